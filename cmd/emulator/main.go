@@ -1,0 +1,110 @@
+// Command emulator serves a local Cloud Armor (Compute Engine v1 security
+// policy) API. See docs/emulator.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+)
+
+func main() {
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	opts, addr, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(addr, opts); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func parseFlags(args []string) (emulator.Options, string, error) {
+	fs := flag.NewFlagSet("emulator", flag.ContinueOnError)
+	var o emulator.Options
+	addr := fs.String("listen", "127.0.0.1:8085", "address to serve on")
+	fs.DurationVar(&o.OpLatency, "op-latency", 0, "how long operations stay RUNNING (0: DONE on the next poll)")
+	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 2*time.Minute, "longest time operations.wait blocks")
+	fs.StringVar(&o.Auth, "auth", emulator.AuthRequire, "auth mode: require (any bearer token), any (none needed), token (only --token)")
+	fs.StringVar(&o.Token, "token", "", "the bearer token accepted with --auth=token")
+	fs.StringVar(&o.StateFile, "state-file", "", "load state from and save it to this file")
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed for ids and fault decisions (0: random)")
+	fs.StringVar(&o.User, "user", "", "user reported in operations")
+	rate := fs.Float64("fault-rate", 0, "fraction (0..1) of API calls failed with an injected error")
+	codes := fs.String("fault-codes", "429,500,503", "comma-separated status codes for injected errors")
+	methods := fs.String("fault-methods", "", "comma-separated methods the faults apply to, e.g. securityPolicies.get (empty: all)")
+	latency := fs.Duration("latency", 0, "latency added to every API call")
+	opErr := fs.Float64("op-error-rate", 0, "fraction (0..1) of operations that finish DONE with an error")
+	retry := fs.Int("retry-after", 1, "Retry-After seconds sent with injected 429s")
+	fs.IntVar(&o.Faults.Quota.Policies, "quota-policies", 0, "per-project SECURITY_POLICIES quota (0: unlimited)")
+	fs.IntVar(&o.Faults.Quota.Rules, "quota-rules", 0, "per-project SECURITY_POLICY_RULES quota (0: unlimited)")
+	if err := fs.Parse(args); err != nil {
+		return o, "", err
+	}
+	rule := emulator.FaultRule{ErrorRate: *rate, Latency: emulator.Duration(*latency), OpErrorRate: *opErr}
+	var err error
+	if rule.ErrorCodes, err = parseCodes(*codes); err != nil {
+		return o, "", err
+	}
+	o.Faults.RetryAfterSeconds = *retry
+	if *methods == "" {
+		o.Faults.Global = rule
+	} else {
+		o.Faults.Methods = map[string]emulator.FaultRule{}
+		for _, m := range strings.Split(*methods, ",") {
+			o.Faults.Methods[strings.TrimSpace(m)] = rule
+		}
+	}
+	o.Logf = log.Printf
+	return o, *addr, nil
+}
+
+func parseCodes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --fault-codes entry %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(addr string, opts emulator.Options) error {
+	r, err := emulator.Listen(addr, opts)
+	if err != nil {
+		return err
+	}
+	log.Printf("Cloud Armor emulator listening on %s (endpoint %s, auth %s, op latency %s)",
+		r.URL(), r.Endpoint(), authName(opts.Auth), opts.OpLatency)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	<-sig
+	log.Print("shutting down")
+	if err := r.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func authName(a string) string {
+	if a == "" {
+		return emulator.AuthRequire
+	}
+	return a
+}

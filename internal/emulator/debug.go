@@ -1,0 +1,70 @@
+package emulator
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Stats returns the request counters.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// Reset forgets every policy, operation and counter and restores the faults
+// given in Options. A state file, if any, is rewritten empty.
+func (s *Server) Reset() {
+	s.store.mu.Lock()
+	s.store.reset()
+	s.store.mu.Unlock()
+	s.stats.reset()
+	_ = s.SetFaults(s.opts.Faults)
+	s.saveState()
+}
+
+// Snapshot returns every policy as GET would return it, keyed by its path
+// ("projects/p/global/securityPolicies/n").
+func (s *Server) Snapshot() map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, p := range s.store.all() {
+		out[p.path()] = renderPolicy(p)
+	}
+	return out
+}
+
+// debugState is the body of GET /_emulator/stats.
+type debugState struct {
+	Stats
+	State map[string]map[string]any `json:"state"`
+}
+
+func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot()})
+}
+
+func (s *Server) debugReset(w http.ResponseWriter, _ *http.Request) {
+	s.Reset()
+	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+}
+
+func (s *Server) debugGetFaults(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Faults())
+}
+
+// debugSetFaults replaces the fault configuration with the JSON body.
+func (s *Server) debugSetFaults(w http.ResponseWriter, r *http.Request) {
+	b, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var f Faults
+	dec := json.NewDecoder(bytesReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		writeError(w, errPayload("Invalid fault configuration: "+err.Error()))
+		return
+	}
+	if err := s.SetFaults(f); err != nil {
+		writeError(w, errPayload("Invalid fault configuration: "+err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}

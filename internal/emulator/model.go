@@ -1,0 +1,161 @@
+package emulator
+
+import (
+	"sort"
+	"strconv"
+	"time"
+)
+
+// apiRoot is the host GCP puts in every selfLink, whatever host was called.
+const apiRoot = "https://www.googleapis.com/compute/v1/"
+
+// defaultPriority is the priority of the rule every policy must have.
+const defaultPriority = 2147483647
+
+// A scope is where a policy or operation lives: global (Region "") or a region.
+type scope struct {
+	Project string `json:"project"`
+	Region  string `json:"region,omitempty"`
+}
+
+// base is "projects/p/global" or "projects/p/regions/r".
+func (s scope) base() string {
+	if s.Region == "" {
+		return "projects/" + s.Project + "/global"
+	}
+	return "projects/" + s.Project + "/regions/" + s.Region
+}
+
+func (s scope) policyPath(name string) string { return s.base() + "/securityPolicies/" + name }
+func (s scope) opPath(name string) string     { return s.base() + "/operations/" + name }
+
+// regionURL is the full URL GCP reports in a regional resource's region field.
+func (s scope) regionURL() string {
+	return apiRoot + "projects/" + s.Project + "/regions/" + s.Region
+}
+
+// aggregatedKey is the key of this scope in aggregatedList responses.
+func (s scope) aggregatedKey() string {
+	if s.Region == "" {
+		return "global"
+	}
+	return "regions/" + s.Region
+}
+
+// A rule is kept exactly as the client sent it (after GCP's empty-value
+// normalisation), so that responses echo what was sent, e.g. headerAction {}.
+type rule struct {
+	Priority int64          `json:"priority"`
+	Number   int64          `json:"number"`
+	Body     map[string]any `json:"body"` // without priority, kind and ruleNumber
+}
+
+// A policy is one security policy. Fields holds the settable top-level fields
+// other than those with their own member, as sent.
+type policy struct {
+	Scope       scope             `json:"scope"`
+	Name        string            `json:"name"`
+	ID          uint64            `json:"id"`
+	Created     time.Time         `json:"created"`
+	Fingerprint string            `json:"fingerprint"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Type        string            `json:"type"`
+	Fields      map[string]any    `json:"fields,omitempty"`
+	Rules       []rule            `json:"rules"`
+	NextRule    int64             `json:"nextRule"` // ruleNumber of the next new rule
+}
+
+func (p *policy) path() string { return p.Scope.policyPath(p.Name) }
+
+func (p *policy) clone() *policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Labels = make(map[string]string, len(p.Labels))
+	for k, v := range p.Labels {
+		c.Labels[k] = v
+	}
+	c.Fields = cloneMap(p.Fields)
+	c.Rules = make([]rule, len(p.Rules))
+	for i, r := range p.Rules {
+		c.Rules[i] = rule{Priority: r.Priority, Number: r.Number, Body: cloneMap(r.Body)}
+	}
+	return &c
+}
+
+// ruleIndex returns the index of the rule at priority, or -1.
+func (p *policy) ruleIndex(priority int64) int {
+	for i, r := range p.Rules {
+		if r.Priority == priority {
+			return i
+		}
+	}
+	return -1
+}
+
+// addRule appends a rule with the next ruleNumber; numbers are never reused.
+func (p *policy) addRule(priority int64, body map[string]any) {
+	p.NextRule++
+	p.Rules = append(p.Rules, rule{Priority: priority, Number: p.NextRule, Body: body})
+}
+
+// sortRules orders rules the way real GCP lists them: by priority compared as
+// decimal strings (R1, R2, R4 show 0, 111111111, 2147483647, 555).
+func (p *policy) sortRules() {
+	sort.SliceStable(p.Rules, func(i, j int) bool {
+		return strconv.FormatInt(p.Rules[i].Priority, 10) < strconv.FormatInt(p.Rules[j].Priority, 10)
+	})
+}
+
+// An operation is a compute Operation for one mutation.
+type operation struct {
+	ID         uint64    `json:"id"`
+	Name       string    `json:"name"`
+	Scope      scope     `json:"scope"`
+	Type       string    `json:"type"`
+	TargetLink string    `json:"targetLink"`
+	TargetID   uint64    `json:"targetId"`
+	User       string    `json:"user"`
+	Inserted   time.Time `json:"inserted"`
+	Done       time.Time `json:"done"` // when it reports DONE
+	Err        *opError  `json:"err,omitempty"`
+	Policy     string    `json:"policy"` // path of the target policy, for stats
+}
+
+// An opError is the error a finished operation carries.
+type opError struct {
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	HTTPStatus  int    `json:"httpStatus"`
+	HTTPMessage string `json:"httpMessage"`
+}
+
+func (o *operation) done(now time.Time) bool { return !now.Before(o.Done) }
+
+// cloneMap deep-copies decoded JSON.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = cloneValue(v)
+	}
+	return c
+}
+
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return cloneMap(t)
+	case []any:
+		c := make([]any, len(t))
+		for i, e := range t {
+			c[i] = cloneValue(e)
+		}
+		return c
+	default:
+		return v
+	}
+}

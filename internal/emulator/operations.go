@@ -1,0 +1,81 @@
+package emulator
+
+import (
+	"net/http"
+	"time"
+)
+
+func (s *Server) getOp(w http.ResponseWriter, r *http.Request, c *call) {
+	op, err := s.store.op(c.scope, r.PathValue("operation"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.stats.policy(op.Policy, c.method)
+	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+}
+
+// waitOp blocks until the operation is DONE, WaitTimeout passes (GCP: about
+// two minutes) or the client goes away, then returns it as it stands.
+func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
+	name := r.PathValue("operation")
+	op, err := s.store.op(c.scope, name)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.stats.policy(op.Policy, c.method)
+	if d := op.Done.Sub(s.now()); d > 0 {
+		t := time.NewTimer(min(d, s.opts.WaitTimeout))
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+		t.Stop()
+	}
+	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+}
+
+func (s *Server) deleteOp(w http.ResponseWriter, r *http.Request, c *call) {
+	if err := s.store.deleteOp(c.scope, r.PathValue("operation")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
+	now := s.now()
+	var items []map[string]any
+	for _, op := range s.store.listOps(c.scope, false) {
+		items = append(items, renderOp(op, now, false))
+	}
+	page, err := paginate(r, items)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page.body["kind"] = "compute#operationList"
+	page.body["id"] = c.scope.base() + "/operations"
+	page.body["selfLink"] = apiRoot + c.scope.base() + "/operations"
+	writeJSON(w, http.StatusOK, page.body)
+}
+
+func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) {
+	now := s.now()
+	byScope := map[string][]any{}
+	for _, op := range s.store.listOps(c.scope, true) {
+		k := op.Scope.aggregatedKey()
+		byScope[k] = append(byScope[k], renderOp(op, now, false))
+	}
+	items := map[string]any{}
+	for k, ops := range byScope {
+		items[k] = map[string]any{"operations": ops}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"kind":     "compute#operationAggregatedList",
+		"id":       "projects/" + c.scope.Project + "/aggregated/operations",
+		"items":    items,
+		"selfLink": apiRoot + "projects/" + c.scope.Project + "/aggregated/operations",
+	})
+}

@@ -1,0 +1,269 @@
+package emulator
+
+import (
+	"net/http"
+	"strings"
+
+	compute "google.golang.org/api/compute/v1"
+)
+
+// policyOutputKeys are fields the server owns or that have their own member
+// in policy; they are never stored from a request body (GCP accepts them in
+// PATCH bodies copied from a GET, R1/R3).
+var policyOutputKeys = set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId",
+	"fingerprint", "labelFingerprint", "name", "region", "rules", "type", "labels")
+
+// settable returns the normalised top-level fields of a policy body that are
+// stored as sent.
+func settable(raw map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range raw {
+		if !policyOutputKeys[k] {
+			out[k] = cloneValue(v)
+		}
+	}
+	return normalize(out)
+}
+
+// ruleBodies returns the stored form of the rules in a body, in body order.
+func ruleBodies(raw map[string]any) []map[string]any {
+	list, _ := raw["rules"].([]any)
+	out := make([]map[string]any, len(list))
+	for i, e := range list {
+		m, _ := e.(map[string]any)
+		out[i] = ruleBody(m)
+	}
+	return out
+}
+
+// ruleBody strips what the server owns from a rule as sent.
+func ruleBody(m map[string]any) map[string]any {
+	b := cloneMap(m)
+	if b == nil {
+		b = map[string]any{}
+	}
+	delete(b, "priority")
+	delete(b, "kind")
+	delete(b, "ruleNumber")
+	return normalize(b)
+}
+
+// defaultRule is what GCP adds when a policy is inserted without rules: an
+// allow-all rule at the lowest priority ([DOC]; description from gcloud).
+func defaultRule() map[string]any {
+	return map[string]any{
+		"action":      "allow",
+		"description": "Default rule, higher priority overrides it",
+		"match": map[string]any{
+			"versionedExpr": "SRC_IPS_V1",
+			"config":        map[string]any{"srcIpRanges": []any{"*"}},
+		},
+	}
+}
+
+func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.SecurityPolicy
+	raw, err := s.decode(w, r, &in, "security_policy")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	p, err := s.newPolicy(c.scope, &in, raw)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	path := c.scope.policyPath(p.Name)
+	s.stats.policy(path, c.method)
+	m := s.mutation(r, c, p.Name, "insert")
+	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+		if cur != nil {
+			return nil, errAlreadyExists(path)
+		}
+		return p, nil
+	})
+	s.finish(w, c, m, op, err)
+}
+
+// newPolicy validates an insert body and builds the policy it describes.
+func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]any) (*policy, error) {
+	if err := validateName(in.Name); err != nil {
+		return nil, err
+	}
+	if err := checkRegion(sc, in.Region); err != nil {
+		return nil, err
+	}
+	if in.Type == "" {
+		in.Type = "CLOUD_ARMOR"
+	}
+	if err := validateType(in.Type); err != nil {
+		return nil, err
+	}
+	if err := validateRuleSet(in.Rules); err != nil {
+		return nil, err
+	}
+	if err := validateLabels(in.Labels); err != nil {
+		return nil, err
+	}
+	p := &policy{Scope: sc, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Type: in.Type,
+		Labels: in.Labels, Fields: settable(raw)}
+	for i, body := range ruleBodies(raw) {
+		p.addRule(in.Rules[i].Priority, body) // numbered in body order, like R4
+	}
+	if len(p.Rules) == 0 {
+		p.addRule(defaultPriority, defaultRule())
+	}
+	return p, nil
+}
+
+// checkRegion accepts a body region that names the path's region (as a
+// short name or URL); R3 sent "us-central1" on insert and PATCH.
+func checkRegion(sc scope, region string) error {
+	if region == "" {
+		return nil
+	}
+	short := region[strings.LastIndex(region, "/")+1:]
+	if sc.Region == "" || short != sc.Region {
+		return errInvalidField("resource.region", region, "The region must match the region in the request URL.")
+	}
+	return nil
+}
+
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	p, err := s.store.get(c.scope, c.policy)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderPolicy(p))
+}
+
+func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.SecurityPolicy
+	raw, err := s.decode(w, r, &in, "security_policy")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	_, replaceRules := raw["rules"]
+	mask := splitMask(r.URL.Query().Get("updateMask"))
+	m := s.mutation(r, c, c.policy, "patch")
+	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+		if cur == nil {
+			return nil, errNotFound(c.scope.policyPath(c.policy))
+		}
+		if err := patchFields(cur, &in, raw, mask); err != nil {
+			return nil, err
+		}
+		if replaceRules {
+			return cur, replaceRuleSet(cur, in.Rules, raw)
+		}
+		return cur, nil
+	})
+	s.finish(w, c, m, op, err)
+}
+
+// patchFields applies the non-rule part of a PATCH: present fields replace,
+// updateMask paths are cleared, labels are left to setLabels ([DOC]).
+func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, mask [][]string) error {
+	if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
+		return errFingerprint()
+	}
+	if in.Name != "" && in.Name != cur.Name {
+		return errInvalidField("resource.name", in.Name, "The name of a security policy cannot be changed.")
+	}
+	if in.Type != "" && in.Type != cur.Type {
+		return errInvalidField("resource.type", in.Type, "The type of a security policy can only be set at creation time.")
+	}
+	if err := checkRegion(cur.Scope, in.Region); err != nil {
+		return err
+	}
+	if cur.Fields == nil {
+		cur.Fields = map[string]any{}
+	}
+	for k, v := range settable(raw) {
+		cur.Fields[k] = v
+	}
+	for _, path := range mask {
+		if !policyOutputKeys[path[0]] {
+			deletePath(cur.Fields, path)
+		}
+	}
+	return nil
+}
+
+// replaceRuleSet makes the policy's rules exactly those of a PATCH body, as
+// real GCP does (R1, R3). Rules at a priority that already existed keep their
+// ruleNumber; new ones get the next numbers (chosen: not recorded).
+func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[string]any) error {
+	if len(rules) == 0 {
+		return errInvalidField("resource.rules", "",
+			"Every security policy must have a default rule at priority 2147483647 with match condition *.")
+	}
+	if err := validateRuleSet(rules); err != nil {
+		return err
+	}
+	old := cur.Rules
+	cur.Rules = nil
+	for i, body := range ruleBodies(raw) {
+		number := int64(0)
+		for _, o := range old {
+			if o.Priority == rules[i].Priority {
+				number = o.Number
+			}
+		}
+		if number == 0 {
+			cur.addRule(rules[i].Priority, body)
+			continue
+		}
+		cur.Rules = append(cur.Rules, rule{Priority: rules[i].Priority, Number: number, Body: body})
+	}
+	return nil
+}
+
+func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	m := s.mutation(r, c, c.policy, "delete")
+	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+		if cur == nil {
+			return nil, errNotFound(c.scope.policyPath(c.policy))
+		}
+		return nil, nil
+	})
+	s.finish(w, c, m, op, err)
+}
+
+func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.GlobalSetLabelsRequest
+	what := "global_set_labels_request"
+	if c.scope.Region != "" {
+		what = "region_set_labels_request"
+	}
+	if _, err := s.decode(w, r, &in, what); err != nil {
+		writeError(w, err)
+		return
+	}
+	m := s.mutation(r, c, c.policy, "setLabels")
+	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+		if cur == nil {
+			return nil, errNotFound(c.scope.policyPath(c.policy))
+		}
+		if in.LabelFingerprint != labelFingerprint(cur.Labels) {
+			return nil, errLabelFingerprint()
+		}
+		if err := validateLabels(in.Labels); err != nil {
+			return nil, err
+		}
+		cur.Labels = in.Labels
+		return cur, nil
+	})
+	s.finish(w, c, m, op, err)
+}
+
+// decode reads and decodes a request body (see decodeBody).
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, typed any, what string) (map[string]any, error) {
+	b, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBody(b, typed, what)
+}

@@ -1,0 +1,174 @@
+// Package emulator is a local implementation of the Compute Engine v1 REST
+// API for Cloud Armor security policies, faithful to recorded GCP traffic.
+// It serves the official Go client (google.golang.org/api/compute/v1) for
+// tests, benchmarks and demos. See docs/emulator.md.
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// A Server is the emulator: an http.Handler over in-memory state.
+type Server struct {
+	opts      Options
+	store     *store
+	faultGen  *gen
+	mux       *http.ServeMux
+	stats     *counters
+	now       func() time.Time
+	faultsMu  sync.RWMutex
+	faults    Faults
+	persistMu sync.Mutex
+}
+
+// New returns a Server configured by opts. It loads opts.StateFile if set.
+func New(opts Options) (*Server, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = newGen(0).uint64()
+	}
+	s := &Server{opts: opts, faultGen: newGen(seed + 1), mux: http.NewServeMux(),
+		stats: newCounters(), now: time.Now, faults: opts.Faults}
+	s.store = newStore(newGen(seed), func() time.Time { return s.now() })
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// a call is what a handler needs to know about the request it serves.
+type call struct {
+	method string // e.g. "securityPolicies.get"
+	scope  scope
+	policy string // the {policy} path value, if any
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, c *call)
+
+// routes is the route table. Every API route is served both at the root and
+// under /compute/v1, because option.WithEndpoint makes the client use the
+// given URL as the whole base path.
+func (s *Server) routes() {
+	const g = "/projects/{project}/global/securityPolicies"
+	const rg = "/projects/{project}/regions/{region}/securityPolicies"
+	for _, sp := range []struct{ prefix, path string }{{"securityPolicies.", g}, {"regionSecurityPolicies.", rg}} {
+		s.route("POST", sp.path, sp.prefix+"insert", s.insertPolicy)
+		s.route("GET", sp.path, sp.prefix+"list", s.listPolicies)
+		s.route("GET", sp.path+"/{policy}", sp.prefix+"get", s.getPolicy)
+		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy)
+		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy)
+		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule)
+		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule)
+		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule)
+		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule)
+		s.route("POST", sp.path+"/{policy}/setLabels", sp.prefix+"setLabels", s.setLabels)
+	}
+	// A literal segment is more specific than {policy}, so ServeMux prefers it.
+	s.route("GET", g+"/listPreconfiguredExpressionSets", "securityPolicies.listPreconfiguredExpressionSets", s.listPreconfigured)
+	s.route("GET", "/projects/{project}/aggregated/securityPolicies", "securityPolicies.aggregatedList", s.aggregatedPolicies)
+
+	for _, op := range []struct{ prefix, path string }{
+		{"globalOperations.", "/projects/{project}/global/operations"},
+		{"regionOperations.", "/projects/{project}/regions/{region}/operations"},
+	} {
+		s.route("GET", op.path, op.prefix+"list", s.listOps)
+		s.route("GET", op.path+"/{operation}", op.prefix+"get", s.getOp)
+		s.route("POST", op.path+"/{operation}/wait", op.prefix+"wait", s.waitOp)
+		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp)
+	}
+	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
+
+	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
+	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)
+	s.mux.HandleFunc("GET /_emulator/faults", s.debugGetFaults)
+	s.mux.HandleFunc("POST /_emulator/faults", s.debugSetFaults)
+	s.mux.HandleFunc("GET /_emulator/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Code: 404, Reason: "notFound",
+			Message: fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path)})
+	})
+}
+
+func (s *Server) route(method, path, name string, h handler) {
+	for _, prefix := range []string{"", "/compute/v1"} {
+		s.mux.HandleFunc(method+" "+prefix+path, func(w http.ResponseWriter, r *http.Request) {
+			s.serve(w, r, name, h)
+		})
+	}
+}
+
+// serve runs what every API call goes through: counting, auth, then the
+// injected faults, then the handler.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, h handler) {
+	c := &call{method: name, scope: scope{Project: r.PathValue("project"), Region: r.PathValue("region")},
+		policy: r.PathValue("policy")}
+	s.stats.request(name)
+	if c.policy != "" {
+		s.stats.policy(c.scope.policyPath(c.policy), name)
+	}
+	if err := s.authorize(r); err != nil {
+		s.stats.unauthenticated()
+		writeError(w, err)
+		return
+	}
+	if s.inject(w, r, name) {
+		return
+	}
+	h(w, r, c)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// mutation prepares the store request for a mutating call.
+func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutation {
+	q := r.URL.Query()
+	f := s.Faults()
+	return mutation{scope: c.scope, name: name, opType: opType, latency: s.opts.OpLatency,
+		fail: s.opFailure(c.method), quota: f.Quota, user: s.opts.User,
+		requestID: q.Get("requestId"), validateOnly: q.Get("validateOnly") == "true"}
+}
+
+// finish answers a mutating call: the RUNNING operation, or the error.
+func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
+	if err != nil {
+		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
+			s.stats.notReady()
+		}
+		writeError(w, err)
+		return
+	}
+	if m.validateOnly {
+		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		return
+	}
+	s.stats.mutation()
+	s.logf("%s %s operation=%s%s", c.method, m.scope.policyPath(m.name), op.Name, opOutcome(op))
+	s.saveState()
+	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+}
+
+func opOutcome(op *operation) string {
+	if op.Err != nil {
+		return " error=" + op.Err.Code
+	}
+	return ""
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
