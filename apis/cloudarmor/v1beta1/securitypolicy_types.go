@@ -1,0 +1,338 @@
+package v1beta1
+
+import (
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// SecurityPolicyParameters are the configurable fields of a SecurityPolicy.
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region is immutable: a policy cannot move between global and regional"
+// +kubebuilder:validation:XValidation:rule="has(self.project) == has(oldSelf.project)",message="project is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.type) == has(oldSelf.type)",message="type is immutable: it can only be set when the policy is created"
+type SecurityPolicyParameters struct {
+	// Project that holds the policy. Defaults to the ProviderConfig's
+	// projectID. Immutable.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9.:]{4,61}[a-z0-9]$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="project is immutable"
+	Project *string `json:"project,omitempty"`
+
+	// Region makes this a regional policy (regionSecurityPolicies). Unset means
+	// a global policy. Immutable.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable: a policy cannot move between regions"
+	Region *string `json:"region,omitempty"`
+
+	// Type of the policy. GCP defaults it to CLOUD_ARMOR. Immutable.
+	// +optional
+	// +kubebuilder:validation:Enum=CLOUD_ARMOR;CLOUD_ARMOR_EDGE;CLOUD_ARMOR_NETWORK;CLOUD_ARMOR_INTERNAL_SERVICE
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="type is immutable: it can only be set when the policy is created"
+	Type *string `json:"type,omitempty"`
+
+	// Description of the policy.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Description *string `json:"description,omitempty"`
+
+	// Labels of the policy, set through setLabels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// AdaptiveProtectionConfig configures Adaptive Protection.
+	// +optional
+	AdaptiveProtectionConfig *AdaptiveProtectionConfig `json:"adaptiveProtectionConfig,omitempty"`
+
+	// AdvancedOptionsConfig configures request parsing and logging.
+	// +optional
+	AdvancedOptionsConfig *AdvancedOptionsConfig `json:"advancedOptionsConfig,omitempty"`
+
+	// RecaptchaOptionsConfig configures reCAPTCHA for redirect rules.
+	// +optional
+	RecaptchaOptionsConfig *RecaptchaOptionsConfig `json:"recaptchaOptionsConfig,omitempty"`
+
+	// DdosProtectionConfig configures advanced network DDoS protection of
+	// CLOUD_ARMOR_NETWORK policies.
+	// +optional
+	DdosProtectionConfig *DdosProtectionConfig `json:"ddosProtectionConfig,omitempty"`
+
+	// UserDefinedFields declares packet fields that networkMatch can test.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	UserDefinedFields []UserDefinedField `json:"userDefinedFields,omitempty"`
+
+	// DefaultRule sets the policy's default rule (priority 2147483647), which
+	// matches every request. Unset leaves whatever default rule GCP has alone.
+	// Its match is always "*"; set action to deny(403) for an allowlist.
+	// +optional
+	DefaultRule *RuleParameters `json:"defaultRule,omitempty"`
+
+	// Rules are inline rules. Unset: this SecurityPolicy never touches
+	// non-default rules, which SecurityPolicyRule objects, other tools or the
+	// console own. Set (even to []): this SecurityPolicy owns every
+	// non-default priority except those claimed by SecurityPolicyRule objects
+	// for the same GCP policy, and removes rules at other priorities.
+	// +optional
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=map
+	// +listMapKey=priority
+	Rules []PolicyRule `json:"rules,omitempty"`
+}
+
+// PolicyRule is an inline rule of a SecurityPolicy.
+// +kubebuilder:validation:XValidation:rule="has(self.match) || has(self.networkMatch)",message="a rule needs match or networkMatch"
+type PolicyRule struct {
+	// Priority of the rule: 0 is evaluated first. Unique within the policy;
+	// 2147483647 belongs to the default rule and is set through defaultRule.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483646
+	Priority int64 `json:"priority"`
+
+	RuleParameters `json:",inline"`
+}
+
+// AdaptiveProtectionConfig configures Adaptive Protection.
+type AdaptiveProtectionConfig struct {
+	// Layer7DdosDefenseConfig configures layer 7 DDoS defense.
+	// +optional
+	Layer7DdosDefenseConfig *Layer7DdosDefenseConfig `json:"layer7DdosDefenseConfig,omitempty"`
+}
+
+// Layer7DdosDefenseConfig configures layer 7 DDoS defense.
+type Layer7DdosDefenseConfig struct {
+	// Enable layer 7 DDoS defense.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+
+	// RuleVisibility of suggested rules: STANDARD or PREMIUM.
+	// +optional
+	// +kubebuilder:validation:Enum=STANDARD;PREMIUM
+	RuleVisibility *string `json:"ruleVisibility,omitempty"`
+
+	// ThresholdConfigs tune detection and auto-deploy per traffic class.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	ThresholdConfigs []ThresholdConfig `json:"thresholdConfigs,omitempty"`
+}
+
+// ThresholdConfig tunes Adaptive Protection for one traffic class.
+type ThresholdConfig struct {
+	// Name of the threshold config, unique within the policy.
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// AutoDeployLoadThreshold triggers auto-deploy above this load.
+	// +optional
+	AutoDeployLoadThreshold *float64 `json:"autoDeployLoadThreshold,omitempty"`
+
+	// AutoDeployConfidenceThreshold triggers auto-deploy above this confidence.
+	// +optional
+	AutoDeployConfidenceThreshold *float64 `json:"autoDeployConfidenceThreshold,omitempty"`
+
+	// AutoDeployImpactedBaselineThreshold limits auto-deploy below this share
+	// of impacted baseline traffic.
+	// +optional
+	AutoDeployImpactedBaselineThreshold *float64 `json:"autoDeployImpactedBaselineThreshold,omitempty"`
+
+	// AutoDeployExpirationSec is how long an auto-deployed rule lasts.
+	// +optional
+	AutoDeployExpirationSec *int64 `json:"autoDeployExpirationSec,omitempty"`
+
+	// DetectionLoadThreshold detects attacks above this load.
+	// +optional
+	DetectionLoadThreshold *float64 `json:"detectionLoadThreshold,omitempty"`
+
+	// DetectionAbsoluteQps detects attacks above this rate.
+	// +optional
+	DetectionAbsoluteQps *float64 `json:"detectionAbsoluteQps,omitempty"`
+
+	// DetectionRelativeToBaselineQps detects attacks above this multiple of
+	// the baseline rate.
+	// +optional
+	DetectionRelativeToBaselineQps *float64 `json:"detectionRelativeToBaselineQps,omitempty"`
+
+	// TrafficGranularityConfigs select the traffic class.
+	// +optional
+	// +listType=atomic
+	TrafficGranularityConfigs []TrafficGranularityConfig `json:"trafficGranularityConfigs,omitempty"`
+}
+
+// TrafficGranularityConfig selects a traffic class by host or path.
+type TrafficGranularityConfig struct {
+	// Type of granularity: HTTP_HEADER_HOST or HTTP_PATH.
+	// +kubebuilder:validation:Enum=HTTP_HEADER_HOST;HTTP_PATH;UNSPECIFIED_TYPE
+	Type string `json:"type"`
+
+	// Value the host or path must equal.
+	// +optional
+	Value *string `json:"value,omitempty"`
+
+	// EnableEachUniqueValue treats each value as its own class.
+	// +optional
+	EnableEachUniqueValue *bool `json:"enableEachUniqueValue,omitempty"`
+}
+
+// AdvancedOptionsConfig configures request parsing and logging.
+type AdvancedOptionsConfig struct {
+	// JsonParsing parses JSON bodies for WAF inspection.
+	// +optional
+	// +kubebuilder:validation:Enum=DISABLED;STANDARD;STANDARD_WITH_GRAPHQL
+	JsonParsing *string `json:"jsonParsing,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// JsonCustomConfig lists extra JSON content types.
+	// +optional
+	JsonCustomConfig *JSONCustomConfig `json:"jsonCustomConfig,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// LogLevel of request logging: NORMAL or VERBOSE.
+	// +optional
+	// +kubebuilder:validation:Enum=NORMAL;VERBOSE
+	LogLevel *string `json:"logLevel,omitempty"`
+
+	// UserIpRequestHeaders name headers that carry the client IP.
+	// +optional
+	// +listType=atomic
+	UserIpRequestHeaders []string `json:"userIpRequestHeaders,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// RequestBodyInspectionSize is how much of the body WAF inspects, e.g. 8KB.
+	// +optional
+	// +kubebuilder:validation:Enum="8KB";"16KB";"32KB";"48KB";"64KB"
+	RequestBodyInspectionSize *string `json:"requestBodyInspectionSize,omitempty"`
+}
+
+// JSONCustomConfig lists extra JSON content types.
+type JSONCustomConfig struct {
+	// ContentTypes parsed as JSON.
+	// +listType=atomic
+	ContentTypes []string `json:"contentTypes"`
+}
+
+// RecaptchaOptionsConfig configures reCAPTCHA.
+type RecaptchaOptionsConfig struct {
+	// RedirectSiteKey is the reCAPTCHA site key for GOOGLE_RECAPTCHA redirects.
+	RedirectSiteKey string `json:"redirectSiteKey"`
+}
+
+// DdosProtectionConfig configures network DDoS protection.
+type DdosProtectionConfig struct {
+	// DdosProtection is STANDARD, ADVANCED or ADVANCED_PREVIEW.
+	// +kubebuilder:validation:Enum=STANDARD;ADVANCED;ADVANCED_PREVIEW
+	DdosProtection string `json:"ddosProtection"`
+}
+
+// UserDefinedField declares a packet field for networkMatch.
+type UserDefinedField struct {
+	// Name of the field.
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Base of the offset: IPV4, IPV6, TCP or UDP.
+	// +kubebuilder:validation:Enum=IPV4;IPV6;TCP;UDP
+	Base string `json:"base"`
+
+	// Offset in bytes from the base.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Offset *int64 `json:"offset,omitempty"`
+
+	// Size of the field in bytes (1 to 4).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4
+	Size *int64 `json:"size,omitempty"`
+
+	// Mask applied to the field, in hex (e.g. 0x1fff).
+	// +optional
+	Mask *string `json:"mask,omitempty"`
+}
+
+// SecurityPolicyObservation is the observed state of a SecurityPolicy.
+type SecurityPolicyObservation struct {
+	// ID is GCP's numeric id of the policy.
+	ID string `json:"id,omitempty"`
+
+	// SelfLink of the policy.
+	SelfLink string `json:"selfLink,omitempty"`
+
+	// Fingerprint GCP uses for optimistic locking of patches.
+	Fingerprint string `json:"fingerprint,omitempty"`
+
+	// LabelFingerprint GCP uses for optimistic locking of setLabels.
+	LabelFingerprint string `json:"labelFingerprint,omitempty"`
+
+	// CreationTimestamp as GCP reports it.
+	CreationTimestamp string `json:"creationTimestamp,omitempty"`
+
+	// Type as GCP reports it (server default included).
+	Type string `json:"type,omitempty"`
+
+	// Region URL of a regional policy.
+	Region string `json:"region,omitempty"`
+
+	// RuleCount is the number of rules GCP holds, default rule included.
+	RuleCount int `json:"ruleCount,omitempty"`
+
+	// Rules are the rules GCP holds, ordered by priority.
+	// +optional
+	Rules []RuleObservation `json:"rules,omitempty"`
+}
+
+// A SecurityPolicySpec defines the desired state of a SecurityPolicy.
+type SecurityPolicySpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              SecurityPolicyParameters `json:"forProvider"`
+}
+
+// A SecurityPolicyStatus represents the observed state of a SecurityPolicy.
+type SecurityPolicyStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 SecurityPolicyObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A SecurityPolicy is a Google Cloud Armor security policy. Its external name
+// is the GCP policy name, metadata.name unless crossplane.io/external-name
+// says otherwise (set it to import an existing policy).
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="RULES",type="integer",JSONPath=".status.atProvider.ruleCount"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudarmor}
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')",message="metadata.name must be a valid Cloud Armor policy name: 1-63 characters, lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen"
+type SecurityPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SecurityPolicySpec   `json:"spec"`
+	Status SecurityPolicyStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// SecurityPolicyList contains a list of SecurityPolicy.
+type SecurityPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SecurityPolicy `json:"items"`
+}
+
+// SecurityPolicy type metadata.
+var (
+	SecurityPolicyKind             = reflect.TypeOf(SecurityPolicy{}).Name()
+	SecurityPolicyGroupKind        = schema.GroupKind{Group: Group, Kind: SecurityPolicyKind}.String()
+	SecurityPolicyKindAPIVersion   = SecurityPolicyKind + "." + SchemeGroupVersion.String()
+	SecurityPolicyGroupVersionKind = SchemeGroupVersion.WithKind(SecurityPolicyKind)
+)
+
+func init() {
+	SchemeBuilder.Register(&SecurityPolicy{}, &SecurityPolicyList{})
+}

@@ -1,0 +1,205 @@
+package v1beta1
+
+import (
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// Credential sources beyond the ones crossplane-runtime defines.
+const (
+	// CredentialsSourceImpersonateServiceAccount impersonates a Google service
+	// account, starting from Application Default Credentials.
+	CredentialsSourceImpersonateServiceAccount xpv2.CredentialsSource = "ImpersonateServiceAccount"
+
+	// CredentialsSourceAccessToken uses an OAuth2 access token read from a
+	// Secret as a bearer token. Useful for short-lived tokens and the emulator.
+	CredentialsSourceAccessToken xpv2.CredentialsSource = "AccessToken"
+)
+
+// ImpersonateServiceAccountSpec names the service account to impersonate.
+type ImpersonateServiceAccountSpec struct {
+	// Name is the email of the service account to impersonate, for example
+	// cloud-armor@my-project.iam.gserviceaccount.com.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// ProviderConfigSpec is the desired state of a namespaced ProviderConfig.
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'Secret' && self.credentials.source != 'AccessToken' || has(self.credentials.secretRef)",message="credentials.secretRef is required when credentials.source is Secret or AccessToken"
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'ImpersonateServiceAccount' || has(self.credentials.impersonateServiceAccount)",message="credentials.impersonateServiceAccount is required when credentials.source is ImpersonateServiceAccount"
+type ProviderConfigSpec struct {
+	// ProjectID is the GCP project that managed resources using this config
+	// live in, unless they set spec.forProvider.project.
+	// +kubebuilder:validation:MinLength=1
+	ProjectID string `json:"projectID"`
+
+	// Credentials used to call GCP.
+	Credentials ProviderCredentials `json:"credentials"`
+
+	// Endpoint overrides the Compute API base URL, for example a Private
+	// Service Connect endpoint or the local emulator
+	// (http://127.0.0.1:8787/compute/v1/). Empty means the public API.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	Endpoint *string `json:"endpoint,omitempty"`
+}
+
+// ProviderCredentials of a namespaced ProviderConfig. The Secret is always
+// read from the ProviderConfig's own namespace: there is deliberately no way
+// to name another namespace here.
+type ProviderCredentials struct {
+	// Source of the credentials.
+	// +kubebuilder:validation:Enum=Secret;InjectedIdentity;ImpersonateServiceAccount;AccessToken;Environment;Filesystem
+	Source xpv2.CredentialsSource `json:"source"`
+
+	// SecretRef selects the key of a Secret in this ProviderConfig's namespace
+	// that holds a service-account key (Secret) or an access token (AccessToken).
+	// +optional
+	SecretRef *xpv2.LocalSecretKeySelector `json:"secretRef,omitempty"`
+
+	// Env names an environment variable of the provider that holds a
+	// service-account key (Environment).
+	// +optional
+	Env *xpv2.EnvSelector `json:"env,omitempty"`
+
+	// Fs names a file in the provider's filesystem that holds a
+	// service-account key (Filesystem).
+	// +optional
+	Fs *xpv2.FsSelector `json:"fs,omitempty"`
+
+	// ImpersonateServiceAccount is the service account to impersonate
+	// (ImpersonateServiceAccount).
+	// +optional
+	ImpersonateServiceAccount *ImpersonateServiceAccountSpec `json:"impersonateServiceAccount,omitempty"`
+}
+
+// ClusterProviderConfigSpec is the desired state of a ClusterProviderConfig.
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'Secret' && self.credentials.source != 'AccessToken' || has(self.credentials.secretRef)",message="credentials.secretRef is required when credentials.source is Secret or AccessToken"
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'ImpersonateServiceAccount' || has(self.credentials.impersonateServiceAccount)",message="credentials.impersonateServiceAccount is required when credentials.source is ImpersonateServiceAccount"
+type ClusterProviderConfigSpec struct {
+	// ProjectID is the GCP project that managed resources using this config
+	// live in, unless they set spec.forProvider.project.
+	// +kubebuilder:validation:MinLength=1
+	ProjectID string `json:"projectID"`
+
+	// Credentials used to call GCP.
+	Credentials ClusterProviderCredentials `json:"credentials"`
+
+	// Endpoint overrides the Compute API base URL, for example a Private
+	// Service Connect endpoint or the local emulator
+	// (http://127.0.0.1:8787/compute/v1/). Empty means the public API.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	Endpoint *string `json:"endpoint,omitempty"`
+}
+
+// ClusterProviderCredentials of a ClusterProviderConfig, which may name a
+// Secret in any namespace.
+type ClusterProviderCredentials struct {
+	// Source of the credentials.
+	// +kubebuilder:validation:Enum=Secret;InjectedIdentity;ImpersonateServiceAccount;AccessToken;Environment;Filesystem
+	Source xpv2.CredentialsSource `json:"source"`
+
+	// SecretRef selects the key of a Secret that holds a service-account key
+	// (Secret) or an access token (AccessToken).
+	// +optional
+	SecretRef *xpv2.SecretKeySelector `json:"secretRef,omitempty"`
+
+	// Env names an environment variable of the provider that holds a
+	// service-account key (Environment).
+	// +optional
+	Env *xpv2.EnvSelector `json:"env,omitempty"`
+
+	// Fs names a file in the provider's filesystem that holds a
+	// service-account key (Filesystem).
+	// +optional
+	Fs *xpv2.FsSelector `json:"fs,omitempty"`
+
+	// ImpersonateServiceAccount is the service account to impersonate
+	// (ImpersonateServiceAccount).
+	// +optional
+	ImpersonateServiceAccount *ImpersonateServiceAccountSpec `json:"impersonateServiceAccount,omitempty"`
+}
+
+// A ProviderConfigStatus is the observed state of a ProviderConfig.
+type ProviderConfigStatus struct {
+	xpv2.ProviderConfigStatus `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ProviderConfig configures how managed resources in its namespace reach GCP.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="PROJECT",type="string",JSONPath=".spec.projectID"
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
+// +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,cloudarmor}
+type ProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ProviderConfigSpec   `json:"spec"`
+	Status ProviderConfigStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProviderConfigList contains a list of ProviderConfig.
+type ProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProviderConfig `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ClusterProviderConfig configures how managed resources in any namespace
+// reach GCP.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="PROJECT",type="string",JSONPath=".spec.projectID"
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
+// +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,cloudarmor}
+type ClusterProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterProviderConfigList contains a list of ClusterProviderConfig.
+type ClusterProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfig `json:"items"`
+}
+
+// ProviderConfig type metadata.
+var (
+	ProviderConfigKind             = reflect.TypeOf(ProviderConfig{}).Name()
+	ProviderConfigGroupKind        = schema.GroupKind{Group: Group, Kind: ProviderConfigKind}.String()
+	ProviderConfigKindAPIVersion   = ProviderConfigKind + "." + SchemeGroupVersion.String()
+	ProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigKind)
+)
+
+// ClusterProviderConfig type metadata.
+var (
+	ClusterProviderConfigKind             = reflect.TypeOf(ClusterProviderConfig{}).Name()
+	ClusterProviderConfigGroupKind        = schema.GroupKind{Group: Group, Kind: ClusterProviderConfigKind}.String()
+	ClusterProviderConfigKindAPIVersion   = ClusterProviderConfigKind + "." + SchemeGroupVersion.String()
+	ClusterProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind(ClusterProviderConfigKind)
+)
+
+func init() {
+	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
+	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
+}
