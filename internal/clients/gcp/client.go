@@ -1,0 +1,180 @@
+package gcp
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/api/compute/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// Error strings.
+const (
+	errNewService = "cannot create compute client"
+)
+
+// A Method is a compute API call the Client makes, for per-method counts.
+type Method int
+
+// Methods the Client counts.
+const (
+	MethodGet Method = iota
+	MethodInsert
+	MethodPatch
+	MethodDelete
+	MethodAddRule
+	MethodPatchRule
+	MethodRemoveRule
+	MethodSetLabels
+	MethodWaitOperation
+	methodCount
+)
+
+var methodNames = [methodCount]string{
+	MethodGet:           "Get",
+	MethodInsert:        "Insert",
+	MethodPatch:         "Patch",
+	MethodDelete:        "Delete",
+	MethodAddRule:       "AddRule",
+	MethodPatchRule:     "PatchRule",
+	MethodRemoveRule:    "RemoveRule",
+	MethodSetLabels:     "SetLabels",
+	MethodWaitOperation: "WaitOperation",
+}
+
+// String returns the method's name, suitable for a metric label.
+func (m Method) String() string {
+	if m < 0 || m >= methodCount {
+		return "Unknown"
+	}
+	return methodNames[m]
+}
+
+// CallCounter counts compute API calls per method. Share one across all
+// Clients of a process to count the provider's total traffic.
+type CallCounter struct {
+	n [methodCount]atomic.Int64
+}
+
+// NewCallCounter returns a zeroed CallCounter.
+func NewCallCounter() *CallCounter { return &CallCounter{} }
+
+func (c *CallCounter) inc(m Method) { c.n[m].Add(1) }
+
+// Count returns the number of calls of m.
+func (c *CallCounter) Count(m Method) int64 {
+	if m < 0 || m >= methodCount {
+		return 0
+	}
+	return c.n[m].Load()
+}
+
+// Counts returns all non-zero counts keyed by method name.
+func (c *CallCounter) Counts() map[string]int64 {
+	out := map[string]int64{}
+	for m := range methodCount {
+		if v := c.n[m].Load(); v != 0 {
+			out[m.String()] = v
+		}
+	}
+	return out
+}
+
+// A Client is what a ClientCache stores for one credential set: a compute
+// service plus the process-wide SnapshotCache and WriteQueue.
+type Client struct {
+	svc       *compute.Service
+	snapshots *SnapshotCache
+	queue     *WriteQueue
+	calls     *CallCounter
+	waitOpts  []WaitOption
+
+	boundWait bool
+	writeWait time.Duration
+}
+
+// A ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithCallCounter makes the Client count its calls in c.
+func WithCallCounter(c *CallCounter) ClientOption {
+	return func(cl *Client) { cl.calls = c }
+}
+
+// WithWaitOptions configures how the Client waits for operations.
+func WithWaitOptions(o ...WaitOption) ClientOption {
+	return func(cl *Client) { cl.waitOpts = append(cl.waitOpts, o...) }
+}
+
+// WithWriteWait bounds how long a mutation waits behind our other writes to
+// the same policy before it gives up with a *BusyError (IsNotReady), so a
+// controller worker can requeue instead of idling. Zero means do not wait at
+// all. Without this option a mutation waits as long as its ctx allows.
+func WithWriteWait(d time.Duration) ClientOption {
+	return func(cl *Client) { cl.boundWait, cl.writeWait = true, d }
+}
+
+// NewClient returns a Client over svc. snapshots and queue must be shared by
+// every Client of the process; nil gets a private one (tests only).
+func NewClient(svc *compute.Service, snapshots *SnapshotCache, queue *WriteQueue, o ...ClientOption) *Client {
+	if snapshots == nil {
+		snapshots = NewSnapshotCache()
+	}
+	if queue == nil {
+		queue = NewWriteQueue()
+	}
+	c := &Client{svc: svc, snapshots: snapshots, queue: queue, calls: NewCallCounter()}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
+}
+
+// NewClientForCredentials builds a compute service from creds and returns a
+// Client over it. Use it as a ClientCache BuildFn:
+//
+//	cache.Get(ctx, uid, gcp.IdentityKey(uid, creds.Hash()), func(ctx context.Context) (*gcp.Client, error) {
+//		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
+//	})
+func NewClientForCredentials(ctx context.Context, creds Credentials, snapshots *SnapshotCache, queue *WriteQueue, o ...ClientOption) (*Client, error) {
+	opts, err := ClientOptions(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := compute.NewService(context.WithoutCancel(ctx), opts...)
+	if err != nil {
+		return nil, errors.Wrap(err, errNewService)
+	}
+	return NewClient(svc, snapshots, queue, o...), nil
+}
+
+// Service returns the underlying compute service.
+func (c *Client) Service() *compute.Service { return c.svc }
+
+// Calls returns the Client's call counter.
+func (c *Client) Calls() *CallCounter { return c.calls }
+
+// Policies returns a PolicyClient for the security policies of project in
+// region; region "" means global policies.
+func (c *Client) Policies(project, region string) PolicyClient {
+	if region == "" {
+		return &policyClient{Client: c, project: project, api: globalAPI{c.svc}}
+	}
+	return &policyClient{Client: c, project: project, region: region, api: regionalAPI{svc: c.svc, region: region}}
+}
+
+// write runs fn in the policy's write queue, honouring WithWriteWait.
+func (c *Client) write(ctx context.Context, key PolicyKey, fn func(ctx context.Context) error) error {
+	if c.boundWait {
+		return c.queue.DoWithin(ctx, key, c.writeWait, fn)
+	}
+	return c.queue.Do(ctx, key, fn)
+}
+
+// wait waits for op, counting each wait call.
+func (c *Client) wait(ctx context.Context, project, region string, op *compute.Operation) error {
+	o := append([]WaitOption{withPollHook(func() { c.calls.inc(MethodWaitOperation) })}, c.waitOpts...)
+	return WaitForOperation(ctx, c.svc, project, region, op, o...)
+}

@@ -1,0 +1,143 @@
+package gcp
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/api/compute/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// Operation wait defaults.
+const (
+	// DefaultOperationTimeout bounds WaitForOperation. Cloud Armor
+	// operations normally finish in seconds; GCP's own wait call gives up
+	// after about two minutes too.
+	DefaultOperationTimeout = 2 * time.Minute
+	// DefaultPollInterval is the first pause after a wait call returns an
+	// unfinished operation early. It doubles up to DefaultMaxPollInterval.
+	DefaultPollInterval = 50 * time.Millisecond
+	// DefaultMaxPollInterval caps the pause between wait calls.
+	DefaultMaxPollInterval = 2 * time.Second
+
+	operationDone = "DONE"
+)
+
+// Error strings.
+const (
+	errNoOperation   = "cannot wait for operation: GCP returned no operation"
+	errWaitOperation = "cannot wait for operation"
+)
+
+// waitConfig is WaitForOperation's configuration.
+type waitConfig struct {
+	timeout     time.Duration
+	interval    time.Duration
+	maxInterval time.Duration
+	onPoll      func()
+	now         func() time.Time
+}
+
+// A WaitOption configures WaitForOperation.
+type WaitOption func(*waitConfig)
+
+// WithOperationTimeout bounds how long WaitForOperation waits in total.
+func WithOperationTimeout(d time.Duration) WaitOption {
+	return func(c *waitConfig) { c.timeout = d }
+}
+
+// WithPollInterval sets the first and the largest pause between wait calls
+// that returned an unfinished operation.
+func WithPollInterval(first, largest time.Duration) WaitOption {
+	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
+}
+
+// withPollHook calls fn before each wait call, so a Client can count them.
+func withPollHook(fn func()) WaitOption {
+	return func(c *waitConfig) { c.onPoll = fn }
+}
+
+// WaitForOperation waits until op is DONE and returns its error, if any, as
+// an *OperationError: a failed operation is never reported as success.
+// region "" means a global operation. Waiting is bounded by ctx and by the
+// operation timeout; an operation still running then yields an
+// *OperationPendingError (IsNotReady). Transient and rate-limit errors of the
+// wait call itself are retried within that bound, because the write already
+// happened and only its outcome is unknown.
+func WaitForOperation(ctx context.Context, svc *compute.Service, project, region string, op *compute.Operation, o ...WaitOption) error {
+	if op == nil {
+		return errors.New(errNoOperation)
+	}
+	cfg := waitConfig{timeout: DefaultOperationTimeout, interval: DefaultPollInterval,
+		maxInterval: DefaultMaxPollInterval, now: time.Now}
+	for _, fn := range o {
+		fn(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	start := cfg.now()
+	pause := cfg.interval
+	for op.Status != operationDone {
+		next, err := waitOnce(ctx, svc, project, region, op.Name, cfg.onPoll)
+		if err != nil && !retryWait(ctx, err) {
+			return pollError(op.Name, err, cfg.now().Sub(start))
+		}
+		if next != nil {
+			op = next
+		}
+		if op.Status == operationDone {
+			break
+		}
+		if !sleep(ctx, pause) {
+			return pollError(op.Name, ctx.Err(), cfg.now().Sub(start))
+		}
+		pause = min(2*pause, cfg.maxInterval)
+	}
+	if oe := NewOperationError(op); oe != nil {
+		return oe
+	}
+	return nil
+}
+
+// waitOnce asks GCP to wait for the operation. The wait call may return
+// early with the operation still running.
+func waitOnce(ctx context.Context, svc *compute.Service, project, region, name string, onPoll func()) (*compute.Operation, error) {
+	if onPoll != nil {
+		onPoll()
+	}
+	if region == "" {
+		return svc.GlobalOperations.Wait(project, name).Context(ctx).Do()
+	}
+	return svc.RegionOperations.Wait(project, region, name).Context(ctx).Do()
+}
+
+// retryWait reports whether a failed wait call is worth repeating.
+func retryWait(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	k := Kind(err)
+	return k == KindTransient || k == KindRateLimited
+}
+
+// pollError turns running out of time into an OperationPendingError, since
+// the operation may still succeed, and wraps anything else.
+func pollError(name string, err error, waited time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &OperationPendingError{Operation: name, Waited: waited}
+	}
+	return errors.Wrap(err, errWaitOperation)
+}
+
+// sleep pauses for d unless ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
