@@ -1,0 +1,6 @@
+//go:build tools
+
+// Package tools pins staticcheck, the linter `make lint` runs.
+package tools
+
+import _ "honnef.co/go/tools/cmd/staticcheck"
