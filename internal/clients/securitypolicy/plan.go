@@ -1,0 +1,166 @@
+package securitypolicy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+// Claims maps a priority to the SecurityPolicyRule object (namespace/name)
+// that claims it in the same GCP policy.
+type Claims map[int64]string
+
+// A Conflict is an inline rule the policy does not write because its priority
+// is not the policy's to write.
+type Conflict struct {
+	// Priority of the inline rule.
+	Priority int64
+	// Claimant is the SecurityPolicyRule (namespace/name) that owns the
+	// priority, or "" for a conflict without one (such as a duplicate).
+	Claimant string
+	// Message explains the conflict to the user.
+	Message string
+}
+
+// A RulePlan is what the SecurityPolicy controller must do to the non-default
+// rules of a policy, every list sorted by priority.
+//
+// Callers apply Add, then Patch, then Remove. That order never weakens an
+// allowlist mid-way: when an allowed range moves from one priority to
+// another, the rule at its new priority exists before the old one goes, and
+// a rule that is not wanted any more is removed last. An error stops the
+// sequence; the next reconcile plans again from what GCP then holds.
+type RulePlan struct {
+	// Add lists inline rules missing in GCP (addRule).
+	Add []*compute.SecurityPolicyRule
+	// Patch lists inline rules that differ in GCP. Each is a full
+	// replacement (patchRule with RuleUpdateMask).
+	Patch []*compute.SecurityPolicyRule
+	// Remove lists non-default priorities the policy owns that the spec no
+	// longer lists (removeRule).
+	Remove []int64
+	// Conflicts are inline rules that are reported and never written.
+	Conflicts []Conflict
+}
+
+// PlanRules decides what the SecurityPolicy controller writes to the
+// non-default rules of observed (DESIGN.md §3 "Ownership of rules").
+//
+// With spec.forProvider.rules absent (inlineSet false) the plan is empty: the
+// policy leaves every non-default rule to SecurityPolicyRule objects, other
+// tools and the console. With rules present, even as [], the policy owns
+// every non-default priority except those in claims: it adds and patches the
+// inline rules and removes every other unclaimed non-default rule. An inline
+// rule at a claimed priority is a Conflict, never written, so the two
+// controllers never fight. The default rule (priority 2147483647) is never
+// planned: DefaultRuleUpToDate and patchRule handle it.
+func PlanRules(inline []v1beta1.PolicyRule, inlineSet bool, observed *compute.SecurityPolicy, claims Claims) RulePlan {
+	var plan RulePlan
+	if !inlineSet {
+		return plan
+	}
+	wanted := map[int64]bool{}
+	for _, r := range sortedInline(inline) {
+		if c, ok := conflict(r.Priority, wanted, claims); ok {
+			plan.Conflicts = append(plan.Conflicts, c)
+			continue
+		}
+		wanted[r.Priority] = true
+		desired := GenerateRule(r.Priority, r.RuleParameters)
+		o := FindRule(observed, r.Priority)
+		if o == nil {
+			plan.Add = append(plan.Add, desired)
+			continue
+		}
+		if ok, _ := RuleUpToDate(desired, o); !ok {
+			plan.Patch = append(plan.Patch, desired)
+		}
+	}
+	plan.Remove = unwanted(observed, wanted, claims)
+	return plan
+}
+
+// sortedInline returns the inline rules sorted by priority; a stable sort
+// keeps the first of two rules with the same priority first.
+func sortedInline(inline []v1beta1.PolicyRule) []v1beta1.PolicyRule {
+	out := slices.Clone(inline)
+	slices.SortStableFunc(out, func(a, b v1beta1.PolicyRule) int { return cmp.Compare(a.Priority, b.Priority) })
+	return out
+}
+
+// conflict reports why the inline rule at priority may not be written, if it
+// may not.
+func conflict(priority int64, wanted map[int64]bool, claims Claims) (Conflict, bool) {
+	if by, ok := claims[priority]; ok {
+		return Conflict{Priority: priority, Claimant: by,
+			Message: fmt.Sprintf("inline rule at priority %d is ignored: SecurityPolicyRule %s claims it", priority, by)}, true
+	}
+	if priority == v1beta1.DefaultRulePriority {
+		return Conflict{Priority: priority,
+			Message: fmt.Sprintf("inline rule at priority %d is ignored: set the default rule through defaultRule", priority)}, true
+	}
+	if wanted[priority] {
+		return Conflict{Priority: priority,
+			Message: fmt.Sprintf("inline rule at priority %d is ignored: an earlier inline rule has the same priority", priority)}, true
+	}
+	return Conflict{}, false
+}
+
+// unwanted returns the sorted non-default priorities in observed that are
+// neither wanted nor claimed.
+func unwanted(observed *compute.SecurityPolicy, wanted map[int64]bool, claims Claims) []int64 {
+	if observed == nil {
+		return nil
+	}
+	var out []int64
+	for _, r := range observed.Rules {
+		if r == nil || r.Priority == v1beta1.DefaultRulePriority || wanted[r.Priority] {
+			continue
+		}
+		if _, claimed := claims[r.Priority]; claimed {
+			continue
+		}
+		out = append(out, r.Priority)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Empty reports whether the plan writes nothing. Conflicts alone leave it
+// empty: they are reported, not acted upon.
+func (p RulePlan) Empty() bool {
+	return len(p.Add) == 0 && len(p.Patch) == 0 && len(p.Remove) == 0
+}
+
+// Describe returns a one-line summary of the plan for an ExternalObservation
+// Diff, e.g. "add rules at priorities [0 1000]; remove rules at priorities
+// [3000]". It is "" for a plan with nothing to write or report.
+func (p RulePlan) Describe() string {
+	var parts []string
+	if len(p.Add) > 0 {
+		parts = append(parts, fmt.Sprintf("add rules at priorities %v", priorities(p.Add)))
+	}
+	if len(p.Patch) > 0 {
+		parts = append(parts, fmt.Sprintf("patch rules at priorities %v", priorities(p.Patch)))
+	}
+	if len(p.Remove) > 0 {
+		parts = append(parts, fmt.Sprintf("remove rules at priorities %v", p.Remove))
+	}
+	for _, c := range p.Conflicts {
+		parts = append(parts, c.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func priorities(rs []*compute.SecurityPolicyRule) []int64 {
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Priority
+	}
+	return out
+}
