@@ -1,30 +1,68 @@
 #!/usr/bin/env bash
 # Builds a pinned tool from its wrapper module under cluster/toolchain/<name>/ into the
 # user cache (outside the checkout), keyed by version, and prints the binary's path.
-# A second call with the same version reuses the cached binary.
+# A second call with the same version reuses the cached binary, so `make tools` is cheap
+# after the first run.
 #
 #   cluster/toolchain/build.sh kube-apiserver   -> k8s.io/kubernetes v1.35.4
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
+#   cluster/toolchain/build.sh assets           -> builds both, then prints one folder
+#                                                  (envtest-v1.35.4) holding symlinks to
+#                                                  them: the value for KUBEBUILDER_ASSETS
+#
+# The cache root is $PROVIDER_CLOUDARMOR_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/provider-cloudarmor.
+# test/framework/controlplane resolves the same paths; keep the two in step.
 set -euo pipefail
 
-name=${1:?usage: build.sh kube-apiserver|etcd}
 here=$(cd "$(dirname "$0")" && pwd)
-case "$name" in
-  kube-apiserver) version=v1.35.4; pkg=k8s.io/kubernetes/cmd/kube-apiserver ;;
-  etcd)           version=v3.6.6;  pkg=go.etcd.io/etcd/server/v3 ;;
-  *) echo "build.sh: unknown tool $name" >&2; exit 2 ;;
-esac
-
 cache=${PROVIDER_CLOUDARMOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-cloudarmor}
-dir="$cache/bin/$name-$version"
-bin="$dir/$name"
-if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+kas_version=v1.35.4
+etcd_version=v3.6.6
 
-mkdir -p "$dir"
-echo ">> building $name $version into $dir (first time only; kube-apiserver takes ~5 min on 2 cores)" >&2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cp "$here/$name/go.mod" "$here/$name/go.sum" "$here/$name/tools.go" "$work/"
-(cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "$bin.tmp" "$pkg")
-mv "$bin.tmp" "$bin"
-echo "$bin"
+# build NAME VERSION PKG: build PKG from the wrapper module NAME unless already cached.
+build() {
+  local name=$1 version=$2 pkg=$3
+  local dir="$cache/bin/$name-$version"
+  local bin="$dir/$name"
+  if [ -x "$bin" ]; then echo "$bin"; return 0; fi
+
+  mkdir -p "$dir"
+  # Two concurrent `make tools` would otherwise both write $bin.tmp; the second waits and
+  # then finds the finished binary.
+  if command -v flock >/dev/null 2>&1; then
+    exec {lock}>"$dir/.lock"
+    flock "$lock"
+    if [ -x "$bin" ]; then echo "$bin"; return 0; fi
+  fi
+
+  echo ">> building $name $version into $dir (first time only; kube-apiserver takes ~5 min on 2 cores)" >&2
+  local work start
+  work=$(mktemp -d)
+  # shellcheck disable=SC2064 # expand $work now: it is local to this function.
+  trap "rm -rf '$work'" EXIT
+  start=$(date +%s)
+  cp "$here/$name/go.mod" "$here/$name/go.sum" "$here/$name/tools.go" "$work/"
+  (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "$bin.tmp" "$pkg")
+  mv "$bin.tmp" "$bin"
+  echo ">> built $name $version in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))" >&2
+  echo "$bin"
+}
+
+# assets: one folder with kube-apiserver and etcd side by side, as envtest expects.
+assets() {
+  local kas etcd dir
+  kas=$(build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver)
+  etcd=$(build etcd "$etcd_version" go.etcd.io/etcd/server/v3)
+  dir="$cache/envtest-$kas_version"
+  mkdir -p "$dir"
+  ln -sfn "$kas" "$dir/kube-apiserver"
+  ln -sfn "$etcd" "$dir/etcd"
+  echo "$dir"
+}
+
+case "${1:-}" in
+  kube-apiserver) build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver ;;
+  etcd)           build etcd "$etcd_version" go.etcd.io/etcd/server/v3 ;;
+  assets)         assets ;;
+  *) echo "usage: build.sh kube-apiserver|etcd|assets" >&2; exit 2 ;;
+esac
