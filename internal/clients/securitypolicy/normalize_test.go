@@ -84,8 +84,8 @@ func TestNormalizeRule(t *testing.T) {
 		"RateLimitEmpties": {
 			reason: "Empty thresholds, redirect options and key configs are absent; key config order is kept.",
 			in: &compute.SecurityPolicyRule{Priority: 3, Action: "throttle", RateLimitOptions: &compute.SecurityPolicyRuleRateLimitOptions{
-				RateLimitThreshold: &compute.SecurityPolicyRuleRateLimitOptionsThreshold{Count: 1, IntervalSec: 2},
-				BanThreshold:       &compute.SecurityPolicyRuleRateLimitOptionsThreshold{},
+				RateLimitThreshold:    &compute.SecurityPolicyRuleRateLimitOptionsThreshold{Count: 1, IntervalSec: 2},
+				BanThreshold:          &compute.SecurityPolicyRuleRateLimitOptionsThreshold{},
 				ExceedRedirectOptions: &compute.SecurityPolicyRuleRedirectOptions{},
 				EnforceOnKeyConfigs: []*compute.SecurityPolicyRuleRateLimitOptionsEnforceOnKeyConfig{
 					{EnforceOnKeyType: "IP"}, nil, {}, {EnforceOnKeyType: "ALL"}},
@@ -224,8 +224,12 @@ func TestRuleUpToDate(t *testing.T) {
 		"NetworkRangeOrder": {
 			reason: "networkMatch range order is no drift either.",
 			args: args{
-				desired:  rule(1, "allow", func(r *compute.SecurityPolicyRule) { r.NetworkMatch = &compute.SecurityPolicyRuleNetworkMatcher{SrcIpRanges: []string{"b::1", "10.0.0.1"}} }),
-				observed: rule(1, "allow", func(r *compute.SecurityPolicyRule) { r.NetworkMatch = &compute.SecurityPolicyRuleNetworkMatcher{SrcIpRanges: []string{"10.0.0.1/32", "b::1/128"}} }),
+				desired: rule(1, "allow", func(r *compute.SecurityPolicyRule) {
+					r.NetworkMatch = &compute.SecurityPolicyRuleNetworkMatcher{SrcIpRanges: []string{"b::1", "10.0.0.1"}}
+				}),
+				observed: rule(1, "allow", func(r *compute.SecurityPolicyRule) {
+					r.NetworkMatch = &compute.SecurityPolicyRuleNetworkMatcher{SrcIpRanges: []string{"10.0.0.1/32", "b::1/128"}}
+				}),
 			},
 			want: want{upToDate: true},
 		},

@@ -195,7 +195,7 @@ func TestGenerateRule(t *testing.T) {
 		"EmptyLists": {
 			reason: "Empty lists in the spec are generated as absent.",
 			args: args{priority: 60, p: v1beta1.RuleParameters{Action: "allow",
-				NetworkMatch: &v1beta1.RuleNetworkMatcher{SrcIpRanges: []v1beta1.IPRange{}, SrcAsns: []int64{}},
+				NetworkMatch:           &v1beta1.RuleNetworkMatcher{SrcIpRanges: []v1beta1.IPRange{}, SrcAsns: []int64{}},
 				PreconfiguredWafConfig: &v1beta1.PreconfiguredWafConfig{Exclusions: []v1beta1.WafExclusion{}}}},
 			want: &compute.SecurityPolicyRule{Priority: 60, Action: "allow",
 				NetworkMatch:           &compute.SecurityPolicyRuleNetworkMatcher{},
