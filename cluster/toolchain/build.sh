@@ -7,8 +7,9 @@
 #   cluster/toolchain/build.sh kube-apiserver   -> k8s.io/kubernetes v1.35.4
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
 #   cluster/toolchain/build.sh assets           -> builds both, then prints one folder
-#                                                  (envtest-v1.35.4) holding symlinks to
-#                                                  them: the value for KUBEBUILDER_ASSETS
+#                                                  (envtest-v1.35.4-etcd-v3.6.6) holding
+#                                                  symlinks to them: the value for
+#                                                  KUBEBUILDER_ASSETS (as the Makefile names it)
 #
 # The cache root is $PROVIDER_CLOUDARMOR_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/provider-cloudarmor.
 # test/framework/controlplane resolves the same paths; keep the two in step.
@@ -53,7 +54,7 @@ assets() {
   local kas etcd dir
   kas=$(build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver)
   etcd=$(build etcd "$etcd_version" go.etcd.io/etcd/server/v3)
-  dir="$cache/envtest-$kas_version"
+  dir="$cache/envtest-$kas_version-etcd-$etcd_version"
   mkdir -p "$dir"
   ln -sfn "$kas" "$dir/kube-apiserver"
   ln -sfn "$etcd" "$dir/etcd"

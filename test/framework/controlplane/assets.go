@@ -42,8 +42,9 @@ func CacheDir() (string, error) {
 }
 
 // AssetsDir returns the folder holding kube-apiserver and etcd for envtest:
-// KUBEBUILDER_ASSETS when set, else the envtest-<version> folder `build.sh assets`
-// makes in CacheDir. It never builds anything: a test that silently spent five
+// KUBEBUILDER_ASSETS when set, else the folder
+// envtest-<kube version>-etcd-<etcd version> in CacheDir that `make tools` (or
+// `build.sh assets`) fills with symlinks. It never builds anything: a test that silently spent five
 // minutes compiling Kubernetes would look hung, so a missing binary is an error
 // that names the command to run.
 func AssetsDir() (string, error) {
@@ -57,7 +58,7 @@ func AssetsDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d := filepath.Join(cache, "envtest-"+KubernetesVersion)
+	d := filepath.Join(cache, "envtest-"+KubernetesVersion+"-etcd-"+EtcdVersion)
 	if err := checkAssets(d); err != nil {
 		return "", fmt.Errorf("control plane binaries not built (%w): run `%s` "+
 			"(cluster/toolchain/build.sh assets) or set KUBEBUILDER_ASSETS", err, ToolsCommand)
