@@ -1,0 +1,214 @@
+// Package connector turns a managed resource's ProviderConfig or
+// ClusterProviderConfig into a GCP client. Both managed resource controllers
+// share it, so usage tracking, credential reading and client caching behave
+// the same for every kind.
+package connector
+
+import (
+	"context"
+	"os"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+)
+
+// Error strings.
+const (
+	errTrackUsage     = "cannot track ProviderConfig usage"
+	errNoConfigRef    = "managed resource does not reference a ProviderConfig"
+	errFmtUnknownKind = "unsupported providerConfigRef.kind %q: want ProviderConfig or ClusterProviderConfig"
+	errGetPC          = "cannot get ProviderConfig"
+	errGetCPC         = "cannot get ClusterProviderConfig"
+	errNoSecretRef    = "credentials.secretRef is required for this credentials source"
+	errFmtGetSecret   = "cannot get credentials Secret %s/%s"
+	errFmtNoSecretKey = "credentials Secret %s/%s has no key %q"
+	errNoEnv          = "credentials.env is required for source Environment"
+	errFmtEmptyEnv    = "environment variable %s is empty"
+	errNoFs           = "credentials.fs is required for source Filesystem"
+	errReadFile       = "cannot read credentials file"
+	errNoImpersonate  = "credentials.impersonateServiceAccount is required for source ImpersonateServiceAccount"
+	errBuildClient    = "cannot build GCP client"
+)
+
+// A Connection is what a controller needs to call GCP for one managed resource.
+type Connection struct {
+	// Client talks to GCP with the config's credentials.
+	Client *gcp.Client
+	// Project is the config's projectID, used when a resource sets none.
+	Project string
+}
+
+// A BuildFn builds a GCP client for credentials.
+type BuildFn func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error)
+
+// A Connector resolves ProviderConfigs into cached GCP clients.
+type Connector struct {
+	kube    client.Reader // cached reads of ProviderConfigs
+	secrets client.Reader // uncached reads of Secrets: we must not watch every Secret
+	usage   resource.ModernTracker
+	clients *gcp.ClientCache
+	build   BuildFn
+	readEnv func(string) string
+	readFs  func(string) ([]byte, error)
+}
+
+// New returns a Connector. kube should be the manager's cached client and
+// secrets its API reader, so Secrets are read on demand rather than cached
+// cluster-wide (which would need list/watch on every Secret).
+func New(kube, secrets client.Reader, usage resource.ModernTracker, clients *gcp.ClientCache, build BuildFn) *Connector {
+	return &Connector{kube: kube, secrets: secrets, usage: usage, clients: clients, build: build,
+		readEnv: os.Getenv, readFs: os.ReadFile}
+}
+
+// Connect returns a GCP connection for mg:
+//  1. records that mg uses its config (blocking the config's deletion);
+//  2. reads the ProviderConfig (mg's namespace) or ClusterProviderConfig;
+//  3. reads the credentials; a namespaced ProviderConfig can only name a
+//     Secret in its own namespace;
+//  4. returns the cached client for those credentials, building it once.
+func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Connection, error) {
+	if err := c.usage.Track(ctx, mg); err != nil {
+		return nil, errors.Wrap(err, errTrackUsage)
+	}
+	ref := mg.GetProviderConfigReference()
+	if ref == nil {
+		return nil, errors.New(errNoConfigRef)
+	}
+	cfg, err := c.resolve(ctx, mg.GetNamespace(), ref)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := c.credentials(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	key := gcp.IdentityKey(cfg.uid, strconv.FormatInt(cfg.generation, 10), creds.Hash())
+	cl, err := c.clients.Get(ctx, cfg.uid, key, func(ctx context.Context) (*gcp.Client, error) {
+		return c.build(ctx, creds)
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, errBuildClient)
+	}
+	return &Connection{Client: cl, Project: cfg.project}, nil
+}
+
+// config is what Connect needs of either kind of ProviderConfig.
+type config struct {
+	uid         string
+	generation  int64
+	project     string
+	endpoint    string
+	source      xpv2.CredentialsSource
+	secret      *xpv2.SecretKeySelector
+	env         *xpv2.EnvSelector
+	fs          *xpv2.FsSelector
+	impersonate *v1beta1.ImpersonateServiceAccountSpec
+}
+
+func (c *Connector) resolve(ctx context.Context, namespace string, ref *xpv2.ProviderConfigReference) (*config, error) {
+	switch ref.Kind {
+	case v1beta1.ProviderConfigKind:
+		pc := &v1beta1.ProviderConfig{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
+			return nil, errors.Wrap(err, errGetPC)
+		}
+		return fromProviderConfig(pc), nil
+	case v1beta1.ClusterProviderConfigKind:
+		cpc := &v1beta1.ClusterProviderConfig{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
+			return nil, errors.Wrap(err, errGetCPC)
+		}
+		return fromClusterProviderConfig(cpc), nil
+	default:
+		return nil, errors.Errorf(errFmtUnknownKind, ref.Kind)
+	}
+}
+
+func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
+	s := pc.Spec
+	cfg := &config{uid: string(pc.GetUID()), generation: pc.GetGeneration(), project: s.ProjectID,
+		endpoint: deref(s.Endpoint), source: s.Credentials.Source, env: s.Credentials.Env,
+		fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
+	if s.Credentials.SecretRef != nil {
+		// Tenant isolation: the namespace is always the ProviderConfig's own.
+		cfg.secret = s.Credentials.SecretRef.ToSecretKeySelector(pc.GetNamespace())
+	}
+	return cfg
+}
+
+func fromClusterProviderConfig(cpc *v1beta1.ClusterProviderConfig) *config {
+	s := cpc.Spec
+	return &config{uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
+		endpoint: deref(s.Endpoint), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
+		env: s.Credentials.Env, fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
+}
+
+func (c *Connector) credentials(ctx context.Context, cfg *config) (gcp.Credentials, error) {
+	creds := gcp.Credentials{Source: gcp.CredentialsSource(cfg.source), Endpoint: cfg.endpoint}
+	var err error
+	switch cfg.source {
+	case xpv2.CredentialsSourceSecret, v1beta1.CredentialsSourceAccessToken:
+		creds.Data, err = c.secretData(ctx, cfg.secret)
+	case xpv2.CredentialsSourceEnvironment:
+		creds.Data, err = c.envData(cfg.env)
+	case xpv2.CredentialsSourceFilesystem:
+		creds.Data, err = c.fsData(cfg.fs)
+	case v1beta1.CredentialsSourceImpersonateServiceAccount:
+		if cfg.impersonate == nil {
+			return creds, errors.New(errNoImpersonate)
+		}
+		creds.ImpersonateServiceAccount = cfg.impersonate.Name
+	}
+	return creds, err
+}
+
+func (c *Connector) secretData(ctx context.Context, ref *xpv2.SecretKeySelector) ([]byte, error) {
+	if ref == nil {
+		return nil, errors.New(errNoSecretRef)
+	}
+	s := &corev1.Secret{}
+	if err := c.secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+		return nil, errors.Wrapf(err, errFmtGetSecret, ref.Namespace, ref.Name)
+	}
+	data, ok := s.Data[ref.Key]
+	if !ok {
+		return nil, errors.Errorf(errFmtNoSecretKey, ref.Namespace, ref.Name, ref.Key)
+	}
+	return data, nil
+}
+
+func (c *Connector) envData(sel *xpv2.EnvSelector) ([]byte, error) {
+	if sel == nil {
+		return nil, errors.New(errNoEnv)
+	}
+	v := c.readEnv(sel.Name)
+	if v == "" {
+		return nil, errors.Errorf(errFmtEmptyEnv, sel.Name)
+	}
+	return []byte(v), nil
+}
+
+func (c *Connector) fsData(sel *xpv2.FsSelector) ([]byte, error) {
+	if sel == nil {
+		return nil, errors.New(errNoFs)
+	}
+	data, err := c.readFs(sel.Path)
+	// The path is the user's own configuration, safe to show; the content is not.
+	return data, errors.Wrap(err, errReadFile)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
