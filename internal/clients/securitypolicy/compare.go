@@ -157,7 +157,7 @@ func nilAndEmptyMessage(x, y any) bool {
 }
 
 // emptyMessage reports whether v is a nil pointer or points to a struct whose
-// fields, bookkeeping aside, are all zero.
+// fields, bookkeeping aside, are all zero, empty lists or empty messages.
 func emptyMessage(v reflect.Value) bool {
 	if v.IsNil() {
 		return true
@@ -171,9 +171,20 @@ func emptyMessage(v reflect.Value) bool {
 		case "ForceSendFields", "NullFields", "ServerResponse":
 			continue
 		}
-		if !e.Field(i).IsZero() {
+		if !emptyValue(e.Field(i)) {
 			return false
 		}
 	}
 	return true
+}
+
+func emptyValue(f reflect.Value) bool {
+	switch f.Kind() {
+	case reflect.Pointer:
+		return emptyMessage(f)
+	case reflect.Slice, reflect.Map:
+		return f.Len() == 0
+	default:
+		return f.IsZero()
+	}
 }
