@@ -1,0 +1,156 @@
+package securitypolicy
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+func inlineRule(priority int64, action string, ranges ...v1beta1.IPRange) v1beta1.PolicyRule {
+	return v1beta1.PolicyRule{Priority: priority, RuleParameters: v1beta1.RuleParameters{Action: action, Match: specSrcIPs(ranges...)}}
+}
+
+func TestPlanRules(t *testing.T) {
+	type args struct {
+		inline    []v1beta1.PolicyRule
+		inlineSet bool
+		observed  *compute.SecurityPolicy
+		claims    Claims
+	}
+	gcp := func(priority int64, action string, ranges ...string) *compute.SecurityPolicyRule {
+		r := rule(priority, action, withMatch(srcIPs(ranges...)))
+		asGCPReturnsIt(r)
+		return r
+	}
+	// GCP's text order of priorities: 0, 111111111, 2147483647, 555.
+	observed := policy(withRules(
+		gcp(0, "allow", "192.0.2.1"),
+		gcp(111111111, "allow", "198.51.100.0/24"),
+		gcp(v1beta1.DefaultRulePriority, "deny(403)", "*"),
+		gcp(555, "allow", "10.0.0.0/8", "203.0.113.7"),
+	))
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   RulePlan
+	}{
+		"Absent": {
+			reason: "With spec.rules absent the policy touches no rule.",
+			args:   args{inlineSet: false, inline: []v1beta1.PolicyRule{inlineRule(1, "allow", "*")}, observed: observed},
+			want:   RulePlan{},
+		},
+		"EmptyOwnsAll": {
+			reason: "rules: [] owns every non-default priority and removes them all, in numeric order; the default rule stays.",
+			args:   args{inlineSet: true, inline: []v1beta1.PolicyRule{}, observed: observed},
+			want:   RulePlan{Remove: []int64{0, 555, 111111111}},
+		},
+		"UpToDate": {
+			reason: "Inline rules equal to GCP's (range order and /32 aside) need nothing, whatever GCP's rule order.",
+			args: args{inlineSet: true, observed: observed, inline: []v1beta1.PolicyRule{
+				inlineRule(555, "allow", "203.0.113.7/32", "10.0.0.0/8"),
+				inlineRule(111111111, "allow", "198.51.100.0/24"),
+				inlineRule(0, "allow", "192.0.2.1/32"),
+			}},
+			want: RulePlan{},
+		},
+		"AddPatchRemove": {
+			reason: "Missing rules are added, changed ones patched, unlisted ones removed, each sorted by priority.",
+			args: args{inlineSet: true, observed: observed, inline: []v1beta1.PolicyRule{
+				inlineRule(2000, "allow", "192.0.2.9"),
+				inlineRule(555, "allow", "10.0.0.0/8"),
+				inlineRule(0, "allow", "192.0.2.1"),
+				inlineRule(1000, "allow", "192.0.2.8"),
+			}},
+			want: RulePlan{
+				Add: []*compute.SecurityPolicyRule{
+					GenerateRule(1000, inlineRule(1000, "allow", "192.0.2.8").RuleParameters),
+					GenerateRule(2000, inlineRule(2000, "allow", "192.0.2.9").RuleParameters),
+				},
+				Patch:  []*compute.SecurityPolicyRule{GenerateRule(555, inlineRule(555, "allow", "10.0.0.0/8").RuleParameters)},
+				Remove: []int64{111111111},
+			},
+		},
+		"Claimed": {
+			reason: "Claimed priorities are neither removed nor written; an inline rule there is a conflict.",
+			args: args{inlineSet: true, observed: observed,
+				claims: Claims{0: "team-a/allow-office", 555: "team-b/vpn", 111111111: "team-a/partners"},
+				inline: []v1beta1.PolicyRule{inlineRule(555, "deny(403)", "*"), inlineRule(0, "deny(403)", "*")}},
+			want: RulePlan{Conflicts: []Conflict{
+				{Priority: 0, Claimant: "team-a/allow-office", Message: "inline rule at priority 0 is ignored: SecurityPolicyRule team-a/allow-office claims it"},
+				{Priority: 555, Claimant: "team-b/vpn", Message: "inline rule at priority 555 is ignored: SecurityPolicyRule team-b/vpn claims it"},
+			}},
+		},
+		"DefaultRuleNeverPlanned": {
+			reason: "An inline rule at the default priority is a conflict; the default rule is never added or removed.",
+			args: args{inlineSet: true, observed: policy(withRules(gcp(v1beta1.DefaultRulePriority, "allow", "*"))),
+				inline: []v1beta1.PolicyRule{inlineRule(v1beta1.DefaultRulePriority, "deny(403)", "*")}},
+			want: RulePlan{Conflicts: []Conflict{{Priority: v1beta1.DefaultRulePriority,
+				Message: "inline rule at priority 2147483647 is ignored: set the default rule through defaultRule"}}},
+		},
+		"DuplicatePriority": {
+			reason: "The first of two inline rules at one priority wins; the second is a conflict.",
+			args: args{inlineSet: true, observed: policy(withRules(gcp(7, "allow", "*"))),
+				inline: []v1beta1.PolicyRule{inlineRule(7, "allow", "*"), inlineRule(7, "deny(403)", "*")}},
+			want: RulePlan{Conflicts: []Conflict{{Priority: 7,
+				Message: "inline rule at priority 7 is ignored: an earlier inline rule has the same priority"}}},
+		},
+		"NilObserved": {
+			reason: "Against a missing policy every inline rule is added.",
+			args:   args{inlineSet: true, inline: []v1beta1.PolicyRule{inlineRule(0, "allow", "*")}},
+			want: RulePlan{Add: []*compute.SecurityPolicyRule{
+				GenerateRule(0, inlineRule(0, "allow", "*").RuleParameters)}},
+		},
+		"NilAndDuplicateObserved": {
+			reason: "nil rules are skipped and a priority is removed once.",
+			args:   args{inlineSet: true, observed: policy(withRules(nil, gcp(3, "allow", "*"), gcp(3, "allow", "*")))},
+			want:   RulePlan{Remove: []int64{3}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := PlanRules(tc.args.inline, tc.args.inlineSet, tc.args.observed, tc.args.claims)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nPlanRules(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRulePlanEmptyAndDescribe(t *testing.T) {
+	type want struct {
+		empty    bool
+		describe string
+	}
+	cases := map[string]struct {
+		reason string
+		plan   RulePlan
+		want   want
+	}{
+		"Zero": {reason: "A zero plan is empty and says nothing.", want: want{empty: true}},
+		"ConflictsOnly": {
+			reason: "Conflicts are reported but write nothing.",
+			plan:   RulePlan{Conflicts: []Conflict{{Priority: 1, Message: "m1"}, {Priority: 2, Message: "m2"}}},
+			want:   want{empty: true, describe: "m1; m2"},
+		},
+		"Everything": {
+			reason: "Every part of the plan is summarised in apply order.",
+			plan: RulePlan{
+				Add:       []*compute.SecurityPolicyRule{{Priority: 0}, {Priority: 1000}},
+				Patch:     []*compute.SecurityPolicyRule{{Priority: 2000}},
+				Remove:    []int64{3000},
+				Conflicts: []Conflict{{Priority: 4000, Message: "m"}},
+			},
+			want: want{describe: "add rules at priorities [0 1000]; patch rules at priorities [2000]; remove rules at priorities [3000]; m"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, want{empty: tc.plan.Empty(), describe: tc.plan.Describe()}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\nEmpty(), Describe(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
