@@ -1,0 +1,400 @@
+package gcp
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/compute/v1"
+	"google.golang.org/api/googleapi"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+)
+
+var errBoom = errors.New("boom")
+
+func apiErr(code int, reason, msg string) *googleapi.Error {
+	e := &googleapi.Error{Code: code, Message: msg}
+	if reason != "" {
+		e.Errors = []googleapi.ErrorItem{{Reason: reason, Message: msg}}
+	}
+	return e
+}
+
+func TestKind(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   ErrorKind
+	}{
+		"Nil": {
+			reason: "A nil error has no kind.",
+			want:   KindUnknown,
+		},
+		"NotFound": {
+			reason: "A 404 is NotFound.",
+			err:    apiErr(404, "notFound", "The resource 'projects/p/global/securityPolicies/n' was not found"),
+			want:   KindNotFound,
+		},
+		"MissingRulePriority": {
+			reason: "GCP's 400 for a missing rule priority is NotFound.",
+			err:    apiErr(400, "invalid", "Invalid value for field 'priority': '5'. The security policy does not contain a rule at priority 5."),
+			want:   KindNotFound,
+		},
+		"WrappedNotFound": {
+			reason: "Classification looks through wrapping.",
+			err:    errors.Wrap(apiErr(404, "notFound", "gone"), "cannot get policy"),
+			want:   KindNotFound,
+		},
+		"AlreadyExists": {
+			reason: "A 409 alreadyExists is AlreadyExists.",
+			err:    apiErr(409, "alreadyExists", "The resource 'projects/p/global/securityPolicies/n' already exists"),
+			want:   KindAlreadyExists,
+		},
+		"ConflictNotReady": {
+			reason: "A 409 resourceNotReady is NotReady.",
+			err:    apiErr(409, "resourceNotReady", "The resource is not ready"),
+			want:   KindNotReady,
+		},
+		"ConflictOther": {
+			reason: "Any other 409 is a concurrent operation: NotReady.",
+			err:    apiErr(409, "conflict", "operation in progress"),
+			want:   KindNotReady,
+		},
+		"BadRequestNotReady": {
+			reason: "A 400 resourceNotReady is NotReady, not Invalid.",
+			err:    apiErr(400, "resourceNotReady", "The resource 'projects/p/global/securityPolicies/n' is not ready"),
+			want:   KindNotReady,
+		},
+		"BadRequestNotReadyMessage": {
+			reason: "A 400 saying 'is not ready' is NotReady even without the reason.",
+			err:    apiErr(400, "", "The resource 'projects/p/global/securityPolicies/n' is not ready"),
+			want:   KindNotReady,
+		},
+		"PreconditionFailed": {
+			reason: "A 412 is a stale fingerprint.",
+			err:    apiErr(412, "conditionNotMet", "Labels fingerprint either invalid or resource labels have changed"),
+			want:   KindPreconditionFailed,
+		},
+		"TooManyRequests": {
+			reason: "A 429 is RateLimited.",
+			err:    apiErr(429, "rateLimitExceeded", "slow down"),
+			want:   KindRateLimited,
+		},
+		"ForbiddenRateLimit": {
+			reason: "A 403 rateLimitExceeded is RateLimited.",
+			err:    apiErr(403, "rateLimitExceeded", "Rate Limit Exceeded"),
+			want:   KindRateLimited,
+		},
+		"ForbiddenUserRateLimit": {
+			reason: "A 403 userRateLimitExceeded is RateLimited.",
+			err:    apiErr(403, "userRateLimitExceeded", "User Rate Limit Exceeded"),
+			want:   KindRateLimited,
+		},
+		"ForbiddenQuota": {
+			reason: "A 403 quotaExceeded is QuotaExceeded.",
+			err:    apiErr(403, "quotaExceeded", "Quota exceeded"),
+			want:   KindQuotaExceeded,
+		},
+		"Forbidden": {
+			reason: "Any other 403 is PermissionDenied.",
+			err:    apiErr(403, "forbidden", "Required 'compute.securityPolicies.get' permission"),
+			want:   KindPermissionDenied,
+		},
+		"Invalid": {
+			reason: "Any other 400 is Invalid.",
+			err:    apiErr(400, "invalid", "Invalid value for field 'resource.priority': '5'. Cannot have rules with the same priorities."),
+			want:   KindInvalid,
+		},
+		"ServerError": {
+			reason: "A 503 is Transient.",
+			err:    apiErr(503, "backendError", "Backend Error"),
+			want:   KindTransient,
+		},
+		"NetError": {
+			reason: "A network error is Transient.",
+			err:    &url.Error{Op: "Get", URL: "http://x", Err: &net.OpError{Op: "dial", Err: errBoom}},
+			want:   KindTransient,
+		},
+		"Deadline": {
+			reason: "A timeout is Transient.",
+			err:    errors.Wrap(context.DeadlineExceeded, "cannot get policy"),
+			want:   KindTransient,
+		},
+		"Canceled": {
+			reason: "A cancelled context is not GCP's doing.",
+			err:    context.Canceled,
+			want:   KindUnknown,
+		},
+		"Other": {
+			reason: "An unknown error is Unknown.",
+			err:    errBoom,
+			want:   KindUnknown,
+		},
+		"OperationQuota": {
+			reason: "QUOTA_EXCEEDED inside an operation is QuotaExceeded.",
+			err:    &OperationError{Errors: []OperationErrorItem{{Code: "QUOTA_EXCEEDED", Message: "Quota exceeded."}}},
+			want:   KindQuotaExceeded,
+		},
+		"OperationNotReady": {
+			reason: "RESOURCE_NOT_READY inside an operation is NotReady.",
+			err:    &OperationError{Errors: []OperationErrorItem{{Code: "RESOURCE_NOT_READY"}}},
+			want:   KindNotReady,
+		},
+		"OperationNotFound": {
+			reason: "RESOURCE_NOT_FOUND inside an operation is NotFound.",
+			err:    &OperationError{Errors: []OperationErrorItem{{Code: "RESOURCE_NOT_FOUND"}}},
+			want:   KindNotFound,
+		},
+		"OperationHTTPStatus": {
+			reason: "An unknown code falls back on the operation's HTTP status.",
+			err:    &OperationError{HTTPStatusCode: 503, Errors: []OperationErrorItem{{Code: "SOMETHING_NEW"}}},
+			want:   KindTransient,
+		},
+		"OperationInvalidCode": {
+			reason: "An INVALID_* code without an HTTP status is Invalid.",
+			err:    &OperationError{Errors: []OperationErrorItem{{Code: "INVALID_FIELD_VALUE"}}},
+			want:   KindInvalid,
+		},
+		"Pending": {
+			reason: "An operation we stopped waiting for is NotReady.",
+			err:    &OperationPendingError{Operation: "op"},
+			want:   KindNotReady,
+		},
+		"Busy": {
+			reason: "A busy write queue is NotReady.",
+			err:    errors.Wrap(&BusyError{}, "cannot add rule"),
+			want:   KindNotReady,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Kind(tc.err)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nKind(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestIsFunctions(t *testing.T) {
+	type want struct {
+		notFound, exists, notReady, precondition, rate, quota, denied, invalid, transient, retryable, busy bool
+	}
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   want
+	}{
+		"NotFound": {
+			reason: "Only IsNotFound reports a 404.",
+			err:    apiErr(404, "notFound", "gone"),
+			want:   want{notFound: true},
+		},
+		"Busy": {
+			reason: "A busy policy is NotReady, busy and retryable.",
+			err:    &BusyError{},
+			want:   want{notReady: true, retryable: true, busy: true},
+		},
+		"Quota": {
+			reason: "Quota is not retryable soon.",
+			err:    &OperationError{Errors: []OperationErrorItem{{Code: "QUOTA_EXCEEDED"}}},
+			want:   want{quota: true},
+		},
+		"Precondition": {
+			reason: "A stale fingerprint is retryable after a re-read.",
+			err:    apiErr(412, "conditionNotMet", "stale"),
+			want:   want{precondition: true, retryable: true},
+		},
+		"ServerError": {
+			reason: "A 5xx is transient and retryable.",
+			err:    apiErr(500, "", "oops"),
+			want:   want{transient: true, retryable: true},
+		},
+		"Invalid": {
+			reason: "An invalid request is not retryable.",
+			err:    apiErr(400, "invalid", "bad"),
+			want:   want{invalid: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := want{
+				notFound: IsNotFound(tc.err), exists: IsAlreadyExists(tc.err), notReady: IsNotReady(tc.err),
+				precondition: IsPreconditionFailed(tc.err), rate: IsRateLimited(tc.err), quota: IsQuotaExceeded(tc.err),
+				denied: IsPermissionDenied(tc.err), invalid: IsInvalid(tc.err), transient: IsTransient(tc.err),
+				retryable: IsRetryable(tc.err), busy: IsBusy(tc.err),
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\nIs*(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestErrorKindString(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		kind   ErrorKind
+		want   string
+	}{
+		"NotReady":   {reason: "Known kinds have CamelCase names.", kind: KindNotReady, want: "NotReady"},
+		"Transient":  {reason: "The last kind is named too.", kind: KindTransient, want: "Transient"},
+		"OutOfRange": {reason: "Unknown values still print.", kind: ErrorKind(99), want: "ErrorKind(99)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.kind.String()); diff != "" {
+				t.Errorf("\n%s\nString(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	withHeader := func(v string) error {
+		e := apiErr(429, "rateLimitExceeded", "slow down")
+		e.Header = http.Header{"Retry-After": []string{v}}
+		return errors.Wrap(e, "cannot get policy")
+	}
+	type want struct {
+		d  time.Duration
+		ok bool
+	}
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   want
+	}{
+		"Seconds": {
+			reason: "Delta-seconds are honoured.",
+			err:    withHeader("7"),
+			want:   want{d: 7 * time.Second, ok: true},
+		},
+		"Date": {
+			reason: "An HTTP date is turned into a duration from now.",
+			err:    withHeader(now.Add(90 * time.Second).Format(http.TimeFormat)),
+			want:   want{d: 90 * time.Second, ok: true},
+		},
+		"PastDate": {
+			reason: "A date in the past means retry now.",
+			err:    withHeader(now.Add(-time.Hour).Format(http.TimeFormat)),
+			want:   want{d: 0, ok: true},
+		},
+		"Garbage": {
+			reason: "An unparsable header is ignored.",
+			err:    withHeader("soon"),
+			want:   want{},
+		},
+		"Negative": {
+			reason: "Negative seconds are ignored.",
+			err:    withHeader("-3"),
+			want:   want{},
+		},
+		"NoHeader": {
+			reason: "No header, no hint.",
+			err:    apiErr(429, "", "slow down"),
+			want:   want{},
+		},
+		"NotAPIError": {
+			reason: "Other errors carry no hint.",
+			err:    errBoom,
+			want:   want{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, ok := retryAfter(tc.err, func() time.Time { return now })
+			if diff := cmp.Diff(tc.want, want{d: d, ok: ok}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\nRetryAfter(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestOperationError(t *testing.T) {
+	type want struct {
+		msg  string
+		kind ErrorKind
+		err  error
+	}
+	cases := map[string]struct {
+		reason string
+		op     *compute.Operation
+		want   want
+	}{
+		"Quota": {
+			reason: "GCP's message is shown verbatim, two spaces included.",
+			op: &compute.Operation{Name: "op-1", Error: &compute.OperationError{Errors: []*compute.OperationErrorErrors{
+				{Code: "QUOTA_EXCEEDED", Message: "Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally."},
+			}}},
+			want: want{msg: "QUOTA_EXCEEDED: Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally.", kind: KindQuotaExceeded},
+		},
+		"Several": {
+			reason: "Several entries are joined in order.",
+			op: &compute.Operation{Name: "op-2", Error: &compute.OperationError{Errors: []*compute.OperationErrorErrors{
+				{Code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", Message: "The security_policy resource 'p' is already being used by 'b'"},
+				{Code: "OTHER"},
+			}}},
+			want: want{msg: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE: The security_policy resource 'p' is already being used by 'b'; OTHER", kind: KindInvalid},
+		},
+		"HTTPOnly": {
+			reason: "An operation with only httpErrorStatusCode still fails.",
+			op:     &compute.Operation{Name: "op-3", HttpErrorStatusCode: 404, HttpErrorMessage: "NOT FOUND"},
+			want:   want{msg: "NOT FOUND", kind: KindNotFound},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			oe := NewOperationError(tc.op)
+			got := want{msg: oe.Error(), kind: Kind(oe)}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nNewOperationError(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+	t.Run("Success", func(t *testing.T) {
+		if oe := NewOperationError(&compute.Operation{Status: "DONE"}); oe != nil {
+			t.Errorf("NewOperationError(success): want nil, got %v", oe)
+		}
+	})
+}
+
+func TestMessage(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   string
+	}{
+		"API": {
+			reason: "GCP's message is returned without the client's decoration.",
+			err:    errors.Wrap(apiErr(400, "invalid", "Invalid value for field 'priority'."), "cannot add rule"),
+			want:   "Invalid value for field 'priority'.",
+		},
+		"Other": {
+			reason: "Other errors are returned whole.",
+			err:    errBoom,
+			want:   "boom",
+		},
+		"Nil": {
+			reason: "Nil has no message.",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Message(tc.err)); diff != "" {
+				t.Errorf("\n%s\nMessage(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.err != nil && !strings.Contains(tc.err.Error(), tc.want) {
+				t.Errorf("\n%s\nerr.Error() %q must contain GCP's message verbatim", tc.reason, tc.err.Error())
+			}
+		})
+	}
+}

@@ -1,0 +1,299 @@
+package gcp
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/compute/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+)
+
+// fakeClock is a settable clock for cache tests.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+var testKey = PolicyKey{Project: "p", Name: "n"}
+
+// countingFetch returns a FetchFn that counts its calls and answers with
+// the policy (with Fingerprint set to the call number) or err.
+func countingFetch(n *atomic.Int64, err error) FetchFn {
+	return func(_ context.Context) (*compute.SecurityPolicy, error) {
+		c := n.Add(1)
+		if err != nil {
+			return nil, err
+		}
+		return &compute.SecurityPolicy{Name: "n", Fingerprint: string(rune('0' + c))}, nil
+	}
+}
+
+func TestPolicyKeyString(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		key    PolicyKey
+		want   string
+	}{
+		"Global":   {reason: "A global policy has no region.", key: PolicyKey{Project: "p", Name: "n"}, want: "projects/p/global/securityPolicies/n"},
+		"Regional": {reason: "A regional policy names its region.", key: PolicyKey{Project: "p", Region: "r", Name: "n"}, want: "projects/p/regions/r/securityPolicies/n"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.key.String()); diff != "" {
+				t.Errorf("\n%s\nString(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestSnapshotCacheSequences(t *testing.T) {
+	notFound := apiErr(404, "notFound", "gone")
+	type step struct {
+		advance    time.Duration
+		invalidate bool
+		refresh    bool
+	}
+	type want struct {
+		fetches     int64
+		fingerprint string
+		err         error
+	}
+	cases := map[string]struct {
+		reason   string
+		fetchErr error
+		steps    []step
+		want     want
+	}{
+		"Hit": {
+			reason: "A second Get within the TTL is served from the snapshot.",
+			steps:  []step{{}, {advance: 5 * time.Second}},
+			want:   want{fetches: 1, fingerprint: "1"},
+		},
+		"Expired": {
+			reason: "A Get after the TTL reads again.",
+			steps:  []step{{}, {advance: 11 * time.Second}},
+			want:   want{fetches: 2, fingerprint: "2"},
+		},
+		"Invalidated": {
+			reason: "A Get after Invalidate reads again.",
+			steps:  []step{{}, {invalidate: true}},
+			want:   want{fetches: 2, fingerprint: "2"},
+		},
+		"Refresh": {
+			reason: "Refresh reads again even within the TTL.",
+			steps:  []step{{}, {refresh: true}},
+			want:   want{fetches: 2, fingerprint: "2"},
+		},
+		"RefreshStores": {
+			reason: "What Refresh read serves later Gets.",
+			steps:  []step{{}, {refresh: true}, {advance: time.Second}},
+			want:   want{fetches: 2, fingerprint: "2"},
+		},
+		"NotFoundCached": {
+			reason:   "A NotFound is cached, so rules of a missing policy cost one read.",
+			fetchErr: notFound,
+			steps:    []step{{}, {}, {advance: 3 * time.Second}},
+			want:     want{fetches: 1, err: notFound},
+		},
+		"NotFoundExpires": {
+			reason:   "A cached NotFound expires with the negative TTL.",
+			fetchErr: notFound,
+			steps:    []step{{}, {advance: 6 * time.Second}},
+			want:     want{fetches: 2, err: notFound},
+		},
+		"TransientNotCached": {
+			reason:   "A transient error is not cached.",
+			fetchErr: errBoom,
+			steps:    []step{{}, {}},
+			want:     want{fetches: 2, err: errBoom},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			clk := newFakeClock()
+			c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), WithNegativeTTL(5*time.Second), WithSnapshotClock(clk.Now))
+			var n atomic.Int64
+			fetch := countingFetch(&n, tc.fetchErr)
+			var p *compute.SecurityPolicy
+			var err error
+			for _, s := range tc.steps {
+				clk.Advance(s.advance)
+				if s.invalidate {
+					c.Invalidate(testKey)
+				}
+				if s.refresh {
+					p, err = c.Refresh(context.Background(), testKey, fetch)
+					continue
+				}
+				p, err = c.Get(context.Background(), testKey, fetch)
+			}
+			got := want{fetches: n.Load(), err: err}
+			if p != nil {
+				got.fingerprint = p.Fingerprint
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nGet(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestSnapshotCacheSingleFlight(t *testing.T) {
+	c := NewSnapshotCache()
+	release := make(chan struct{})
+	var n atomic.Int64
+	fetch := func(_ context.Context) (*compute.SecurityPolicy, error) {
+		n.Add(1)
+		<-release
+		return &compute.SecurityPolicy{Name: "n"}, nil
+	}
+	const callers = 50
+	var wg sync.WaitGroup
+	results := make([]*compute.SecurityPolicy, callers)
+	for i := range callers {
+		wg.Go(func() {
+			results[i], _ = c.Get(context.Background(), testKey, fetch)
+		})
+	}
+	waitFor(t, func() bool { s := c.Stats(); return s.Misses+s.Shared == callers })
+	close(release)
+	wg.Wait()
+	if got := n.Load(); got != 1 {
+		t.Errorf("concurrent Gets: want 1 fetch, got %d", got)
+	}
+	for i, p := range results {
+		if p != results[0] {
+			t.Fatalf("caller %d got a different snapshot; all callers must share one", i)
+		}
+	}
+}
+
+func TestSnapshotCacheInvalidateDuringFetch(t *testing.T) {
+	c := NewSnapshotCache()
+	started, release := make(chan struct{}), make(chan struct{})
+	var n atomic.Int64
+	fetch := func(_ context.Context) (*compute.SecurityPolicy, error) {
+		if n.Add(1) == 1 {
+			close(started)
+			<-release
+			return &compute.SecurityPolicy{Fingerprint: "stale"}, nil
+		}
+		return &compute.SecurityPolicy{Fingerprint: "fresh"}, nil
+	}
+	done := make(chan *compute.SecurityPolicy)
+	go func() {
+		p, _ := c.Get(context.Background(), testKey, fetch)
+		done <- p
+	}()
+	<-started
+	c.Invalidate(testKey) // A write finished while the first read ran.
+	close(release)
+	if p := <-done; p.Fingerprint != "stale" {
+		t.Errorf("the waiting caller gets its own fetch's result, got %q", p.Fingerprint)
+	}
+	p, _ := c.Get(context.Background(), testKey, fetch)
+	if p.Fingerprint != "fresh" {
+		t.Errorf("a read that started before a write must not be cached: got %q", p.Fingerprint)
+	}
+}
+
+func TestSnapshotCacheCallerCancel(t *testing.T) {
+	c := NewSnapshotCache()
+	release := make(chan struct{})
+	fetch := func(ctx context.Context) (*compute.SecurityPolicy, error) {
+		<-release
+		return &compute.SecurityPolicy{Name: "n"}, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := c.Get(ctx, testKey, fetch)
+		errc <- err
+	}()
+	waitFor(t, func() bool { return c.Stats().Misses == 1 })
+	cancel()
+	if diff := cmp.Diff(context.Canceled, <-errc, test.EquateErrors()); diff != "" {
+		t.Errorf("cancelled caller: -want, +got:\n%s", diff)
+	}
+	close(release)
+	// The shared fetch was not cancelled with its first caller, so its
+	// result is stored for the next one.
+	waitFor(t, func() bool { return c.Stats().Fetches == 1 })
+	if _, err := c.Get(context.Background(), testKey, fetch); err != nil {
+		t.Errorf("Get after the shared fetch: %v", err)
+	}
+	if s := c.Stats(); s.Hits != 1 {
+		t.Errorf("want the fetch started by a cancelled caller to be cached, stats %+v", s)
+	}
+}
+
+func TestSnapshotCacheEviction(t *testing.T) {
+	clk := newFakeClock()
+	c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), WithSnapshotClock(clk.Now))
+	var n atomic.Int64
+	for i := range 100 {
+		k := PolicyKey{Project: "p", Name: string(rune('a'+i%26)) + string(rune('a'+i/26))}
+		_, _ = c.Get(context.Background(), k, countingFetch(&n, nil))
+	}
+	if got := c.Stats().Entries; got != 100 {
+		t.Fatalf("want 100 live entries, got %d", got)
+	}
+	clk.Advance(11 * time.Second)
+	_, _ = c.Get(context.Background(), testKey, countingFetch(&n, nil))
+	if got := c.Stats().Entries; got != 1 {
+		t.Errorf("expired entries must be evicted: want 1 entry, got %d", got)
+	}
+	c.Invalidate(testKey)
+	if got := c.Stats().Entries; got != 0 {
+		t.Errorf("Invalidate must drop an idle entry: want 0, got %d", got)
+	}
+}
+
+func TestDeepCopyPolicy(t *testing.T) {
+	in := &compute.SecurityPolicy{Name: "n", Labels: map[string]string{"a": "b"}, Rules: []*compute.SecurityPolicyRule{
+		{Priority: 0, Action: "allow", Match: &compute.SecurityPolicyRuleMatcher{Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: []string{"10.0.0.0/8"}}}},
+	}}
+	out := DeepCopyPolicy(in)
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("DeepCopyPolicy: -in, +out:\n%s", diff)
+	}
+	out.Rules[0].Match.Config.SrcIpRanges[0] = "0.0.0.0/0"
+	out.Labels["a"] = "c"
+	if in.Rules[0].Match.Config.SrcIpRanges[0] != "10.0.0.0/8" || in.Labels["a"] != "b" {
+		t.Errorf("DeepCopyPolicy: the copy shares memory with the original")
+	}
+	if DeepCopyPolicy(nil) != nil || DeepCopyRule(nil) != nil {
+		t.Errorf("DeepCopy of nil must be nil")
+	}
+}
+
+// waitFor polls cond for up to five seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
