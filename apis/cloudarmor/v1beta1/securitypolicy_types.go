@@ -39,10 +39,11 @@ type SecurityPolicyParameters struct {
 	// +kubebuilder:validation:MaxLength=2048
 	Description *string `json:"description,omitempty"`
 
-	// Labels of the policy, set through setLabels.
+	// Labels of the policy, set through setLabels. Unset leaves GCP's labels
+	// alone; {} removes them all.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels"` // no omitempty: {} must survive a round trip
 
 	// AdaptiveProtectionConfig configures Adaptive Protection.
 	// +optional
@@ -82,7 +83,7 @@ type SecurityPolicyParameters struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +listType=map
 	// +listMapKey=priority
-	Rules []PolicyRule `json:"rules,omitempty"`
+	Rules []PolicyRule `json:"rules"` // no omitempty: [] (own every rule) must not become unset (hands off)
 }
 
 // PolicyRule is an inline rule of a SecurityPolicy.

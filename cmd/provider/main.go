@@ -1,0 +1,137 @@
+// Command provider runs the Cloud Armor provider's controllers.
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
+
+	"github.com/armorplane/provider-cloudarmor/apis"
+	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/version"
+)
+
+func main() {
+	var (
+		app            = kingpin.New(filepath.Base(os.Args[0]), "Google Cloud Armor support for Crossplane.").DefaultEnvars()
+		debug          = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
+		leaderElection = app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
+
+		syncInterval     = app.Flag("sync", "How often the informer cache resyncs every object.").Short('s').Default("1h").Duration()
+		pollInterval     = app.Flag("poll", "How often each resource is checked for drift in GCP.").Default("1m").Duration()
+		pollJitter       = app.Flag("poll-jitter", "Random jitter (±) added to each poll, to spread GCP reads.").Default("5s").Duration()
+		pollStateMetric  = app.Flag("poll-state-metric", "How often the state metrics are recorded.").Default("5s").Duration()
+		maxReconcileRate = app.Flag("max-reconcile-rate", "Global maximum reconciles per second; also each controller's concurrency.").Default("10").Int()
+		timeout          = app.Flag("timeout", "Bound on one reconcile's GCP calls, operation waits included.").Default("2m").Duration()
+		snapshotTTL      = app.Flag("snapshot-ttl", "How long rule observations reuse one GET of their policy. Keep it well under --poll.").Default("15s").Duration()
+
+		enableManagementPolicies = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
+		metricsAddr              = app.Flag("metrics-bind-address", "Address of the Prometheus metrics endpoint; 0 disables it.").Default(":8080").String()
+		healthAddr               = app.Flag("health-probe-bind-address", "Address of the health and readiness probes; 0 disables them.").Default(":8081").String()
+	)
+	app.Version(version.Version)
+	kingpin.MustParse(app.Parse(os.Args[1:]))
+
+	zl := zap.New(zap.UseDevMode(*debug))
+	log := logging.NewLogrLogger(zl.WithName("provider-cloudarmor"))
+	// controller-runtime is verbose; give it our logger only when debugging.
+	if *debug {
+		ctrl.SetLogger(zl)
+	} else {
+		ctrl.SetLogger(zap.New(zap.WriteTo(discard{})))
+	}
+	gcp.Version = version.Version
+
+	cfg, err := ctrl.GetConfig()
+	kingpin.FatalIfError(err, "Cannot get API server rest config")
+
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+		Cache: cache.Options{
+			SyncPeriod: syncInterval,
+			// The CRD gate needs only names and conditions, not schemas.
+			ByObject: map[client.Object]cache.ByObject{
+				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			},
+		},
+		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:     *healthAddr,
+		LeaderElection:             *leaderElection,
+		LeaderElectionID:           "crossplane-leader-election-provider-cloudarmor",
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaseDuration:              ptr(60 * time.Second),
+		RenewDeadline:              ptr(50 * time.Second),
+	})
+	kingpin.FatalIfError(err, "Cannot create controller manager")
+	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add Cloud Armor APIs to scheme")
+	kingpin.FatalIfError(apiextensionsv1.AddToScheme(mgr.GetScheme()), "Cannot add CRD API to scheme")
+	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add health check")
+	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add readiness check")
+
+	mrMetrics := managed.NewMRMetricRecorder()
+	stateMetrics := statemetrics.NewMRStateMetrics()
+	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
+
+	o := controller.Options{
+		Logger:                  log,
+		MaxConcurrentReconciles: *maxReconcileRate,
+		PollInterval:            *pollInterval,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
+		Features:                &feature.Flags{},
+		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+		MetricOptions: &controller.MetricOptions{
+			PollStateMetricInterval: *pollStateMetric,
+			MRMetrics:               mrMetrics,
+			MRStateMetrics:          stateMetrics,
+		},
+	}
+	if *enableManagementPolicies {
+		o.Features.Enable(feature.EnableBetaManagementPolicies)
+		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
+	}
+
+	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(*snapshotTTL))
+	queue := gcp.NewWriteQueue()
+	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
+		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
+	}
+	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
+	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
+
+	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout}), "Cannot set up controllers")
+	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
+	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func ptr[T any](v T) *T { return &v }

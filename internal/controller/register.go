@@ -1,0 +1,30 @@
+// Package controller wires every controller of the provider into a manager.
+package controller
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+)
+
+// SetupGated adds every controller. The managed resource controllers start
+// only once their CRDs exist (safe-start: with Crossplane's
+// ManagedResourceActivationPolicy a CRD may appear long after the provider
+// starts); the ProviderConfig controllers start at once.
+func SetupGated(mgr ctrl.Manager, o setup.Options) error {
+	if err := config.Setup(mgr, o.Options); err != nil {
+		return err
+	}
+	for _, fn := range []func(ctrl.Manager, setup.Options) error{
+		securitypolicy.SetupGated,
+		securitypolicyrule.SetupGated,
+	} {
+		if err := fn(mgr, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

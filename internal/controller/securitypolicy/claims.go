@@ -1,0 +1,97 @@
+package securitypolicy
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+)
+
+// indexRulePolicy indexes SecurityPolicyRules by the GCP policy they target,
+// "<region>/<policy>" ("/<policy>" for a global one), so a policy finds the
+// rules that claim its priorities without listing every rule.
+const indexRulePolicy = "spec.forProvider.policyKey"
+
+func rulePolicyKey(region, policy string) string { return region + "/" + policy }
+
+func indexRulesByPolicy(ctx context.Context, idx client.FieldIndexer) error {
+	return idx.IndexField(ctx, &v1beta1.SecurityPolicyRule{}, indexRulePolicy, func(o client.Object) []string {
+		r, ok := o.(*v1beta1.SecurityPolicyRule)
+		if !ok || r.Spec.ForProvider.SecurityPolicy == nil {
+			return nil
+		}
+		return []string{rulePolicyKey(deref(r.Spec.ForProvider.Region), *r.Spec.ForProvider.SecurityPolicy)}
+	})
+}
+
+// claimLister finds the SecurityPolicyRules, in any namespace, that target a
+// policy. A rule that sets no project is taken to share the policy's project:
+// the alternative, resolving every rule's ProviderConfig, costs a read per
+// rule for a case (one GCP policy name in two projects, managed from one
+// cluster) that would be a conflict anyway.
+type claimLister struct {
+	kube    client.Reader
+	project string
+}
+
+func (l *claimLister) Claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Claims, error) {
+	rules := &v1beta1.SecurityPolicyRuleList{}
+	key := rulePolicyKey(deref(cr.Spec.ForProvider.Region), meta.GetExternalName(cr))
+	if err := l.kube.List(ctx, rules, client.MatchingFields{indexRulePolicy: key}); err != nil {
+		return nil, err
+	}
+	claims := securitypolicy.Claims{}
+	for _, r := range rules.Items {
+		if p := r.Spec.ForProvider.Project; p != nil && *p != l.project {
+			continue
+		}
+		claims[r.Spec.ForProvider.Priority] = r.GetNamespace() + "/" + r.GetName()
+	}
+	return claims, nil
+}
+
+// watchRules re-reconciles the SecurityPolicies in a rule's namespace that
+// the rule targets whenever a rule is created, changed or deleted, so a
+// priority a rule releases is taken back (or removed) without waiting for
+// the next poll.
+func watchRules(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
+	return func(b *ctrl.Builder) *ctrl.Builder {
+		return b.Watches(&v1beta1.SecurityPolicyRule{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return policiesFor(ctx, kube, o)
+		}))
+	}
+}
+
+func policiesFor(ctx context.Context, kube client.Reader, o client.Object) []reconcile.Request {
+	r, ok := o.(*v1beta1.SecurityPolicyRule)
+	if !ok || r.Spec.ForProvider.SecurityPolicy == nil {
+		return nil
+	}
+	policies := &v1beta1.SecurityPolicyList{}
+	if err := kube.List(ctx, policies, client.InNamespace(r.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, p := range policies.Items {
+		if meta.GetExternalName(&p) == *r.Spec.ForProvider.SecurityPolicy && deref(p.Spec.ForProvider.Region) == deref(r.Spec.ForProvider.Region) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}})
+		}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+

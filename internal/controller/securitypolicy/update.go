@@ -1,0 +1,86 @@
+package securitypolicy
+
+import (
+	"context"
+
+	"google.golang.org/api/compute/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+)
+
+// Error strings.
+const (
+	errPatchPolicy   = "cannot patch security policy"
+	errSetLabels     = "cannot set security policy labels"
+	errPatchDefault  = "cannot patch default rule"
+	errFmtAddRule    = "cannot add inline rule at priority %d"
+	errFmtPatchRule  = "cannot patch inline rule at priority %d"
+	errFmtRemoveRule = "cannot remove rule at priority %d"
+)
+
+// update makes GCP's policy match p, one step at a time, each step reading
+// the policy afresh where it needs GCP's current fingerprint. The first error
+// stops it; the next reconcile starts from what GCP then holds. Rules are
+// added, then patched, then removed, so an allowlist never loses an allowed
+// range before its replacement exists (see securitypolicy.RulePlan).
+func (e *external) update(ctx context.Context, name string, p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims) error {
+	sp, err := e.policies.GetFresh(ctx, name)
+	if err != nil {
+		return errors.Wrap(err, errGetPolicy)
+	}
+	d := diff(p, sp, claims)
+	if d.patch != "" {
+		if err := e.policies.Patch(ctx, name, securitypolicy.GeneratePolicyPatch(p, sp)); err != nil {
+			return errors.Wrap(err, errPatchPolicy)
+		}
+	}
+	if d.labels {
+		if err := e.setLabels(ctx, name, p.Labels); err != nil {
+			return err
+		}
+	}
+	if d.defaultRule != "" {
+		want := securitypolicy.GenerateDefaultRule(*p.DefaultRule)
+		mask := securitypolicy.RuleUpdateMask(want, securitypolicy.FindRule(sp, v1beta1.DefaultRulePriority))
+		if err := e.policies.PatchRule(ctx, name, v1beta1.DefaultRulePriority, want, mask...); err != nil {
+			return errors.Wrap(err, errPatchDefault)
+		}
+	}
+	return e.applyPlan(ctx, name, sp, d.plan)
+}
+
+// setLabels needs the labelFingerprint as of now: the patch before it may
+// have changed it.
+func (e *external) setLabels(ctx context.Context, name string, labels map[string]string) error {
+	sp, err := e.policies.GetFresh(ctx, name)
+	if err != nil {
+		return errors.Wrap(err, errGetPolicy)
+	}
+	return errors.Wrap(e.policies.SetLabels(ctx, name, labels, sp.LabelFingerprint), errSetLabels)
+}
+
+func (e *external) applyPlan(ctx context.Context, name string, sp *compute.SecurityPolicy, plan securitypolicy.RulePlan) error {
+	for _, r := range plan.Add {
+		err := e.policies.AddRule(ctx, name, r)
+		if err != nil && !gcp.IsAlreadyExists(err) {
+			return errors.Wrapf(err, errFmtAddRule, r.Priority)
+		}
+	}
+	for _, r := range plan.Patch {
+		mask := securitypolicy.RuleUpdateMask(r, securitypolicy.FindRule(sp, r.Priority))
+		if err := e.policies.PatchRule(ctx, name, r.Priority, r, mask...); err != nil {
+			return errors.Wrapf(err, errFmtPatchRule, r.Priority)
+		}
+	}
+	for _, prio := range plan.Remove {
+		if err := resource.Ignore(gcp.IsNotFound, e.policies.RemoveRule(ctx, name, prio)); err != nil {
+			return errors.Wrapf(err, errFmtRemoveRule, prio)
+		}
+	}
+	return nil
+}

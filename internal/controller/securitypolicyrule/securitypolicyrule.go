@@ -1,0 +1,199 @@
+// Package securitypolicyrule manages SecurityPolicyRule objects: one rule of
+// a Cloud Armor policy, identified by (policy, priority).
+package securitypolicyrule
+
+import (
+	"context"
+	"strconv"
+
+	"google.golang.org/api/compute/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+)
+
+// AnnotationResetDefaultRule, set to "true" on a SecurityPolicyRule at
+// priority 2147483647, resets the default rule to "allow *" when the object
+// is deleted. Without it the default rule is left as it is: it can never be
+// removed, and silently opening a deny-by-default policy would be worse than
+// leaving it closed.
+const AnnotationResetDefaultRule = "cloudarmor.armorplane.io/reset-default-rule-on-delete"
+
+// Error strings.
+const (
+	errConnect        = "cannot connect to GCP"
+	errNoPolicy       = "spec.forProvider.securityPolicy is not set: set it or resolve securityPolicyRef/securityPolicySelector"
+	errGetPolicy      = "cannot get security policy"
+	errAddRule        = "cannot add rule"
+	errPatchRule      = "cannot patch rule"
+	errRemoveRule     = "cannot remove rule"
+	errResetDefault   = "cannot reset default rule"
+	errPolicyNotFound = "security policy does not exist"
+)
+
+// Setup adds a controller that reconciles SecurityPolicyRules.
+func Setup(mgr ctrl.Manager, o setup.Options) error {
+	name := managed.ControllerName(v1beta1.SecurityPolicyRuleGroupKind)
+	opts := append(o.ReconcilerOptions(mgr, name),
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector}),
+		// The identity is (policy, priority) from the spec, not metadata.name.
+		managed.WithInitializers(),
+	)
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
+	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r)
+}
+
+// SetupGated registers Setup to run once the SecurityPolicyRule CRD exists.
+func SetupGated(mgr ctrl.Manager, o setup.Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o); err != nil {
+			panic(errors.Wrap(err, "cannot set up SecurityPolicyRule controller"))
+		}
+	}, v1beta1.SecurityPolicyRuleGroupVersionKind)
+	return nil
+}
+
+type connecter struct {
+	conn *connector.Connector
+}
+
+func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.TypedExternalClient[*v1beta1.SecurityPolicyRule], error) {
+	conn, err := c.conn.Connect(ctx, cr)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
+	p := cr.Spec.ForProvider
+	project := conn.Project
+	if p.Project != nil {
+		project = *p.Project
+	}
+	region := ""
+	if p.Region != nil {
+		region = *p.Region
+	}
+	return &external{policies: conn.Client.Policies(project, region)}, nil
+}
+
+// external manages one rule through the policy's PolicyClient. Reads go
+// through the shared per-policy snapshot, so every rule of a policy costs
+// GCP one read per snapshot lifetime, not one each.
+type external struct {
+	policies gcp.PolicyClient
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
+	policy := policyName(cr)
+	if policy == "" {
+		return managed.ExternalObservation{}, errors.New(errNoPolicy)
+	}
+	sp, err := e.policies.Get(ctx, policy)
+	if gcp.IsNotFound(err) {
+		// No policy, no rule. While deleting this lets the finalizer go.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)
+	}
+	observed := securitypolicy.FindRule(sp, cr.Spec.ForProvider.Priority)
+	if observed == nil || releasedDefaultRule(cr, observed) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	obs := securitypolicy.GenerateRuleObservation(observed)
+	cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: sp.SelfLink, Rule: &obs}
+	cr.SetConditions(xpv2.Available())
+
+	upToDate, diff := securitypolicy.RuleUpToDate(desired(cr), observed)
+	if meta.WasDeleted(cr) {
+		// Only a default rule that must be reset reaches here while deleting.
+		upToDate = true
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, Diff: diff}, nil
+}
+
+// releasedDefaultRule reports whether a deleted object at the default
+// priority has nothing left to do. The default rule always exists in GCP, so
+// "gone" for it means "no longer ours": either the user did not ask for a
+// reset, or the rule already allows everything.
+func releasedDefaultRule(cr *v1beta1.SecurityPolicyRule, observed *compute.SecurityPolicyRule) bool {
+	if cr.Spec.ForProvider.Priority != v1beta1.DefaultRulePriority || !meta.WasDeleted(cr) {
+		return false
+	}
+	if cr.GetAnnotations()[AnnotationResetDefaultRule] != "true" {
+		return true
+	}
+	ok, _ := securitypolicy.RuleUpToDate(allowAll(), observed)
+	return ok
+}
+
+func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalCreation, error) {
+	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
+	var err error
+	if priority == v1beta1.DefaultRulePriority {
+		// The default rule cannot be added, only patched.
+		err = e.patch(ctx, policy, desired(cr))
+	} else {
+		err = errors.Wrap(e.policies.AddRule(ctx, policy, desired(cr)), errAddRule)
+	}
+	if gcp.IsNotFound(err) {
+		return managed.ExternalCreation{}, errors.Wrap(err, errPolicyNotFound)
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	meta.SetExternalName(cr, policy+"/"+strconv.FormatInt(priority, 10))
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, e.patch(ctx, policyName(cr), desired(cr))
+}
+
+// patch replaces the rule at want.Priority with want, clearing every field
+// GCP holds that want no longer sets.
+func (e *external) patch(ctx context.Context, policy string, want *compute.SecurityPolicyRule) error {
+	sp, err := e.policies.Get(ctx, policy)
+	if err != nil {
+		return errors.Wrap(err, errGetPolicy)
+	}
+	mask := securitypolicy.RuleUpdateMask(want, securitypolicy.FindRule(sp, want.Priority))
+	return errors.Wrap(e.policies.PatchRule(ctx, policy, want.Priority, want, mask...), errPatchRule)
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalDelete, error) {
+	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
+	if priority == v1beta1.DefaultRulePriority {
+		// Observe only reports a deleted default rule as existing when the
+		// user asked for a reset and it is not yet "allow *".
+		return managed.ExternalDelete{}, errors.Wrap(e.patch(ctx, policy, allowAll()), errResetDefault)
+	}
+	err := e.policies.RemoveRule(ctx, policy, priority)
+	return managed.ExternalDelete{}, errors.Wrap(resource.Ignore(gcp.IsNotFound, err), errRemoveRule)
+}
+
+func (e *external) Disconnect(_ context.Context) error { return nil }
+
+func policyName(cr *v1beta1.SecurityPolicyRule) string {
+	if cr.Spec.ForProvider.SecurityPolicy == nil {
+		return ""
+	}
+	return *cr.Spec.ForProvider.SecurityPolicy
+}
+
+func desired(cr *v1beta1.SecurityPolicyRule) *compute.SecurityPolicyRule {
+	return securitypolicy.GenerateRule(cr.Spec.ForProvider.Priority, cr.Spec.ForProvider.RuleParameters)
+}
+
+// allowAll is the default rule GCP creates for a policy without one.
+func allowAll() *compute.SecurityPolicyRule {
+	return securitypolicy.GenerateDefaultRule(v1beta1.RuleParameters{Action: v1beta1.ActionAllow})
+}
