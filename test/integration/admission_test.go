@@ -1,0 +1,214 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// TestAdmission applies valid and invalid objects to the real API server with
+// our CRDs and asserts what admission accepts, and the message a person sees
+// when it does not.
+func TestAdmission(t *testing.T) {
+	env := startControlPlane(t)
+
+	cases := map[string]struct {
+		reason  string
+		object  string
+		wantErr string // "" means accepted
+	}{
+		"ValidPolicy": {
+			reason: "A policy with a default rule and inline rules is accepted.",
+			object: policyYAML("valid", `
+    defaultRule: {action: "deny(403)"}
+    rules:
+    - {priority: 0, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8", "2001:db8::/32", "192.0.2.1", "*"]}}}`),
+		},
+		"PriorityTooLarge": {
+			reason:  "A rule priority above 2147483647 is rejected.",
+			object:  ruleYAML("too-large", `priority: 2147483648`, `action: allow`, srcRanges("10.0.0.0/8")),
+			wantErr: "spec.forProvider.priority: Invalid value: 2147483648: spec.forProvider.priority in body should be less than or equal to 2147483647",
+		},
+		"PriorityNegative": {
+			reason:  "A negative priority is rejected.",
+			object:  ruleYAML("negative", `priority: -1`, `action: allow`, srcRanges("10.0.0.0/8")),
+			wantErr: "spec.forProvider.priority in body should be greater than or equal to 0",
+		},
+		"ElevenRanges": {
+			reason:  "GCP allows at most 10 srcIpRanges per rule.",
+			object:  ruleYAML("eleven", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8", "10.1.0.0/16", "10.2.0.0/16", "10.3.0.0/16", "10.4.0.0/16", "10.5.0.0/16", "10.6.0.0/16", "10.7.0.0/16", "10.8.0.0/16", "10.9.0.0/16", "10.10.0.0/16")),
+			wantErr: "spec.forProvider.match.config.srcIpRanges: Too many: 11: must have at most 10 items",
+		},
+		"BadCIDR": {
+			reason:  "A range that is neither a CIDR, an address nor * is rejected.",
+			object:  ruleYAML("bad-cidr", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/33")),
+			wantErr: "must be a CIDR such as 203.0.113.0/24, an IP address, or '*'",
+		},
+		"UnknownAction": {
+			reason:  "An action outside GCP's enum is rejected.",
+			object:  ruleYAML("bad-action", `priority: 1`, `action: permit`, srcRanges("10.0.0.0/8")),
+			wantErr: `spec.forProvider.action: Unsupported value: "permit": supported values: "allow", "deny(403)"`,
+		},
+		"RateLimitWithoutThrottle": {
+			reason:  "rateLimitOptions on an allow rule is rejected, as GCP would.",
+			object:  ruleYAML("rl-allow", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}}`),
+			wantErr: "rateLimitOptions must be set when action is throttle, rate_based_ban or fairshare, and only then",
+		},
+		"ThrottleWithoutRateLimit": {
+			reason:  "A throttle rule needs rateLimitOptions.",
+			object:  ruleYAML("throttle", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8")),
+			wantErr: "rateLimitOptions must be set when action is throttle, rate_based_ban or fairshare, and only then",
+		},
+		"BothEnforceOnKeyForms": {
+			reason:  "enforceOnKey and enforceOnKeyConfigs are mutually exclusive.",
+			object:  ruleYAML("both-keys", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, enforceOnKey: IP, enforceOnKeyConfigs: [{enforceOnKeyType: IP}]}`),
+			wantErr: "set enforceOnKey/enforceOnKeyName or enforceOnKeyConfigs, not both",
+		},
+		"DuplicateInlinePriority": {
+			reason: "Two inline rules with one priority are rejected.",
+			object: policyYAML("dupes", `
+    rules:
+    - {priority: 5, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8"]}}}
+    - {priority: 5, action: "deny(403)", match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8"]}}}`),
+			wantErr: `spec.forProvider.rules[1]: Duplicate value: map[string]interface {}{"priority":5}`,
+		},
+		"BadPolicyName": {
+			reason:  "A metadata.name GCP would not accept as a policy name is rejected.",
+			object:  policyYAML("1-starts-with-digit", ""),
+			wantErr: "metadata.name must be a valid Cloud Armor policy name",
+		},
+		"InlineDefaultPriority": {
+			reason:  "The default rule is set through defaultRule, not inline.",
+			object:  policyYAML("inline-default", "\n    rules:\n    - {priority: 2147483647, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: [\"*\"]}}}"),
+			wantErr: "spec.forProvider.rules[0].priority in body should be less than or equal to 2147483646",
+		},
+		"RuleWithoutMatch": {
+			reason:  "A non-default rule must say what it matches.",
+			object:  ruleYAML("no-match", `priority: 1`, `action: allow`),
+			wantErr: "a rule needs match or networkMatch",
+		},
+		"BasicAndAdvancedMatch": {
+			reason:  "versionedExpr and expr cannot be combined.",
+			object:  ruleYAML("both-match", `priority: 1`, `action: allow`, `match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8"]}, expr: {expression: "true"}}`),
+			wantErr: "set either versionedExpr with config (basic match) or expr (advanced match), not both",
+		},
+		"CrossNamespaceRef": {
+			reason:  "A rule can only reference a policy in its own namespace.",
+			object:  strings.Replace(ruleYAML("cross-ns", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8")), "securityPolicy: some-policy", "securityPolicyRef: {name: p, namespace: other}", 1),
+			wantErr: "securityPolicyRef must name a SecurityPolicy in this rule's namespace",
+		},
+		"ProviderConfigSecretWithoutRef": {
+			reason: "A Secret credentials source needs a secretRef.",
+			object: `apiVersion: armorplane.io/v1beta1
+kind: ProviderConfig
+metadata: {name: no-ref, namespace: default}
+spec: {projectID: p, credentials: {source: Secret}}`,
+			wantErr: "credentials.secretRef is required when credentials.source is Secret or AccessToken",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(tc.object), &u.Object); err != nil {
+				t.Fatalf("bad test object: %v", err)
+			}
+			err := env.kube.Create(context.Background(), u)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("\n%s\nCreate: want accepted, got: %v", tc.reason, err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("\n%s\nCreate: want rejected with %q, got accepted", tc.reason, tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("\n%s\nCreate: want error containing\n  %q\ngot\n  %q", tc.reason, tc.wantErr, err.Error())
+			}
+		})
+	}
+}
+
+// TestAdmissionImmutable checks the transition rules: fields GCP cannot
+// change are refused on update with a message saying so.
+func TestAdmissionImmutable(t *testing.T) {
+	env := startControlPlane(t)
+	ctx := context.Background()
+
+	cases := map[string]struct {
+		object  string
+		path    []string
+		value   any
+		wantErr string
+	}{
+		"RulePriority": {
+			object: ruleYAML("imm-priority", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8")),
+			path:   []string{"spec", "forProvider", "priority"}, value: int64(2),
+			wantErr: "priority is immutable: create a new rule at the other priority",
+		},
+		"RulePolicy": {
+			object: ruleYAML("imm-policy", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8")),
+			path:   []string{"spec", "forProvider", "securityPolicy"}, value: "another-policy",
+			wantErr: "securityPolicy is immutable",
+		},
+		"PolicyRegion": {
+			object: policyYAML("imm-region", "\n    region: us-central1"),
+			path:   []string{"spec", "forProvider", "region"}, value: "europe-west1",
+			wantErr: "region is immutable",
+		},
+		"PolicyRegionAdded": {
+			object: policyYAML("imm-region-added", ""),
+			path:   []string{"spec", "forProvider", "region"}, value: "europe-west1",
+			wantErr: "region is immutable: a policy cannot move between global and regional",
+		},
+		"PolicyType": {
+			object: policyYAML("imm-type", "\n    type: CLOUD_ARMOR"),
+			path:   []string{"spec", "forProvider", "type"}, value: "CLOUD_ARMOR_EDGE",
+			wantErr: "type is immutable",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(tc.object), &u.Object); err != nil {
+				t.Fatalf("bad test object: %v", err)
+			}
+			if err := env.kube.Create(ctx, u); err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			if err := unstructured.SetNestedField(u.Object, tc.value, tc.path...); err != nil {
+				t.Fatal(err)
+			}
+			err := env.kube.Update(ctx, u)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Update: want error containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}
+
+func policyYAML(name, forProvider string) string {
+	return `apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicy
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  forProvider:
+    description: test` + forProvider + "\n"
+}
+
+func ruleYAML(name string, fields ...string) string {
+	s := `apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicyRule
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  forProvider:
+    securityPolicy: some-policy
+`
+	for _, f := range fields {
+		s += "    " + f + "\n"
+	}
+	return s
+}
+
+func srcRanges(ranges ...string) string {
+	return `match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["` + strings.Join(ranges, `", "`) + `"]}}`
+}

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/compute/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+type schemaGVK = schema.GroupVersionKind
+
+func managedKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind}
+}
+
+func staticToken(tok string) oauth2.TokenSource {
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})
+}
+
+const waitFor = 60 * time.Second
+
+// eventually polls cond until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+}
+
+// waitReady waits until o is Ready=True and Synced=True.
+func (e *env) waitReady(t *testing.T, o resource.Managed) {
+	t.Helper()
+	eventually(t, waitFor, fmt.Sprintf("%s to be Ready and Synced", o.GetName()), func() error {
+		if err := e.kube.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+			return err
+		}
+		for _, ct := range []xpv2.ConditionType{xpv2.TypeReady, xpv2.TypeSynced} {
+			if c := o.GetCondition(ct); c.Status != corev1.ConditionTrue {
+				return fmt.Errorf("%s=%s %s: %s", ct, c.Status, c.Reason, c.Message)
+			}
+		}
+		return nil
+	})
+}
+
+// gcpPolicy reads a policy straight from the emulator.
+func (e *env) gcpPolicy(region, name string) (*compute.SecurityPolicy, error) {
+	if region == "" {
+		return e.gcp.SecurityPolicies.Get(project, name).Do()
+	}
+	return e.gcp.RegionSecurityPolicies.Get(project, region, name).Do()
+}
+
+// rulesOf summarises a policy's rules as "priority:action:ranges", sorted by
+// priority, for readable comparisons.
+func rulesOf(sp *compute.SecurityPolicy) []string {
+	rs := slices.Clone(sp.Rules)
+	slices.SortFunc(rs, func(a, b *compute.SecurityPolicyRule) int { return int(a.Priority - b.Priority) })
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		var ranges []string
+		if r.Match != nil && r.Match.Config != nil {
+			ranges = r.Match.Config.SrcIpRanges
+		}
+		out = append(out, fmt.Sprintf("%d:%s:%s", r.Priority, r.Action, strings.Join(ranges, ",")))
+	}
+	return out
+}
+
+func (e *env) waitGCPRules(t *testing.T, region, name string, want []string) {
+	t.Helper()
+	eventually(t, waitFor, "GCP rules of "+name, func() error {
+		sp, err := e.gcpPolicy(region, name)
+		if err != nil {
+			return err
+		}
+		if got := rulesOf(sp); !slices.Equal(got, want) {
+			return fmt.Errorf("rules: want %v, got %v", want, got)
+		}
+		return nil
+	})
+}
+
+func (e *env) mutations() int64 { return e.emu.Stats().Mutations }
+
+func (e *env) get(t *testing.T, o client.Object) {
+	t.Helper()
+	if err := e.kube.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func key(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+func ptr[T any](v T) *T { return &v }
