@@ -128,11 +128,17 @@ func releasedDefaultRule(cr *v1beta1.SecurityPolicyRule, observed *compute.Secur
 	if cr.Spec.ForProvider.Priority != v1beta1.DefaultRulePriority || !meta.WasDeleted(cr) {
 		return false
 	}
-	if cr.GetAnnotations()[AnnotationResetDefaultRule] != "true" {
+	if !resetDefaultRule(cr) {
 		return true
 	}
 	ok, _ := securitypolicy.RuleUpToDate(allowAll(), observed)
 	return ok
+}
+
+// resetDefaultRule reports whether the user asked for the default rule to
+// be reset to "allow *" when cr is deleted.
+func resetDefaultRule(cr *v1beta1.SecurityPolicyRule) bool {
+	return cr.GetAnnotations()[AnnotationResetDefaultRule] == "true"
 }
 
 func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalCreation, error) {
@@ -173,7 +179,12 @@ func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
 	if priority == v1beta1.DefaultRulePriority {
 		// Observe only reports a deleted default rule as existing when the
-		// user asked for a reset and it is not yet "allow *".
+		// user asked for a reset and it is not yet "allow *". Check again
+		// here: opening a deny-by-default policy must never be a side
+		// effect of how Observe and the reconciler happen to interact.
+		if !resetDefaultRule(cr) {
+			return managed.ExternalDelete{}, nil
+		}
 		return managed.ExternalDelete{}, errors.Wrap(e.patch(ctx, policy, allowAll()), errResetDefault)
 	}
 	err := e.policies.RemoveRule(ctx, policy, priority)

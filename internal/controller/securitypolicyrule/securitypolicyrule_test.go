@@ -1,0 +1,704 @@
+package securitypolicyrule
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/api/compute/v1"
+	"google.golang.org/api/googleapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+)
+
+const (
+	policy   = "edge-policy"
+	selfLink = "https://www.googleapis.com/compute/v1/projects/p/global/securityPolicies/edge-policy"
+	kindRule = "compute#securityPolicyRule"
+	rangeA   = "192.0.2.0/24"
+	rangeB   = "198.51.100.0/24"
+	deny403  = "deny(403)"
+	srcIPsV1 = "SRC_IPS_V1"
+	defPrio  = v1beta1.DefaultRulePriority
+	gcpDescr = "Default rule, higher priority overrides it"
+)
+
+var (
+	errBoom = errors.New("boom")
+
+	errNotFound = &googleapi.Error{Code: http.StatusNotFound,
+		Message: "The resource 'projects/p/global/securityPolicies/edge-policy' was not found",
+		Errors:  []googleapi.ErrorItem{{Reason: "notFound"}}}
+	errNoRuleAtPriority = &googleapi.Error{Code: http.StatusBadRequest,
+		Message: "Invalid value for field 'priority': '1000'. The security policy does not contain a rule at priority 1000.",
+		Errors:  []googleapi.ErrorItem{{Reason: "invalid"}}}
+	errRateLimited = &googleapi.Error{Code: http.StatusTooManyRequests, Message: "Rate Limit Exceeded",
+		Errors: []googleapi.ErrorItem{{Reason: "rateLimitExceeded"}}}
+	errQuota = &gcp.OperationError{Operation: "operation-1", Errors: []gcp.OperationErrorItem{{
+		Code: "QUOTA_EXCEEDED", Message: "Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally."}}}
+)
+
+// call is one call the external client made to GCP.
+type call struct {
+	Method   string
+	Policy   string
+	Priority int64
+	Rule     *compute.SecurityPolicyRule
+	Mask     []string
+}
+
+// fakePolicies is a gcp.PolicyClient whose methods call the XxxFn fields and
+// record every call. A method without a function fails the call, so an
+// unexpected write shows up as an error.
+type fakePolicies struct {
+	GetFn        func(name string) (*compute.SecurityPolicy, error)
+	AddRuleFn    func(r *compute.SecurityPolicyRule) error
+	PatchRuleFn  func(r *compute.SecurityPolicyRule) error
+	RemoveRuleFn func(priority int64) error
+
+	calls []call
+}
+
+var _ gcp.PolicyClient = &fakePolicies{}
+
+func unexpected(m string) error { return errors.New("unexpected call to " + m) }
+
+func (f *fakePolicies) Get(_ context.Context, name string) (*compute.SecurityPolicy, error) {
+	f.calls = append(f.calls, call{Method: "Get", Policy: name})
+	if f.GetFn == nil {
+		return nil, unexpected("Get")
+	}
+	return f.GetFn(name)
+}
+
+func (f *fakePolicies) GetFresh(_ context.Context, _ string) (*compute.SecurityPolicy, error) {
+	return nil, unexpected("GetFresh")
+}
+
+func (f *fakePolicies) Insert(_ context.Context, _ *compute.SecurityPolicy) error {
+	return unexpected("Insert")
+}
+
+func (f *fakePolicies) Patch(_ context.Context, _ string, _ *compute.SecurityPolicy, _ ...string) error {
+	return unexpected("Patch")
+}
+
+func (f *fakePolicies) Delete(_ context.Context, _ string) error { return unexpected("Delete") }
+
+func (f *fakePolicies) AddRule(_ context.Context, name string, r *compute.SecurityPolicyRule) error {
+	f.calls = append(f.calls, call{Method: "AddRule", Policy: name, Priority: r.Priority, Rule: r})
+	if f.AddRuleFn == nil {
+		return unexpected("AddRule")
+	}
+	return f.AddRuleFn(r)
+}
+
+func (f *fakePolicies) PatchRule(_ context.Context, name string, priority int64, r *compute.SecurityPolicyRule, mask ...string) error {
+	f.calls = append(f.calls, call{Method: "PatchRule", Policy: name, Priority: priority, Rule: r, Mask: mask})
+	if f.PatchRuleFn == nil {
+		return unexpected("PatchRule")
+	}
+	return f.PatchRuleFn(r)
+}
+
+func (f *fakePolicies) RemoveRule(_ context.Context, name string, priority int64) error {
+	f.calls = append(f.calls, call{Method: "RemoveRule", Policy: name, Priority: priority})
+	if f.RemoveRuleFn == nil {
+		return unexpected("RemoveRule")
+	}
+	return f.RemoveRuleFn(priority)
+}
+
+func (f *fakePolicies) SetLabels(_ context.Context, _ string, _ map[string]string, _ string) error {
+	return unexpected("SetLabels")
+}
+
+// SecurityPolicyRule builders.
+
+type ruleModifier func(*v1beta1.SecurityPolicyRule)
+
+func rule(m ...ruleModifier) *v1beta1.SecurityPolicyRule {
+	cr := &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "block-bad"}}
+	cr.Spec.ForProvider.SecurityPolicy = ptr(policy)
+	cr.Spec.ForProvider.Priority = 1000
+	cr.Spec.ForProvider.Action = deny403
+	for _, fn := range m {
+		fn(cr)
+	}
+	return cr
+}
+
+func withPolicy(p *string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.Spec.ForProvider.SecurityPolicy = p }
+}
+
+func withPriority(p int64) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.Spec.ForProvider.Priority = p }
+}
+
+func withAction(a string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.Spec.ForProvider.Action = a }
+}
+
+func withRanges(rs ...v1beta1.IPRange) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) {
+		cr.Spec.ForProvider.Match = &v1beta1.RuleMatcher{VersionedExpr: ptr(srcIPsV1),
+			Config: &v1beta1.RuleMatcherConfig{SrcIpRanges: rs}}
+	}
+}
+
+func withDescription(d string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.Spec.ForProvider.Description = &d }
+}
+
+func withPreview(p bool) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.Spec.ForProvider.Preview = &p }
+}
+
+func withExternalName(n string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { meta.SetExternalName(cr, n) }
+}
+
+func withAnnotation(k, v string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { meta.AddAnnotations(cr, map[string]string{k: v}) }
+}
+
+func withDeletionTimestamp() ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) {
+		t := metav1.Unix(1700000000, 0)
+		cr.SetDeletionTimestamp(&t)
+	}
+}
+
+func withConditions(c ...xpv2.Condition) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.SetConditions(c...) }
+}
+
+func withObservedRule(o v1beta1.RuleObservation) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) {
+		cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: selfLink, Rule: &o}
+	}
+}
+
+// GCP-side builders.
+
+func gcpPolicy(rules ...*compute.SecurityPolicyRule) *compute.SecurityPolicy {
+	return &compute.SecurityPolicy{Kind: "compute#securityPolicy", Name: policy, SelfLink: selfLink,
+		Fingerprint: "fp-1", Rules: append(rules, gcpDefaultRule())}
+}
+
+// gcpDefaultRule is the default rule GCP adds to a new policy.
+func gcpDefaultRule() *compute.SecurityPolicyRule {
+	return gcpRule(defPrio, "allow", "*", func(r *compute.SecurityPolicyRule) { r.Description = gcpDescr })
+}
+
+// gcpRule is a rule as GCP returns it: with kind set, an empty description
+// and preview false left out.
+func gcpRule(priority int64, action string, ranges ...any) *compute.SecurityPolicyRule {
+	r := &compute.SecurityPolicyRule{Kind: kindRule, Priority: priority, Action: action,
+		Match: &compute.SecurityPolicyRuleMatcher{VersionedExpr: srcIPsV1, Config: &compute.SecurityPolicyRuleMatcherConfig{}}}
+	for _, x := range ranges {
+		switch v := x.(type) {
+		case string:
+			r.Match.Config.SrcIpRanges = append(r.Match.Config.SrcIpRanges, v)
+		case func(*compute.SecurityPolicyRule):
+			v(r)
+		}
+	}
+	return r
+}
+
+func getReturns(sp *compute.SecurityPolicy, err error) func(string) (*compute.SecurityPolicy, error) {
+	return func(string) (*compute.SecurityPolicy, error) { return sp, err }
+}
+
+func returns(err error) func(*compute.SecurityPolicyRule) error {
+	return func(*compute.SecurityPolicyRule) error { return err }
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// matchRanges is the match GenerateRule sends for a basic source-IP match.
+func matchRanges(rs ...string) *compute.SecurityPolicyRuleMatcher {
+	return &compute.SecurityPolicyRuleMatcher{VersionedExpr: srcIPsV1, Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: rs}}
+}
+
+var cmpCalls = []cmp.Option{cmpopts.EquateEmpty()}
+
+func TestObserve(t *testing.T) {
+	type args struct {
+		cr *v1beta1.SecurityPolicyRule
+	}
+	type want struct {
+		o     managed.ExternalObservation
+		diff  bool // o.Diff is not empty
+		err   error
+		cr    *v1beta1.SecurityPolicyRule
+		calls []call
+	}
+	getPolicy := []call{{Method: "Get", Policy: policy}}
+	available := withConditions(xpv2.Available())
+	observed := func(action string, ranges ...string) ruleModifier {
+		return withObservedRule(v1beta1.RuleObservation{Priority: 1000, Action: action, SrcIpRanges: ranges})
+	}
+
+	cases := map[string]struct {
+		reason   string
+		policies *fakePolicies
+		args     args
+		want     want
+	}{
+		"NoPolicyName": {
+			reason:   "A rule whose policy reference is not resolved cannot be observed, and GCP is not called.",
+			policies: &fakePolicies{},
+			args:     args{cr: rule(withPolicy(nil))},
+			want:     want{err: errors.New(errNoPolicy), cr: rule(withPolicy(nil))},
+		},
+		"PolicyNotFound": {
+			reason:   "A rule of a policy that does not exist does not exist.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{o: managed.ExternalObservation{ResourceExists: false}, cr: rule(withRanges(rangeA)), calls: getPolicy},
+		},
+		"PolicyNotFoundWhileDeleting": {
+			reason:   "A rule being deleted whose policy is gone does not exist, so the finalizer can go.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want: want{o: managed.ExternalObservation{ResourceExists: false},
+				cr: rule(withRanges(rangeA), withDeletionTimestamp()), calls: getPolicy},
+		},
+		"GetError": {
+			reason:   "Any other error reading the policy is returned, wrapped.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errBoom)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{err: errors.Wrap(errBoom, errGetPolicy), cr: rule(withRanges(rangeA)), calls: getPolicy},
+		},
+		"RateLimited": {
+			reason:   "A 429 reading the policy is returned, wrapped, so the reconciler backs off.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errRateLimited)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{err: errors.Wrap(errRateLimited, errGetPolicy), cr: rule(withRanges(rangeA)), calls: getPolicy},
+		},
+		"RuleMissing": {
+			reason:   "A policy without a rule at the priority means the rule does not exist.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(2000, deny403, rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{o: managed.ExternalObservation{ResourceExists: false}, cr: rule(withRanges(rangeA)), calls: getPolicy},
+		},
+		"UpToDateWithGCPFillIns": {
+			reason:   "GCP's kind, empty description and omitted preview are not drift.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA, rangeB)), nil)},
+			args:     args{cr: rule(withRanges(rangeA, rangeB))},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA, rangeB), observed(deny403, rangeA, rangeB), available),
+				calls: getPolicy,
+			},
+		},
+		"UpToDateWithExplicitZeroValues": {
+			reason:   "An explicit description \"\" and preview false equal what GCP returns for them.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA), withDescription(""), withPreview(false))},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA), withDescription(""), withPreview(false), observed(deny403, rangeA), available),
+				calls: getPolicy,
+			},
+		},
+		"RangeOrderIsNotDrift": {
+			reason:   "A rule matches any of its ranges, so GCP holding them in another order is not drift.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeB, rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA, rangeB))},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA, rangeB), observed(deny403, rangeB, rangeA), available),
+				calls: getPolicy,
+			},
+		},
+		"ActionDrift": {
+			reason:   "A different action is drift, with a diff for the log.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, "allow", rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false},
+				diff:  true,
+				cr:    rule(withRanges(rangeA), observed("allow", rangeA), available),
+				calls: getPolicy,
+			},
+		},
+		"RangesDrift": {
+			reason:   "A changed set of ranges is drift.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA, rangeB))},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false},
+				diff:  true,
+				cr:    rule(withRanges(rangeA, rangeB), observed(deny403, rangeA), available),
+				calls: getPolicy,
+			},
+		},
+		"ExistsWhileDeleting": {
+			reason:   "A rule being deleted that GCP still holds exists, so the reconciler calls Delete instead of leaking it.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA)), nil)},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want: want{
+				o:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA), withDeletionTimestamp(), observed(deny403, rangeA), available),
+				calls: getPolicy,
+			},
+		},
+		"DefaultRuleUpToDate": {
+			reason:   "A rule at the default priority without a match is compared with match \"*\".",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(), nil)},
+			args:     args{cr: rule(withPriority(defPrio), withAction("allow"), withDescription(gcpDescr))},
+			want: want{
+				o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr: rule(withPriority(defPrio), withAction("allow"), withDescription(gcpDescr), available,
+					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: "allow", Description: gcpDescr, SrcIpRanges: []string{"*"}})),
+				calls: getPolicy,
+			},
+		},
+		"DeletedDefaultRuleWithoutReset": {
+			reason:   "A deleted default-rule object without the reset annotation has nothing to do: it reports gone and GCP keeps the rule.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*")), nil)},
+			args:     args{cr: rule(withPriority(defPrio), withDeletionTimestamp())},
+			want: want{o: managed.ExternalObservation{ResourceExists: false},
+				cr: rule(withPriority(defPrio), withDeletionTimestamp()), calls: getPolicy},
+		},
+		"DeletedDefaultRuleResetPending": {
+			reason:   "A deleted default-rule object that asked for a reset exists until the default rule allows everything.",
+			policies: &fakePolicies{GetFn: getReturns(&compute.SecurityPolicy{Name: policy, SelfLink: selfLink, Rules: []*compute.SecurityPolicyRule{gcpRule(defPrio, deny403, "*")}}, nil)},
+			args:     args{cr: rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "true"), withDeletionTimestamp())},
+			want: want{
+				o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr: rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "true"), withDeletionTimestamp(), available,
+					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: deny403, SrcIpRanges: []string{"*"}})),
+				calls: getPolicy,
+			},
+		},
+		"DeletedDefaultRuleResetDone": {
+			reason:   "A deleted default-rule object whose reset is done reports gone, so the finalizer can go.",
+			policies: &fakePolicies{GetFn: getReturns(&compute.SecurityPolicy{Name: policy, Rules: []*compute.SecurityPolicyRule{gcpRule(defPrio, "allow", "*")}}, nil)},
+			args:     args{cr: rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "true"), withDeletionTimestamp())},
+			want: want{o: managed.ExternalObservation{ResourceExists: false},
+				cr:    rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "true"), withDeletionTimestamp()),
+				calls: getPolicy},
+		},
+		"DeletedDefaultRuleAnnotationNotTrue": {
+			reason:   "Only the exact value \"true\" asks for a reset.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*")), nil)},
+			args:     args{cr: rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "yes"), withDeletionTimestamp())},
+			want: want{o: managed.ExternalObservation{ResourceExists: false},
+				cr:    rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "yes"), withDeletionTimestamp()),
+				calls: getPolicy},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := &external{policies: tc.policies}
+			got, err := e.Observe(context.Background(), tc.args.cr)
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.o, got, cmpopts.IgnoreFields(managed.ExternalObservation{}, "Diff")); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want.diff != (got.Diff != "") {
+				t.Errorf("\n%s\nObserve(...): want a diff: %t, got %q", tc.reason, tc.want.diff, got.Diff)
+			}
+			if diff := cmp.Diff(tc.want.cr, tc.args.cr, test.EquateConditions()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want cr, +got cr:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	type args struct {
+		cr *v1beta1.SecurityPolicyRule
+	}
+	type want struct {
+		err   error
+		cr    *v1beta1.SecurityPolicyRule
+		calls []call
+	}
+	deny1000 := &compute.SecurityPolicyRule{Priority: 1000, Action: deny403, Match: matchRanges(rangeA)}
+	deny0 := &compute.SecurityPolicyRule{Priority: 0, Action: deny403, Match: matchRanges(rangeA), ForceSendFields: []string{"Priority"}}
+	defaultDeny := &compute.SecurityPolicyRule{Priority: defPrio, Action: deny403, Match: matchRanges("*")}
+
+	cases := map[string]struct {
+		reason   string
+		policies *fakePolicies
+		args     args
+		want     want
+	}{
+		"AddRule": {
+			reason:   "Create adds the rule and sets the external name to <policy>/<priority>.",
+			policies: &fakePolicies{AddRuleFn: returns(nil)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{
+				cr:    rule(withRanges(rangeA), withExternalName(policy+"/1000")),
+				calls: []call{{Method: "AddRule", Policy: policy, Priority: 1000, Rule: deny1000}},
+			},
+		},
+		"AddRulePriorityZero": {
+			reason:   "Priority 0 is a real priority: it is added (and force-sent, the Go client would drop it).",
+			policies: &fakePolicies{AddRuleFn: returns(nil)},
+			args:     args{cr: rule(withPriority(0), withRanges(rangeA))},
+			want: want{
+				cr:    rule(withPriority(0), withRanges(rangeA), withExternalName(policy+"/0")),
+				calls: []call{{Method: "AddRule", Policy: policy, Priority: 0, Rule: deny0}},
+			},
+		},
+		"DefaultRuleIsPatched": {
+			reason:   "The default rule can only be patched, never added; fields GCP holds that the spec drops are cleared.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(), nil), PatchRuleFn: returns(nil)},
+			args:     args{cr: rule(withPriority(defPrio))},
+			want: want{
+				cr: rule(withPriority(defPrio), withExternalName(policy+"/2147483647")),
+				calls: []call{
+					{Method: "Get", Policy: policy},
+					{Method: "PatchRule", Policy: policy, Priority: defPrio, Rule: defaultDeny, Mask: []string{"action", "description", "match"}},
+				},
+			},
+		},
+		"PolicyMissing": {
+			reason:   "Adding a rule to a missing policy says that the policy does not exist.",
+			policies: &fakePolicies{AddRuleFn: returns(errNotFound)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{
+				err:   errors.Wrap(errors.Wrap(errNotFound, errAddRule), errPolicyNotFound),
+				cr:    rule(withRanges(rangeA)),
+				calls: []call{{Method: "AddRule", Policy: policy, Priority: 1000, Rule: deny1000}},
+			},
+		},
+		"DefaultRulePolicyMissing": {
+			reason:   "Patching the default rule of a missing policy says that the policy does not exist.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
+			args:     args{cr: rule(withPriority(defPrio))},
+			want: want{
+				err:   errors.Wrap(errors.Wrap(errNotFound, errGetPolicy), errPolicyNotFound),
+				cr:    rule(withPriority(defPrio)),
+				calls: []call{{Method: "Get", Policy: policy}},
+			},
+		},
+		"OperationError": {
+			reason:   "A failed operation is an error carrying GCP's code and message verbatim, and no external name is set.",
+			policies: &fakePolicies{AddRuleFn: returns(errQuota)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{
+				err:   errors.Wrap(errQuota, errAddRule),
+				cr:    rule(withRanges(rangeA)),
+				calls: []call{{Method: "AddRule", Policy: policy, Priority: 1000, Rule: deny1000}},
+			},
+		},
+		"RateLimited": {
+			reason:   "A 429 is returned so that the reconciler backs off.",
+			policies: &fakePolicies{AddRuleFn: returns(errRateLimited)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{
+				err:   errors.Wrap(errRateLimited, errAddRule),
+				cr:    rule(withRanges(rangeA)),
+				calls: []call{{Method: "AddRule", Policy: policy, Priority: 1000, Rule: deny1000}},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := &external{policies: tc.policies}
+			got, err := e.Create(context.Background(), tc.args.cr)
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nCreate(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(managed.ExternalCreation{}, got); diff != "" {
+				t.Errorf("\n%s\nCreate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.cr, tc.args.cr); diff != "" {
+				t.Errorf("\n%s\nCreate(...): -want cr, +got cr:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+				t.Errorf("\n%s\nCreate(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCreateOperationErrorVerbatim(t *testing.T) {
+	e := &external{policies: &fakePolicies{AddRuleFn: returns(errQuota)}}
+	_, err := e.Create(context.Background(), rule(withRanges(rangeA)))
+	const verbatim = "QUOTA_EXCEEDED: Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally."
+	if err == nil || !strings.Contains(err.Error(), verbatim) {
+		t.Errorf("Create(...): want an error containing %q, got %v", verbatim, err)
+	}
+	if !gcp.IsQuotaExceeded(err) {
+		t.Errorf("Create(...): want an error that is still classified QuotaExceeded, got %v", gcp.Kind(err))
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	type args struct {
+		cr *v1beta1.SecurityPolicyRule
+	}
+	type want struct {
+		err   error
+		calls []call
+	}
+	throttle := gcpRule(1000, "throttle", rangeA, func(r *compute.SecurityPolicyRule) {
+		r.RateLimitOptions = &compute.SecurityPolicyRuleRateLimitOptions{
+			ConformAction: "allow", ExceedAction: deny403, EnforceOnKey: "IP",
+			RateLimitThreshold: &compute.SecurityPolicyRuleRateLimitOptionsThreshold{Count: 100, IntervalSec: 60},
+		}
+	})
+	deny1000 := &compute.SecurityPolicyRule{Priority: 1000, Action: deny403, Match: matchRanges(rangeA)}
+	patch := call{Method: "PatchRule", Policy: policy, Priority: 1000, Rule: deny1000, Mask: []string{"action", "match", "rate_limit_options"}}
+	get := call{Method: "Get", Policy: policy}
+
+	cases := map[string]struct {
+		reason   string
+		policies *fakePolicies
+		args     args
+		want     want
+	}{
+		"ThrottleToDeny": {
+			reason:   "Switching throttle to deny(403) patches the rule with a mask that clears the rateLimitOptions GCP still holds.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(nil)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{calls: []call{get, patch}},
+		},
+		"DescriptionRemoved": {
+			reason:   "A description GCP holds that the spec no longer sets is named in the mask, so it is cleared.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA, func(r *compute.SecurityPolicyRule) { r.Description = "old" })), nil), PatchRuleFn: returns(nil)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want: want{calls: []call{get,
+				{Method: "PatchRule", Policy: policy, Priority: 1000, Rule: deny1000, Mask: []string{"action", "description", "match"}}}},
+		},
+		"GetError": {
+			reason:   "An error reading the policy is returned, wrapped, and nothing is written.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errBoom)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{err: errors.Wrap(errBoom, errGetPolicy), calls: []call{get}},
+		},
+		"OperationError": {
+			reason:   "A failed patch operation surfaces GCP's error verbatim.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(errQuota)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{err: errors.Wrap(errQuota, errPatchRule), calls: []call{get, patch}},
+		},
+		"RateLimited": {
+			reason:   "A 429 on patch is returned.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(errRateLimited)},
+			args:     args{cr: rule(withRanges(rangeA))},
+			want:     want{err: errors.Wrap(errRateLimited, errPatchRule), calls: []call{get, patch}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := &external{policies: tc.policies}
+			got, err := e.Update(context.Background(), tc.args.cr)
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(managed.ExternalUpdate{}, got); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDelete(t *testing.T) {
+	type args struct {
+		cr *v1beta1.SecurityPolicyRule
+	}
+	type want struct {
+		err   error
+		calls []call
+	}
+	remove := call{Method: "RemoveRule", Policy: policy, Priority: 1000}
+	allowAll := &compute.SecurityPolicyRule{Priority: defPrio, Action: "allow", Match: matchRanges("*")}
+	reset := withAnnotation(AnnotationResetDefaultRule, "true")
+
+	cases := map[string]struct {
+		reason   string
+		policies *fakePolicies
+		args     args
+		want     want
+	}{
+		"RemoveRule": {
+			reason:   "Delete removes the rule at the priority.",
+			policies: &fakePolicies{RemoveRuleFn: func(int64) error { return nil }},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want:     want{calls: []call{remove}},
+		},
+		"NotFound": {
+			reason:   "A rule (or policy) already gone is deleted.",
+			policies: &fakePolicies{RemoveRuleFn: func(int64) error { return errNotFound }},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want:     want{calls: []call{remove}},
+		},
+		"NoRuleAtPriority": {
+			reason:   "GCP's 400 \"does not contain a rule at priority\" also means already gone.",
+			policies: &fakePolicies{RemoveRuleFn: func(int64) error { return errNoRuleAtPriority }},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want:     want{calls: []call{remove}},
+		},
+		"RemoveError": {
+			reason:   "Any other error is returned, wrapped.",
+			policies: &fakePolicies{RemoveRuleFn: func(int64) error { return errQuota }},
+			args:     args{cr: rule(withRanges(rangeA), withDeletionTimestamp())},
+			want:     want{err: errors.Wrap(errQuota, errRemoveRule), calls: []call{remove}},
+		},
+		"DefaultRuleLeftAlone": {
+			reason:   "Deleting a default-rule object without the reset annotation never touches GCP: the default rule cannot be removed and opening it would be worse.",
+			policies: &fakePolicies{},
+			args:     args{cr: rule(withPriority(defPrio), withDeletionTimestamp())},
+			want:     want{},
+		},
+		"DefaultRuleReset": {
+			reason:   "With the reset annotation the default rule is patched to allow *, clearing everything else.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*", func(r *compute.SecurityPolicyRule) { r.Description = "closed" })), nil), PatchRuleFn: returns(nil)},
+			args:     args{cr: rule(withPriority(defPrio), reset, withDeletionTimestamp())},
+			want: want{calls: []call{{Method: "Get", Policy: policy},
+				{Method: "PatchRule", Policy: policy, Priority: defPrio, Rule: allowAll, Mask: []string{"action", "description", "match"}}}},
+		},
+		"DefaultRuleResetError": {
+			reason:   "A failed reset is returned, wrapped.",
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*")), nil), PatchRuleFn: returns(errBoom)},
+			args:     args{cr: rule(withPriority(defPrio), reset, withDeletionTimestamp())},
+			want: want{err: errors.Wrap(errors.Wrap(errBoom, errPatchRule), errResetDefault),
+				calls: []call{{Method: "Get", Policy: policy},
+					{Method: "PatchRule", Policy: policy, Priority: defPrio, Rule: allowAll, Mask: []string{"action", "match"}}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := &external{policies: tc.policies}
+			got, err := e.Delete(context.Background(), tc.args.cr)
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nDelete(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(managed.ExternalDelete{}, got); diff != "" {
+				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+				t.Errorf("\n%s\nDelete(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
