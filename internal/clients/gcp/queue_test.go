@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 )
 
@@ -156,4 +158,31 @@ func TestWriteQueueReturnsFnError(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWriteQueueCancelledWaitersLeaveNoTrace(t *testing.T) {
+	before := runtime.NumGoroutine()
+	q := NewWriteQueue()
+	hold, holding := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = q.Do(context.Background(), testKey, func(context.Context) error { close(holding); <-hold; return nil })
+	})
+	<-holding
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 20 {
+		wg.Go(func() {
+			if err := q.Do(ctx, testKey, func(context.Context) error { return nil }); !errors.Is(err, context.Canceled) {
+				t.Errorf("a cancelled waiter: want context.Canceled, got %v", err)
+			}
+		})
+	}
+	waitFor(t, func() bool { return q.Stats().Waits == 20 })
+	cancel()
+	close(hold)
+	wg.Wait()
+	if s := q.Stats(); s.Keys != 0 || s.Running != 0 {
+		t.Errorf("an idle queue must hold no keys, stats %+v", s)
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 }

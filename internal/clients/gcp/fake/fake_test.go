@@ -26,9 +26,11 @@ func TestPolicyClient(t *testing.T) {
 	}{
 		"GetFn": {
 			reason: "Get calls GetFn.",
-			c:      &PolicyClient{GetFn: func(context.Context, string) (*compute.SecurityPolicy, error) { return &compute.SecurityPolicy{Name: "n"}, nil }},
-			call:   func(c *PolicyClient) (*compute.SecurityPolicy, error) { return c.Get(context.Background(), "n") },
-			want:   want{policy: &compute.SecurityPolicy{Name: "n"}},
+			c: &PolicyClient{GetFn: func(context.Context, string) (*compute.SecurityPolicy, error) {
+				return &compute.SecurityPolicy{Name: "n"}, nil
+			}},
+			call: func(c *PolicyClient) (*compute.SecurityPolicy, error) { return c.Get(context.Background(), "n") },
+			want: want{policy: &compute.SecurityPolicy{Name: "n"}},
 		},
 		"GetFreshFallsBack": {
 			reason: "GetFresh falls back on GetFn.",
