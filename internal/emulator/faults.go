@@ -19,6 +19,11 @@ func (s *Server) SetFaults(f Faults) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	methods := make(map[string]FaultRule, len(f.Methods))
+	for k, v := range f.Methods {
+		methods[k] = v // a private copy: the caller may keep changing its map
+	}
+	f.Methods = methods
 	s.faultsMu.Lock()
 	defer s.faultsMu.Unlock()
 	s.faults = f

@@ -98,7 +98,9 @@ func (g globalAPI) GetOp(n string) (*compute.Operation, error) {
 func (g globalAPI) WaitOp(n string) (*compute.Operation, error) {
 	return g.svc.GlobalOperations.Wait(project, n).Do()
 }
-func (g globalAPI) Path(n string) string   { return "projects/" + project + "/global/securityPolicies/" + n }
+func (g globalAPI) Path(n string) string {
+	return "projects/" + project + "/global/securityPolicies/" + n
+}
 func (g globalAPI) Method(m string) string { return "securityPolicies." + m }
 
 type regionalAPI struct{ svc *compute.Service }

@@ -115,6 +115,9 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 	if err := validateStoredRule(newPrio, body); err != nil {
 		return err
 	}
+	if prio == defaultPriority && newPrio != prio {
+		return errInvalidField("priority", strconv.FormatInt(newPrio, 10), "The priority of the default rule cannot be changed.")
+	}
 	if newPrio != prio && cur.ruleIndex(newPrio) >= 0 {
 		return errDuplicatePriority(newPrio)
 	}
