@@ -94,4 +94,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-

@@ -140,7 +140,9 @@ func (e *external) Disconnect(_ context.Context) error { return nil }
 // SecurityPolicyRule claims, for the body of insert.
 func unclaimed(p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims) v1beta1.SecurityPolicyParameters {
 	out := *p.DeepCopy()
-	out.Rules = nil
+	// Keep [] apart from unset: rules: [] means "own every unclaimed
+	// priority", unset means "hands off", even when every rule is claimed.
+	out.Rules = out.Rules[:0:0]
 	for _, r := range p.Rules {
 		if _, ok := claims[r.Priority]; !ok {
 			out.Rules = append(out.Rules, r)
