@@ -67,7 +67,9 @@ type fakePolicies struct {
 
 var _ gcp.PolicyClient = &fakePolicies{}
 
-func (f *fakePolicies) record(format string, a ...any) { f.calls = append(f.calls, fmt.Sprintf(format, a...)) }
+func (f *fakePolicies) record(format string, a ...any) {
+	f.calls = append(f.calls, fmt.Sprintf(format, a...))
+}
 
 func unexpected(m string) error { return errors.New("unexpected call to " + m) }
 
