@@ -10,7 +10,6 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 )
 
 const (
@@ -18,23 +17,10 @@ const (
 	region  = "us-central1"
 )
 
-// bearer adds a static token, as an oauth2 token source would.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // newService returns the official client pointed at the emulator.
 func newService(t *testing.T, em *Running) *compute.Service {
 	t.Helper()
-	hc := &http.Client{Transport: bearer{token: "test-token", next: http.DefaultTransport}}
-	svc, err := compute.NewService(context.Background(), option.WithEndpoint(em.Endpoint()), option.WithHTTPClient(hc))
+	svc, err := em.NewService(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

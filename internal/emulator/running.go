@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	compute "google.golang.org/api/compute/v1"
+	"google.golang.org/api/option"
 )
 
 // TB is the part of testing.TB that Start needs; *testing.T satisfies it.
@@ -69,4 +72,28 @@ func (r *Running) Close() error {
 		return r.srv.Close()
 	}
 	return err
+}
+
+// NewService returns an official compute client for this emulator, sending
+// a bearer token it accepts. Tests use it to change state behind the
+// provider's back (drift) through the normal API.
+func (r *Running) NewService(ctx context.Context) (*compute.Service, error) {
+	token := "emulator"
+	if r.opts.Auth == AuthToken {
+		token = r.opts.Token
+	}
+	hc := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
+	return compute.NewService(ctx, option.WithEndpoint(r.Endpoint()), option.WithHTTPClient(hc))
+}
+
+// bearerTransport adds "Authorization: Bearer <token>" to each request.
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(req)
 }
