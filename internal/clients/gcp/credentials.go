@@ -53,16 +53,22 @@ var Version = "dev"
 
 // Error strings. None of them may include credential bytes.
 const (
-	errCredsNotJSON        = "cannot parse credentials: not a JSON object"
-	errCredsNoType         = "cannot parse credentials: the JSON has no \"type\" field"
-	errCredsUnknownType    = "cannot parse credentials: unsupported \"type\"; want service_account, external_account, authorized_user or impersonated_service_account"
-	errCredsEmpty          = "cannot use credentials: no credentials data"
-	errCredsEmptyToken     = "cannot use credentials: the access token is empty"
-	errCredsNoTarget       = "cannot impersonate service account: no service account given"
-	errCredsImpersonate    = "cannot impersonate service account"
-	errCredsUnknownSource  = "cannot use credentials: unknown source"
-	errEndpointInvalid     = "cannot parse endpoint: want an absolute http or https URL"
-	computeBasePath        = "compute/v1/"
+	errCredsNotJSON       = "cannot parse credentials: not a JSON object"
+	errCredsNoType        = "cannot parse credentials: the JSON has no \"type\" field"
+	errCredsUnknownType   = "cannot parse credentials: unsupported \"type\"; want service_account, external_account, authorized_user or impersonated_service_account"
+	errCredsEmpty         = "cannot use credentials: no credentials data"
+	errCredsEmptyToken    = "cannot use credentials: the access token is empty"
+	errCredsNoTarget      = "cannot impersonate service account: no service account given"
+	errCredsImpersonate   = "cannot impersonate service account"
+	errCredsUnknownSource = "cannot use credentials: unknown source"
+	errEndpointInvalid    = "cannot parse endpoint: want an absolute http or https URL"
+)
+
+const (
+	// computeBasePath is GCP's own base path below the host.
+	computeBasePath = "compute/v1/"
+	// userAgentProductPrefix starts our User-Agent, so GCP audit logs and
+	// the emulator can tell the provider's traffic apart.
 	userAgentProductPrefix = "provider-cloudarmor/"
 )
 
