@@ -515,12 +515,19 @@ func TestCreate(t *testing.T) {
 				Rules: []*compute.SecurityPolicyRule{denyRule(500, rangeA), denyRule(2000, rangeB), denyRule(defPrio, "*")}}},
 		},
 		"InsertWithoutClaimedRules": {
-			reason: "Inline rules and a default rule at priorities SecurityPolicyRules claim are left out of the insert.",
+			reason: "Inline rules at priorities SecurityPolicyRules claim are left out of the insert.",
 			fields: fields{policies: &fakePolicies{InsertFn: insert(nil)},
-				claims: claimed(securitypolicy.Claims{2000: claimant, defPrio: claimant}, nil)},
+				claims: claimed(securitypolicy.Claims{2000: claimant}, nil)},
 			args: args{cr: spec},
 			want: want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: policyName, Description: "edge",
-				Rules: []*compute.SecurityPolicyRule{denyRule(500, rangeA)}}},
+				Rules: []*compute.SecurityPolicyRule{denyRule(500, rangeA), denyRule(defPrio, "*")}}},
+		},
+		"InsertWithoutClaimedDefaultRule": {
+			reason: "spec.defaultRule is left out of the insert when a SecurityPolicyRule claims the default priority.",
+			fields: fields{policies: &fakePolicies{InsertFn: insert(nil)},
+				claims: claimed(securitypolicy.Claims{defPrio: claimant}, nil)},
+			args: args{cr: policy(withDescription("edge"), withDefaultRule(deny403))},
+			want: want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: policyName, Description: "edge"}},
 		},
 		"InsertUsesExternalName": {
 			reason: "The GCP name is the external name, not metadata.name.",
