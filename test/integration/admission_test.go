@@ -73,7 +73,7 @@ func TestAdmission(t *testing.T) {
     rules:
     - {priority: 5, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8"]}}}
     - {priority: 5, action: "deny(403)", match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["10.0.0.0/8"]}}}`),
-			wantErr: `spec.forProvider.rules[1]: Duplicate value: map[string]interface {}{"priority":5}`,
+			wantErr: `spec.forProvider.rules[1]: Duplicate value: {"priority":5}`,
 		},
 		"BadPolicyName": {
 			reason:  "A metadata.name GCP would not accept as a policy name is rejected.",

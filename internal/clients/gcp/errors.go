@@ -83,6 +83,7 @@ const (
 	reasonUserRateLimit     = "userRateLimitExceeded"
 	reasonQuotaExceeded     = "quotaExceeded"
 	msgMissingRulePriority  = "does not contain a rule at priority"
+	msgDuplicatePriority    = "Cannot have rules with the same priorities"
 	msgNotReady             = "is not ready"
 	msgAlreadyExists        = "already exists"
 	headerRetryAfter        = "Retry-After"
@@ -138,12 +139,15 @@ func apiErrorKind(e *googleapi.Error) ErrorKind {
 
 // badRequestKind splits GCP's 400s. A patchRule or removeRule on a missing
 // priority answers 400 "does not contain a rule at priority N", which means
-// NotFound to us; a policy with a running operation answers 400
-// resourceNotReady.
+// NotFound to us; an addRule at a taken priority answers 400 "Cannot have
+// rules with the same priorities", which means AlreadyExists; a policy with a
+// running operation answers 400 resourceNotReady.
 func badRequestKind(e *googleapi.Error) ErrorKind {
 	switch {
 	case messageContains(e, msgMissingRulePriority):
 		return KindNotFound
+	case messageContains(e, msgDuplicatePriority):
+		return KindAlreadyExists
 	case hasReason(e, reasonNotReady) || messageContains(e, msgNotReady):
 		return KindNotReady
 	}

@@ -47,6 +47,11 @@ func TestKind(t *testing.T) {
 			err:    apiErr(400, "invalid", "Invalid value for field 'priority': '5'. The security policy does not contain a rule at priority 5."),
 			want:   KindNotFound,
 		},
+		"DuplicatePriority": {
+			reason: "GCP's 400 for addRule at a taken priority is AlreadyExists: the rule is there.",
+			err:    apiErr(400, "invalid", "Invalid value for field 'resource.priority': '5'. Cannot have rules with the same priorities."),
+			want:   KindAlreadyExists,
+		},
 		"WrappedNotFound": {
 			reason: "Classification looks through wrapping.",
 			err:    errors.Wrap(apiErr(404, "notFound", "gone"), "cannot get policy"),
@@ -109,7 +114,7 @@ func TestKind(t *testing.T) {
 		},
 		"Invalid": {
 			reason: "Any other 400 is Invalid.",
-			err:    apiErr(400, "invalid", "Invalid value for field 'resource.priority': '5'. Cannot have rules with the same priorities."),
+			err:    apiErr(400, "invalid", "Invalid value for field 'resource.match.config.srcIpRanges': '11'. Maximum number of src_ip_ranges allowed is 10."),
 			want:   KindInvalid,
 		},
 		"ServerError": {

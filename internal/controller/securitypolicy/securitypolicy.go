@@ -115,7 +115,7 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, errClaims)
 	}
-	err = e.policies.Insert(ctx, securitypolicy.GeneratePolicy(meta.GetExternalName(cr), unclaimed(cr.Spec.ForProvider, claims)))
+	err = e.policies.Insert(ctx, securitypolicy.GeneratePolicy(meta.GetExternalName(cr), withImplicitDefault(unclaimed(cr.Spec.ForProvider, claims))))
 	// A policy that already exists under our deterministic name is ours to
 	// adopt: the next Observe compares it with the spec.
 	return managed.ExternalCreation{}, errors.Wrap(resource.Ignore(gcp.IsAlreadyExists, err), errInsertPolicy)
@@ -152,4 +152,14 @@ func unclaimed(p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims)
 		out.DefaultRule = nil
 	}
 	return out
+}
+
+// withImplicitDefault spells out GCP's implicit "allow *" default rule when p
+// has inline rules but no default rule: GCP refuses an insert whose rules
+// lack a default rule, yet adds exactly this one to an insert without rules.
+func withImplicitDefault(p v1beta1.SecurityPolicyParameters) v1beta1.SecurityPolicyParameters {
+	if p.DefaultRule == nil && len(p.Rules) > 0 {
+		p.DefaultRule = &v1beta1.RuleParameters{Action: v1beta1.ActionAllow}
+	}
+	return p
 }

@@ -148,7 +148,9 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 		// The default rule cannot be added, only patched.
 		err = e.patch(ctx, policy, desired(cr))
 	} else {
-		err = errors.Wrap(e.policies.AddRule(ctx, policy, desired(cr)), errAddRule)
+		// A rule already at this priority (someone was faster, or our
+		// create annotation was lost) is adopted: the next Observe compares it.
+		err = errors.Wrap(resource.Ignore(gcp.IsAlreadyExists, e.policies.AddRule(ctx, policy, desired(cr))), errAddRule)
 	}
 	if gcp.IsNotFound(err) {
 		return managed.ExternalCreation{}, errors.Wrap(err, errPolicyNotFound)

@@ -101,6 +101,7 @@ type ControlPlane struct {
 	opts     Options
 	tmpDir   string
 	logs     *logFiles
+	unguard  func()
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -120,6 +121,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		cp.cleanupFiles()
 		return nil, err
 	}
+	cp.guard()
 	if err := cp.finishSetup(); err != nil {
 		_ = cp.Stop()
 		return nil, err
@@ -150,7 +152,7 @@ func newControlPlane(opts Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a temporary folder: %w", err)
 	}
-	cp := &ControlPlane{opts: opts, tmpDir: tmp, LogDir: opts.LogDir, KubeconfigPath: opts.KubeconfigPath}
+	cp := &ControlPlane{opts: opts, tmpDir: tmp, LogDir: opts.LogDir, KubeconfigPath: opts.KubeconfigPath, unguard: func() {}}
 	if cp.LogDir == "" {
 		cp.LogDir = filepath.Join(tmp, "logs")
 	}
@@ -235,6 +237,17 @@ func (cp *ControlPlane) startEnv(ctx context.Context) error {
 	return nil
 }
 
+// guard arranges for the processes and temporary folders to go even if this process
+// dies without calling Stop (see startReaper).
+func (cp *ControlPlane) guard() {
+	plane := cp.Env.ControlPlane
+	dirs := []string{cp.tmpDir, plane.APIServer.CertDir}
+	if cp.opts.EtcdDataDir == "" {
+		dirs = append(dirs, plane.Etcd.DataDir)
+	}
+	cp.unguard = startReaper([]string{plane.APIServer.Path, plane.Etcd.Path}, dirs)
+}
+
 // finishSetup derives the client, URL and kubeconfig file from the running server.
 func (cp *ControlPlane) finishSetup() error {
 	c, err := client.New(cp.Config, client.Options{Scheme: cp.opts.Scheme})
@@ -260,6 +273,7 @@ func (cp *ControlPlane) Stop() error {
 		begin := time.Now()
 		cp.stopErr = cp.stopEnv()
 		cp.cleanupFiles()
+		cp.unguard()
 		cp.StopDuration = time.Since(begin)
 	})
 	return cp.stopErr
