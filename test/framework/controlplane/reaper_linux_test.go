@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -68,7 +69,7 @@ func reaperHelper() {
 	os.Exit(1)
 }
 
-func readHelperReport(t *testing.T, r interface{ Read([]byte) (int, error) }) (pids []int, dirs []string) {
+func readHelperReport(t *testing.T, r io.Reader) (pids []int, dirs []string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
