@@ -12,7 +12,6 @@ import (
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -108,10 +107,6 @@ func (e *env) get(t *testing.T, o client.Object) {
 	if err := e.kube.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func key(namespace, name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: namespace, Name: name}
 }
 
 func ptr[T any](v T) *T { return &v }

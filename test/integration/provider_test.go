@@ -16,8 +16,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 )
 
 func allowRule(priority int64, ranges ...v1beta1.IPRange) v1beta1.PolicyRule {

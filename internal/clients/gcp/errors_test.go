@@ -328,7 +328,6 @@ func TestOperationError(t *testing.T) {
 	type want struct {
 		msg  string
 		kind ErrorKind
-		err  error
 	}
 	cases := map[string]struct {
 		reason string

@@ -39,7 +39,8 @@ type Options struct {
 func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.ReconcilerOption {
 	opts := []managed.ReconcilerOption{
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // The replacement recorder API is not in crossplane-runtime v2.4 yet.
+		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithMinPollInterval(time.Second),
 		// Names are chosen by users (policy) or derived from the spec
