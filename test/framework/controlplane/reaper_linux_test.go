@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -113,4 +114,30 @@ func anyExists(dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestStartCancelled: an interrupt during start (Ctrl-C in `make run`) returns the
+// context's error and leaves nothing running.
+func TestStartCancelled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	cp, err := Start(ctx, Options{})
+	if err == nil {
+		_ = cp.Stop()
+		t.Fatal("Start succeeded despite a cancelled context")
+	}
+	if !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
+		t.Errorf("want the context's error, got %v", err)
+	}
+	if pids := childPIDs(binaryPaths(t)); len(pids) != 0 {
+		t.Errorf("processes left running: %v", pids)
+	}
+}
+
+func binaryPaths(t *testing.T) []string {
+	dir, err := AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "etcd")}
 }
