@@ -6,6 +6,8 @@
 #
 #   cluster/toolchain/build.sh kube-apiserver   -> k8s.io/kubernetes v1.35.4
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
+#   cluster/toolchain/build.sh crossplane       -> github.com/crossplane/cli/v2 v2.5.0 (the
+#                                                  `crossplane` CLI: render, validate, xpkg)
 #   cluster/toolchain/build.sh assets           -> builds both, then prints one folder
 #                                                  (envtest-v1.35.4-etcd-v3.6.6) holding
 #                                                  symlinks to them: the value for
@@ -19,6 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${PROVIDER_CLOUDARMOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-cloudarmor}
 kas_version=v1.35.4
 etcd_version=v3.6.6
+crossplane_version=v2.5.0
 
 # build NAME VERSION PKG: build PKG from the wrapper module NAME unless already cached.
 build() {
@@ -64,6 +67,7 @@ assets() {
 case "${1:-}" in
   kube-apiserver) build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver ;;
   etcd)           build etcd "$etcd_version" go.etcd.io/etcd/server/v3 ;;
+  crossplane)     build crossplane "$crossplane_version" github.com/crossplane/cli/v2/cmd/crossplane ;;
   assets)         assets ;;
-  *) echo "usage: build.sh kube-apiserver|etcd|assets" >&2; exit 2 ;;
+  *) echo "usage: build.sh kube-apiserver|etcd|crossplane|assets" >&2; exit 2 ;;
 esac

@@ -202,8 +202,19 @@ func newEnvironment(opts Options, logs *logFiles) *envtest.Environment {
 		ControlPlaneStartTimeout: opts.StartTimeout,
 		ControlPlaneStopTimeout:  opts.StopTimeout,
 		ControlPlane: envtest.ControlPlane{
-			APIServer: &envtest.APIServer{Out: logs.apiServer, Err: logs.apiServer},
-			Etcd:      &envtest.Etcd{Out: logs.etcd, Err: logs.etcd, DataDir: opts.EtcdDataDir},
+			// Paths set outright: left empty, envtest would prefer KUBEBUILDER_ASSETS
+			// over an AssetsDir the caller chose.
+			APIServer: &envtest.APIServer{
+				Path: filepath.Join(opts.AssetsDir, "kube-apiserver"),
+				Out:  logs.apiServer,
+				Err:  logs.apiServer,
+			},
+			Etcd: &envtest.Etcd{
+				Path:    filepath.Join(opts.AssetsDir, "etcd"),
+				Out:     logs.etcd,
+				Err:     logs.etcd,
+				DataDir: opts.EtcdDataDir,
+			},
 		},
 	}
 }
