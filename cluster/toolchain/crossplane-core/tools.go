@@ -1,0 +1,5 @@
+//go:build tools
+
+package crossplanecore
+
+import _ "github.com/crossplane/crossplane/v2/cmd/crossplane"

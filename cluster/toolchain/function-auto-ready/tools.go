@@ -1,0 +1,5 @@
+//go:build tools
+
+package functionautoready
+
+import _ "github.com/crossplane/function-auto-ready"
