@@ -1,0 +1,321 @@
+// Package function is the IPAllowlist composition function: it turns an IPAllowlist XR (static
+// CIDR lists and Node label selectors) into SecurityPolicyRules of at most ten source ranges
+// each, inside the priority range the XR reserves, and optionally the SecurityPolicy itself.
+//
+// Assignment of addresses to rules is stable without any state of its own: it is derived from
+// the rules Crossplane observed on the previous reconcile. Every address already in a rule stays
+// in that rule; new addresses fill the holes of existing rules first (lowest priority first),
+// and only then open a new rule at the lowest free priority. So one node replaced changes one
+// rule, one node added or removed changes at most one rule, and every other rule keeps its
+// content and priority.
+package function
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// MaxRangesPerRule is Cloud Armor's limit of source ranges in one basic (SRC_IPS_V1) match.
+const MaxRangesPerRule = 10
+
+// Spec is the part of an IPAllowlist's spec the function reads.
+type Spec struct {
+	Policy            Policy             `json:"policy"`
+	PriorityRange     PriorityRange      `json:"priorityRange"`
+	ProviderConfigRef *ProviderConfigRef `json:"providerConfigRef,omitempty"`
+	StaticSources     []StaticSource     `json:"staticSources,omitempty"`
+	NodeSources       []NodeSource       `json:"nodeSources,omitempty"`
+}
+
+// Policy names the Cloud Armor policy the rules go into.
+type Policy struct {
+	// Name of the GCP policy; also the name of the SecurityPolicy object when Create is set.
+	Name string `json:"name"`
+	// Create the SecurityPolicy as part of this allowlist. Otherwise the rules reference an
+	// existing GCP policy by name.
+	Create bool `json:"create,omitempty"`
+	// DefaultAction of a created policy: deny(403) unless set.
+	DefaultAction string `json:"defaultAction,omitempty"`
+	Description   string `json:"description,omitempty"`
+	Project       string `json:"project,omitempty"`
+	Region        string `json:"region,omitempty"`
+}
+
+// PriorityRange is the inclusive range of rule priorities reserved for one allowlist.
+type PriorityRange struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// ProviderConfigRef is copied to every composed managed resource.
+type ProviderConfigRef struct {
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name"`
+}
+
+// StaticSource is a named list of CIDRs (an office, a partner).
+type StaticSource struct {
+	Name  string   `json:"name"`
+	CIDRs []string `json:"cidrs"`
+}
+
+// NodeSource selects Nodes by label and allows their addresses.
+type NodeSource struct {
+	Name        string            `json:"name"`
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	// IncludeInternalIP allows the Nodes' InternalIP addresses as well as their ExternalIPs.
+	IncludeInternalIP bool `json:"includeInternalIP,omitempty"`
+	// Required makes a selector that matches no usable address a fatal error (the rules stay as
+	// they are) rather than a warning (the source simply contributes nothing).
+	Required bool `json:"required,omitempty"`
+}
+
+// DefaultAction of a created policy: it is an allowlist, so everything else is denied.
+const DefaultAction = "deny(403)"
+
+// Slots is the number of rules the priority range holds.
+func (r PriorityRange) Slots() int64 { return r.Last - r.First + 1 }
+
+// Validate reports the first problem with a spec that no Node can fix.
+func (s Spec) Validate() error {
+	if s.Policy.Name == "" {
+		return fmt.Errorf("spec.policy.name is required")
+	}
+	r := s.PriorityRange
+	if r.First < 0 || r.Last >= DefaultRulePriority || r.First > r.Last {
+		return fmt.Errorf("spec.priorityRange %d-%d is invalid: need 0 <= first <= last < %d", r.First, r.Last, DefaultRulePriority)
+	}
+	seen := map[string]bool{}
+	for _, n := range s.sourceNames() {
+		if n == "" {
+			return fmt.Errorf("every source needs a name")
+		}
+		if seen[n] {
+			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources and nodeSources", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func (s Spec) sourceNames() []string {
+	names := make([]string, 0, len(s.StaticSources)+len(s.NodeSources))
+	for _, src := range s.StaticSources {
+		names = append(names, src.Name)
+	}
+	for _, src := range s.NodeSources {
+		names = append(names, src.Name)
+	}
+	return names
+}
+
+// DefaultRulePriority is the priority of a policy's default rule, outside any reserved range.
+const DefaultRulePriority = 2147483647
+
+// ParseRange parses a CIDR or a bare IP address (made a /32 or /128) into its canonical form.
+// A CIDR with host bits set is refused rather than silently widened or narrowed.
+func ParseRange(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR nor an IP address", s)
+		}
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not a valid CIDR", s)
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set: did you mean %s?", s, m)
+	}
+	return p, nil
+}
+
+// Node is what the function needs of a Node: its name and addresses.
+type Node struct {
+	Name        string
+	ExternalIPs []string
+	InternalIPs []string
+}
+
+// Sources is the outcome of collecting every source's addresses.
+type Sources struct {
+	// Ranges are the distinct ranges of all sources, sorted.
+	Ranges []netip.Prefix
+	// Unmatched names the sources that contributed no address, in spec order.
+	Unmatched []string
+	// Warnings are non-fatal findings, such as an optional selector matching nothing.
+	Warnings []string
+}
+
+// Collect gathers, validates and de-duplicates the ranges of every source. nodes holds the Nodes
+// each node source's selector matched, keyed by source name. It fails on an invalid CIDR or
+// address, and on a required node source that yields no address.
+func Collect(s Spec, nodes map[string][]Node) (Sources, error) {
+	out := Sources{}
+	set := map[netip.Prefix]bool{}
+	add := func(p netip.Prefix) {
+		if !set[p] {
+			set[p] = true
+			out.Ranges = append(out.Ranges, p)
+		}
+	}
+	for _, src := range s.StaticSources {
+		if len(src.CIDRs) == 0 {
+			out.Unmatched = append(out.Unmatched, src.Name)
+			continue
+		}
+		for _, c := range src.CIDRs {
+			p, err := ParseRange(c)
+			if err != nil {
+				return Sources{}, fmt.Errorf("static source %q: %w", src.Name, err)
+			}
+			add(p)
+		}
+	}
+	for _, src := range s.NodeSources {
+		n, noAddr, err := nodeRanges(src, nodes[src.Name], add)
+		if err != nil {
+			return Sources{}, err
+		}
+		if len(noAddr) > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("node source %q: %d node(s) without a usable address skipped: %s", src.Name, len(noAddr), strings.Join(noAddr, ", ")))
+		}
+		if n > 0 {
+			continue
+		}
+		msg := fmt.Sprintf("node source %q: no address: %d node(s) match labels %s", src.Name, len(nodes[src.Name]), labelString(src.MatchLabels))
+		if src.Required {
+			return Sources{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
+		}
+		out.Unmatched = append(out.Unmatched, src.Name)
+		out.Warnings = append(out.Warnings, msg)
+	}
+	sort.Slice(out.Ranges, func(i, j int) bool { return lessPrefix(out.Ranges[i], out.Ranges[j]) })
+	return out, nil
+}
+
+// nodeRanges adds the addresses of one source's Nodes and returns how many it found and which
+// Nodes had none.
+func nodeRanges(src NodeSource, nodes []Node, add func(netip.Prefix)) (int, []string, error) {
+	found := 0
+	var noAddr []string
+	for _, n := range nodes {
+		addrs := slices.Clone(n.ExternalIPs)
+		if src.IncludeInternalIP {
+			addrs = append(addrs, n.InternalIPs...)
+		}
+		if len(addrs) == 0 {
+			noAddr = append(noAddr, n.Name)
+			continue
+		}
+		for _, a := range addrs {
+			ip, err := netip.ParseAddr(strings.TrimSpace(a))
+			if err != nil {
+				return 0, nil, fmt.Errorf("node source %q: node %q has an invalid address %q", src.Name, n.Name, a)
+			}
+			ip = ip.Unmap().WithZone("")
+			add(netip.PrefixFrom(ip, ip.BitLen()))
+			found++
+		}
+	}
+	return found, noAddr, nil
+}
+
+func labelString(l map[string]string) string {
+	if len(l) == 0 {
+		return "{} (every node)"
+	}
+	kv := make([]string, 0, len(l))
+	for k, v := range l {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return "{" + strings.Join(kv, ",") + "}"
+}
+
+// lessPrefix orders IPv4 before IPv6, then by address, then by prefix length.
+func lessPrefix(a, b netip.Prefix) bool {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c < 0
+	}
+	return a.Bits() < b.Bits()
+}
+
+// Rule is the content of one composed SecurityPolicyRule.
+type Rule struct {
+	Priority int64
+	Ranges   []netip.Prefix
+}
+
+// Assign places ranges into rules at priorities inside r, keeping each range that an observed
+// rule (priority -> ranges) already holds in that rule. Remaining ranges fill existing rules in
+// priority order, then open rules at the lowest free priorities. Rules left without a range are
+// dropped. It fails when the ranges do not fit in the range's rules.
+func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r PriorityRange) ([]Rule, error) {
+	if need := (int64(len(ranges)) + MaxRangesPerRule - 1) / MaxRangesPerRule; need > r.Slots() {
+		return nil, fmt.Errorf("%d source ranges need %d rules of %d, but priorityRange %d-%d reserves only %d: widen the range or remove sources",
+			len(ranges), need, MaxRangesPerRule, r.First, r.Last, r.Slots())
+	}
+	want := make(map[netip.Prefix]bool, len(ranges))
+	for _, p := range ranges {
+		want[p] = true
+	}
+
+	// Keep what observed rules already hold, lowest priority first so that a range found in two
+	// rules (never written by us, but possible by hand) stays in the first.
+	prios := make([]int64, 0, len(observed))
+	for p := range observed {
+		if p >= r.First && p <= r.Last {
+			prios = append(prios, p)
+		}
+	}
+	slices.Sort(prios)
+	placed := map[netip.Prefix]bool{}
+	rules := map[int64][]netip.Prefix{}
+	for _, prio := range prios {
+		for _, p := range observed[prio] {
+			if want[p] && !placed[p] && len(rules[prio]) < MaxRangesPerRule {
+				placed[p] = true
+				rules[prio] = append(rules[prio], p)
+			}
+		}
+	}
+
+	// New ranges, in order: holes of kept rules first, then new rules at free priorities.
+	var fresh []netip.Prefix
+	for _, p := range ranges {
+		if !placed[p] {
+			fresh = append(fresh, p)
+		}
+	}
+	for _, prio := range prios {
+		for len(fresh) > 0 && len(rules[prio]) > 0 && len(rules[prio]) < MaxRangesPerRule {
+			rules[prio] = append(rules[prio], fresh[0])
+			fresh = fresh[1:]
+		}
+	}
+	for prio := r.First; prio <= r.Last && len(fresh) > 0; prio++ {
+		if len(rules[prio]) > 0 {
+			continue
+		}
+		n := min(len(fresh), MaxRangesPerRule)
+		rules[prio] = fresh[:n]
+		fresh = fresh[n:]
+	}
+
+	out := make([]Rule, 0, len(rules))
+	for prio, rs := range rules {
+		rs = slices.Clone(rs)
+		sort.Slice(rs, func(i, j int) bool { return lessPrefix(rs[i], rs[j]) })
+		out = append(out, Rule{Priority: prio, Ranges: rs})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Priority < out[j].Priority })
+	return out, nil
+}

@@ -1,0 +1,451 @@
+package function
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// ips returns n distinct /32 ranges, the first being 198.51.0.0 + from.
+func ips(from, n int) []netip.Prefix {
+	out := make([]netip.Prefix, 0, n)
+	for i := from; i < from+n; i++ {
+		a := netip.AddrFrom4([4]byte{198, 51, byte(i / 256), byte(i % 256)})
+		out = append(out, netip.PrefixFrom(a, 32))
+	}
+	return out
+}
+
+func mustPrefixes(t *testing.T, ss ...string) []netip.Prefix {
+	t.Helper()
+	out := make([]netip.Prefix, 0, len(ss))
+	for _, s := range ss {
+		p, err := ParseRange(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// asObserved turns rules into what Crossplane observes on the next reconcile.
+func asObserved(rules []Rule) map[int64][]netip.Prefix {
+	out := map[int64][]netip.Prefix{}
+	for _, r := range rules {
+		out[r.Priority] = r.Ranges
+	}
+	return out
+}
+
+// changed counts the rules that differ between two assignments: added, removed or modified.
+func changed(before, after []Rule) int {
+	b, a := asObserved(before), asObserved(after)
+	n := 0
+	for p, rs := range b {
+		if !cmp.Equal(rs, a[p], cmpopts.EquateComparable(netip.Prefix{})) {
+			n++
+		}
+	}
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+var cmpPrefix = cmpopts.EquateComparable(netip.Prefix{})
+
+func TestParseRange(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		"CIDRv4":          {in: "203.0.113.0/24", want: "203.0.113.0/24"},
+		"BareIPv4":        {in: "203.0.113.7", want: "203.0.113.7/32"},
+		"BareIPv6":        {in: "2001:db8::1", want: "2001:db8::1/128"},
+		"CIDRv6":          {in: "2001:db8:abcd::/48", want: "2001:db8:abcd::/48"},
+		"MappedIPv4":      {in: "::ffff:203.0.113.7", want: "203.0.113.7/32"},
+		"Spaces":          {in: " 10.0.0.0/8 ", want: "10.0.0.0/8"},
+		"HostBitsSet":     {in: "203.0.113.7/24", wantErr: true},
+		"NotAnAddress":    {in: "office", wantErr: true},
+		"BadPrefixLength": {in: "10.0.0.0/33", wantErr: true},
+		"Wildcard":        {in: "*", wantErr: true},
+		"Zone":            {in: "fe80::1%eth0", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseRange(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("ParseRange(%q): err = %v, wantErr %v", tc.in, err, tc.wantErr)
+			}
+			if err == nil && got.String() != tc.want {
+				t.Errorf("ParseRange(%q): -want, +got:\n%s", tc.in, cmp.Diff(tc.want, got.String()))
+			}
+		})
+	}
+}
+
+func TestCollect(t *testing.T) {
+	web := NodeSource{Name: "web", MatchLabels: map[string]string{"pool": "web"}}
+	cases := map[string]struct {
+		reason  string
+		spec    Spec
+		nodes   map[string][]Node
+		want    []string
+		unmatch []string
+		warns   int
+		wantErr string
+	}{
+		"StaticAndNodesDeduplicated": {
+			reason: "An address in two sources, or twice in one, appears once; output is sorted, IPv4 first.",
+			spec: Spec{
+				StaticSources: []StaticSource{
+					{Name: "paris", CIDRs: []string{"203.0.113.0/24", "2001:db8::/48", "198.51.100.9"}},
+					{Name: "lyon", CIDRs: []string{"198.51.100.9/32", "203.0.113.0/24"}},
+				},
+				NodeSources: []NodeSource{web},
+			},
+			nodes: map[string][]Node{"web": {
+				{Name: "a", ExternalIPs: []string{"198.51.100.9"}, InternalIPs: []string{"10.0.0.1"}},
+				{Name: "b", ExternalIPs: []string{"2001:db8:1::5"}},
+			}},
+			want: []string{"198.51.100.9/32", "203.0.113.0/24", "2001:db8::/48", "2001:db8:1::5/128"},
+		},
+		"InternalIPOptional": {
+			reason: "InternalIP addresses are taken only when asked for.",
+			spec:   Spec{NodeSources: []NodeSource{{Name: "web", IncludeInternalIP: true}}},
+			nodes: map[string][]Node{"web": {
+				{Name: "a", ExternalIPs: []string{"198.51.100.1"}, InternalIPs: []string{"10.0.0.1"}},
+				{Name: "b", InternalIPs: []string{"10.0.0.2"}},
+			}},
+			want: []string{"10.0.0.1/32", "10.0.0.2/32", "198.51.100.1/32"},
+		},
+		"NodeWithoutExternalIP": {
+			reason: "A node without an ExternalIP is skipped with a warning; the others still count.",
+			spec:   Spec{NodeSources: []NodeSource{web}},
+			nodes: map[string][]Node{"web": {
+				{Name: "a", ExternalIPs: []string{"198.51.100.1"}},
+				{Name: "b", InternalIPs: []string{"10.0.0.2"}},
+			}},
+			want:  []string{"198.51.100.1/32"},
+			warns: 1,
+		},
+		"OptionalEmpty": {
+			reason:  "An optional selector matching nothing is reported, not fatal.",
+			spec:    Spec{StaticSources: []StaticSource{{Name: "paris", CIDRs: []string{"203.0.113.0/24"}}}, NodeSources: []NodeSource{web}},
+			nodes:   map[string][]Node{"web": nil},
+			want:    []string{"203.0.113.0/24"},
+			unmatch: []string{"web"},
+			warns:   1,
+		},
+		"RequiredEmpty": {
+			reason:  "A required selector matching nothing is fatal.",
+			spec:    Spec{NodeSources: []NodeSource{{Name: "web", MatchLabels: map[string]string{"pool": "web"}, Required: true}}},
+			wantErr: `node source "web": no address: 0 node(s) match labels {pool=web}, and the source is required; the rules are left as they are`,
+		},
+		"RequiredOnlyNodesWithoutAddress": {
+			reason:  "A required selector whose nodes have no usable address is fatal too.",
+			spec:    Spec{NodeSources: []NodeSource{{Name: "web", Required: true}}},
+			nodes:   map[string][]Node{"web": {{Name: "a", InternalIPs: []string{"10.0.0.1"}}}},
+			wantErr: `node source "web": no address: 1 node(s) match labels {} (every node), and the source is required; the rules are left as they are`,
+		},
+		"InvalidCIDR": {
+			reason:  "An invalid CIDR is fatal and names its source.",
+			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.0/33"}}}},
+			wantErr: `static source "partner": "198.51.100.0/33" is not a valid CIDR`,
+		},
+		"HostBits": {
+			reason:  "A CIDR with host bits set is fatal, with a hint.",
+			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.7/24"}}}},
+			wantErr: `static source "partner": "198.51.100.7/24" has host bits set: did you mean 198.51.100.0/24?`,
+		},
+		"InvalidNodeAddress": {
+			reason:  "A Node address that does not parse is fatal.",
+			spec:    Spec{NodeSources: []NodeSource{web}},
+			nodes:   map[string][]Node{"web": {{Name: "a", ExternalIPs: []string{"not-an-ip"}}}},
+			wantErr: `node source "web": node "a" has an invalid address "not-an-ip"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Collect(tc.spec, tc.nodes)
+			if tc.wantErr != "" || err != nil {
+				if diff := cmp.Diff(tc.wantErr, fmt.Sprint(err)); diff != "" {
+					t.Fatalf("%s\nCollect(...): -want error, +got error:\n%s", tc.reason, diff)
+				}
+				return
+			}
+			if diff := cmp.Diff(mustPrefixes(t, tc.want...), got.Ranges, cmpPrefix); diff != "" {
+				t.Errorf("%s\nCollect(...).Ranges: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.unmatch, got.Unmatched); diff != "" {
+				t.Errorf("%s\nCollect(...).Unmatched: -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(got.Warnings) != tc.warns {
+				t.Errorf("%s\nCollect(...).Warnings: want %d, got %q", tc.reason, tc.warns, got.Warnings)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Spec{Policy: Policy{Name: "web"}, PriorityRange: PriorityRange{First: 1000, Last: 1009}}
+	cases := map[string]struct {
+		spec    func(Spec) Spec
+		wantErr string
+	}{
+		"Valid":        {spec: func(s Spec) Spec { return s }},
+		"NoPolicyName": {spec: func(s Spec) Spec { s.Policy.Name = ""; return s }, wantErr: "spec.policy.name is required"},
+		"Reversed": {
+			spec:    func(s Spec) Spec { s.PriorityRange = PriorityRange{First: 10, Last: 9}; return s },
+			wantErr: "spec.priorityRange 10-9 is invalid: need 0 <= first <= last < 2147483647",
+		},
+		"DefaultRule": {
+			spec:    func(s Spec) Spec { s.PriorityRange.Last = DefaultRulePriority; return s },
+			wantErr: "spec.priorityRange 1000-2147483647 is invalid: need 0 <= first <= last < 2147483647",
+		},
+		"DuplicateSource": {
+			spec: func(s Spec) Spec {
+				s.StaticSources = []StaticSource{{Name: "web", CIDRs: []string{"10.0.0.0/8"}}}
+				s.NodeSources = []NodeSource{{Name: "web"}}
+				return s
+			},
+			wantErr: `source name "web" is used twice: source names must be unique across staticSources and nodeSources`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := tc.spec(ok).Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, got); diff != "" {
+				t.Errorf("Validate(): -want error, +got error:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAssignChunking(t *testing.T) {
+	r := PriorityRange{First: 1000, Last: 1009}
+	cases := map[string]struct {
+		n        int
+		wantSize []int
+	}{
+		"Zero":        {n: 0, wantSize: []int{}},
+		"One":         {n: 1, wantSize: []int{1}},
+		"Ten":         {n: 10, wantSize: []int{10}},
+		"Eleven":      {n: 11, wantSize: []int{10, 1}},
+		"ThirtySeven": {n: 37, wantSize: []int{10, 10, 10, 7}},
+		"Full":        {n: 100, wantSize: []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Assign(ips(0, tc.n), nil, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes := []int{}
+			for i, rule := range got {
+				sizes = append(sizes, len(rule.Ranges))
+				if rule.Priority != r.First+int64(i) {
+					t.Errorf("rule %d: priority %d, want %d", i, rule.Priority, r.First+int64(i))
+				}
+			}
+			if diff := cmp.Diff(tc.wantSize, sizes); diff != "" {
+				t.Errorf("Assign(%d ranges): rule sizes -want, +got:\n%s", tc.n, diff)
+			}
+		})
+	}
+}
+
+func TestAssignOverflow(t *testing.T) {
+	r := PriorityRange{First: 1000, Last: 1002}
+	_, err := Assign(ips(0, 31), nil, r)
+	want := "31 source ranges need 4 rules of 10, but priorityRange 1000-1002 reserves only 3: widen the range or remove sources"
+	if diff := cmp.Diff(want, fmt.Sprint(err)); diff != "" {
+		t.Errorf("Assign(31 ranges, 3 rules): -want error, +got error:\n%s", diff)
+	}
+	if _, err := Assign(ips(0, 30), nil, r); err != nil {
+		t.Errorf("Assign(30 ranges, 3 rules): %v", err)
+	}
+}
+
+// TestAssignChurn checks stability: each step starts from the rules the previous step produced,
+// as Crossplane observes them, and may change at most the given number of rules.
+func TestAssignChurn(t *testing.T) {
+	r := PriorityRange{First: 1000, Last: 1099}
+	base := ips(0, 37)
+	cases := map[string]struct {
+		reason      string
+		next        []netip.Prefix
+		wantChanged int
+	}{
+		"Unchanged": {
+			reason:      "The same addresses change nothing.",
+			next:        base,
+			wantChanged: 0,
+		},
+		"ReplaceOne": {
+			reason:      "One node replaced (one address out, one in) changes exactly one rule.",
+			next:        append(append(append([]netip.Prefix{}, base[:13]...), base[14:]...), ips(500, 1)...),
+			wantChanged: 1,
+		},
+		"ReplaceFirstWithLowerAddress": {
+			reason:      "Even if the new address sorts first, only the rule that lost one changes.",
+			next:        append(mustPrefixes(t, "10.0.0.1"), base[1:]...),
+			wantChanged: 1,
+		},
+		"RemoveOne": {
+			reason:      "One node removed changes one rule.",
+			next:        append(append([]netip.Prefix{}, base[:5]...), base[6:]...),
+			wantChanged: 1,
+		},
+		"AddOne": {
+			reason:      "One node added changes one rule.",
+			next:        append(append([]netip.Prefix{}, base...), ips(500, 1)...),
+			wantChanged: 1,
+		},
+		"RemoveLastOfRule": {
+			reason:      "Removing the only address of a rule removes that rule, nothing else.",
+			next:        ips(0, 30),
+			wantChanged: 1,
+		},
+		"AllReplaced": {
+			reason:      "Every node replaced (the morning after a stopped night) rewrites every rule in place.",
+			next:        ips(1000, 37),
+			wantChanged: 4,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before, err := Assign(base, nil, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := Assign(sorted(tc.next), asObserved(before), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := changed(before, after); got != tc.wantChanged {
+				t.Errorf("%s\nchanged rules: want %d, got %d\nbefore: %v\nafter:  %v", tc.reason, tc.wantChanged, got, before, after)
+			}
+			for _, rule := range after {
+				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxRangesPerRule {
+					t.Errorf("rule %d holds %d ranges", rule.Priority, len(rule.Ranges))
+				}
+			}
+		})
+	}
+}
+
+// TestAssignLongChurn replaces one node at a time, many times over, and checks that each step
+// changes exactly one rule and that no rule ever loses an address that is still wanted.
+func TestAssignLongChurn(t *testing.T) {
+	r := PriorityRange{First: 1000, Last: 1004}
+	cur := ips(0, 37)
+	rules, err := Assign(cur, nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 200 {
+		out := (step * 7) % len(cur)
+		next := append(append(append([]netip.Prefix{}, cur[:out]...), cur[out+1:]...), ips(1000+step, 1)...)
+		after, err := Assign(sorted(next), asObserved(rules), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := changed(rules, after); got != 1 {
+			t.Fatalf("step %d: %d rules changed, want 1", step, got)
+		}
+		where := map[netip.Prefix]int64{}
+		for _, rule := range rules {
+			for _, p := range rule.Ranges {
+				where[p] = rule.Priority
+			}
+		}
+		for _, rule := range after {
+			for _, p := range rule.Ranges {
+				if prio, ok := where[p]; ok && prio != rule.Priority {
+					t.Fatalf("step %d: %s moved from rule %d to %d", step, p, prio, rule.Priority)
+				}
+			}
+		}
+		cur, rules = next, after
+	}
+}
+
+func TestAssignObserved(t *testing.T) {
+	r := PriorityRange{First: 1000, Last: 1002}
+	cases := map[string]struct {
+		reason   string
+		ranges   []netip.Prefix
+		observed map[int64][]netip.Prefix
+		want     []Rule
+	}{
+		"FillHoleBeforeNewRule": {
+			reason:   "A new address goes to the first rule with space, not to a new rule.",
+			ranges:   sorted(append(ips(0, 12), ips(100, 1)...)),
+			observed: map[int64][]netip.Prefix{1000: ips(0, 10), 1001: ips(10, 2)},
+			want:     []Rule{{Priority: 1000, Ranges: ips(0, 10)}, {Priority: 1001, Ranges: append(ips(10, 2), ips(100, 1)...)}},
+		},
+		"ReuseLowestFreePriority": {
+			reason:   "When every rule is full, a new rule opens at the lowest free priority.",
+			ranges:   sorted(append(ips(0, 10), ips(100, 1)...)),
+			observed: map[int64][]netip.Prefix{1001: ips(0, 10)},
+			want:     []Rule{{Priority: 1000, Ranges: ips(100, 1)}, {Priority: 1001, Ranges: ips(0, 10)}},
+		},
+		"OutOfRangeIgnored": {
+			reason:   "Rules observed outside the reserved range are not kept.",
+			ranges:   ips(0, 2),
+			observed: map[int64][]netip.Prefix{5000: ips(0, 2)},
+			want:     []Rule{{Priority: 1000, Ranges: ips(0, 2)}},
+		},
+		"DuplicateAcrossRules": {
+			reason:   "An address observed in two rules stays in the first only.",
+			ranges:   ips(0, 2),
+			observed: map[int64][]netip.Prefix{1000: ips(0, 1), 1001: ips(0, 2)},
+			want:     []Rule{{Priority: 1000, Ranges: ips(0, 1)}, {Priority: 1001, Ranges: ips(1, 1)}},
+		},
+		"EmptiedRuleDropped": {
+			reason:   "A rule whose addresses all left is dropped, never emitted empty.",
+			ranges:   ips(0, 1),
+			observed: map[int64][]netip.Prefix{1000: ips(0, 1), 1001: ips(50, 3)},
+			want:     []Rule{{Priority: 1000, Ranges: ips(0, 1)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Assign(tc.ranges, tc.observed, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpPrefix); diff != "" {
+				t.Errorf("%s\nAssign(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// sorted returns ps in the order Collect produces.
+func sorted(ps []netip.Prefix) []netip.Prefix {
+	out := slices.Clone(ps)
+	slices.SortFunc(out, func(a, b netip.Prefix) int {
+		if lessPrefix(a, b) {
+			return -1
+		}
+		if lessPrefix(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
