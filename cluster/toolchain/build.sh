@@ -8,6 +8,10 @@
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
 #   cluster/toolchain/build.sh crossplane       -> github.com/crossplane/cli/v2 v2.5.0 (the
 #                                                  `crossplane` CLI: render, validate, xpkg)
+#   cluster/toolchain/build.sh crossplane-core  -> github.com/crossplane/crossplane/v2 v2.4.0 (the core
+#                                                  binary: `crossplane render --crossplane-binary`)
+#   cluster/toolchain/build.sh function-auto-ready -> github.com/crossplane-contrib/function-auto-ready
+#                                                  v0.5.0 (run locally by the render tests)
 #   cluster/toolchain/build.sh assets           -> builds both, then prints one folder
 #                                                  (envtest-v1.35.4-etcd-v3.6.6) holding
 #                                                  symlinks to them: the value for
@@ -22,6 +26,8 @@ cache=${PROVIDER_CLOUDARMOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-clou
 kas_version=v1.35.4
 etcd_version=v3.6.6
 crossplane_version=v2.5.0
+crossplane_core_version=v2.4.0
+function_auto_ready_version=v0.5.0
 
 # build NAME VERSION PKG: build PKG from the wrapper module NAME unless already cached.
 build() {
@@ -68,6 +74,8 @@ case "${1:-}" in
   kube-apiserver) build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver ;;
   etcd)           build etcd "$etcd_version" go.etcd.io/etcd/server/v3 ;;
   crossplane)     build crossplane "$crossplane_version" github.com/crossplane/cli/v2/cmd/crossplane ;;
+  crossplane-core) build crossplane-core "$crossplane_core_version" github.com/crossplane/crossplane/v2/cmd/crossplane ;;
+  function-auto-ready) build function-auto-ready "$function_auto_ready_version" github.com/crossplane/function-auto-ready ;;
   assets)         assets ;;
-  *) echo "usage: build.sh kube-apiserver|etcd|crossplane|assets" >&2; exit 2 ;;
+  *) echo "usage: build.sh kube-apiserver|etcd|crossplane|crossplane-core|function-auto-ready|assets" >&2; exit 2 ;;
 esac
