@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -29,7 +26,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
-	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
@@ -72,14 +68,13 @@ func main() {
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get API server rest config")
 
+	scheme, err := newScheme()
+	kingpin.FatalIfError(err, "Cannot build the scheme")
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
-		Cache: cache.Options{
-			SyncPeriod: syncInterval,
-			// The CRD gate needs only names and conditions, not schemas.
-			ByObject: map[client.Object]cache.ByObject{
-				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
-			},
-		},
+		// The scheme must know every kind before NewManager: the cache
+		// resolves its ByObject kinds (the CRD) when it is built.
+		Scheme:                     scheme,
+		Cache:                      cacheOptions(syncInterval),
 		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
 		HealthProbeBindAddress:     *healthAddr,
 		LeaderElection:             *leaderElection,
@@ -89,8 +84,6 @@ func main() {
 		RenewDeadline:              ptr(50 * time.Second),
 	})
 	kingpin.FatalIfError(err, "Cannot create controller manager")
-	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add Cloud Armor APIs to scheme")
-	kingpin.FatalIfError(apiextensionsv1.AddToScheme(mgr.GetScheme()), "Cannot add CRD API to scheme")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add readiness check")
 
