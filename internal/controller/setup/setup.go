@@ -21,6 +21,11 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 )
 
+// CreationGracePeriod is how long after a successful create an observation
+// that the external resource does not exist is not trusted. GCP is
+// read-after-write consistent, so none.
+const CreationGracePeriod = time.Duration(0)
+
 // Options configure the managed resource controllers.
 type Options struct {
 	controller.Options
@@ -47,6 +52,13 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.Reco
 		// (rule), so a lost external-create-pending annotation must not wedge
 		// an object: creating again is safe.
 		managed.WithDeterministicExternalName(true),
+		// Create returns only once GCP's operation is DONE, and GCP reads
+		// are consistent with it, so "not found" right after a create is
+		// the truth (a rule removed by someone else, or an object deleted
+		// at once), not lag. crossplane-runtime's default 30 s grace period
+		// for eventually consistent APIs made such objects wait until 30 s
+		// after their create: deletes hung and removed rules came back late.
+		managed.WithCreationGracePeriod(CreationGracePeriod),
 	}
 	if o.PollJitter > 0 {
 		opts = append(opts, managed.WithPollJitterHook(o.PollJitter))

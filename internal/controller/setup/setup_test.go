@@ -1,0 +1,116 @@
+package setup
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+// stubManager is the part of a manager ReconcilerOptions and NewReconciler use.
+type stubManager struct {
+	ctrl.Manager
+	client client.Client
+	scheme *k8sruntime.Scheme
+}
+
+func (m stubManager) GetClient() client.Client      { return m.client }
+func (m stubManager) GetScheme() *k8sruntime.Scheme { return m.scheme }
+func (m stubManager) GetEventRecorderFor(string) record.EventRecorder {
+	return record.NewFakeRecorder(100)
+}
+
+// A rule deleted seconds after it was created must not wait for
+// crossplane-runtime's 30 s creation grace period: the e2e suite saw every
+// such delete take 30 s, and a rule removed behind our back shortly after
+// its create was not re-added for as long.
+func TestReconcilerTrustsNotFoundRightAfterCreate(t *testing.T) {
+	s := k8sruntime.NewScheme()
+	if err := v1beta1.SchemeBuilder.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		finalizerRemoved bool
+		requeue          bool
+	}
+	cases := map[string]struct {
+		reason  string
+		deleted bool
+		want    want
+	}{
+		"DeletedJustAfterCreate": {
+			reason:  "A deleted object whose external resource is gone loses its finalizer at once.",
+			deleted: true,
+			want:    want{finalizerRemoved: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kube := &test.MockClient{
+				MockGet: func(_ context.Context, _ client.ObjectKey, obj client.Object) error {
+					cr := obj.(*v1beta1.SecurityPolicyRule)
+					cr.SetName("rule")
+					cr.SetNamespace("default")
+					cr.SetFinalizers([]string{managed.FinalizerName})
+					meta.SetExternalName(cr, "policy/100")
+					meta.SetExternalCreateSucceeded(cr, time.Now().Add(-time.Second))
+					if tc.deleted {
+						now := metav1.Now()
+						cr.SetDeletionTimestamp(&now)
+					}
+					return nil
+				},
+				MockUpdate:       test.NewMockUpdateFn(nil),
+				MockPatch:        test.NewMockPatchFn(nil),
+				MockStatusUpdate: test.NewMockSubResourceUpdateFn(nil),
+				MockStatusPatch:  test.NewMockSubResourcePatchFn(nil),
+			}
+			mgr := stubManager{client: kube, scheme: s}
+			removed := false
+			o := Options{}
+			o.Logger = logging.NewNopLogger()
+			opts := append(o.ReconcilerOptions(mgr, "test"),
+				managed.WithInitializers(),
+				managed.WithReferenceResolver(managed.ReferenceResolverFn(func(context.Context, resource.Managed) error { return nil })),
+				managed.WithFinalizer(resource.FinalizerFns{
+					AddFinalizerFn:    func(context.Context, resource.Object) error { return nil },
+					RemoveFinalizerFn: func(context.Context, resource.Object) error { removed = true; return nil },
+				}),
+				managed.WithExternalConnector(managed.ExternalConnectorFn(func(context.Context, resource.Managed) (managed.ExternalClient, error) {
+					return &managed.ExternalClientFns{
+						ObserveFn: func(context.Context, resource.Managed) (managed.ExternalObservation, error) {
+							return managed.ExternalObservation{ResourceExists: false}, nil
+						},
+						DisconnectFn: func(context.Context) error { return nil },
+					}, nil
+				})),
+			)
+			r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
+			got, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "rule"}})
+			if err != nil {
+				t.Fatalf("\n%s\nReconcile(...): %v", tc.reason, err)
+			}
+			if removed != tc.want.finalizerRemoved {
+				t.Errorf("\n%s\nReconcile(...): finalizer removed: want %t, got %t", tc.reason, tc.want.finalizerRemoved, removed)
+			}
+			if got.Requeue != tc.want.requeue {
+				t.Errorf("\n%s\nReconcile(...): requeue: want %t, got %t", tc.reason, tc.want.requeue, got.Requeue)
+			}
+		})
+	}
+}
