@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds every Crossplane package of this repository into _output/xpkg/ with the
+# crossplane CLI (v2.5.0, built once by cluster/toolchain/build.sh), without Docker.
+#
+# A package is any folder among package/ and package/*/ holding a crossplane.yaml;
+# its kind decides the rest:
+#   Provider       runtime image from ./cmd/provider, examples from examples/
+#                  (minus examples/allowlist), one package per platform:
+#                  _output/xpkg/linux_<arch>/<name>.xpkg
+#   Function       runtime image from ./cmd/function, one package per platform
+#   Configuration  no image, examples from examples/allowlist: _output/xpkg/<name>.xpkg
+# Runtime images come from cluster/images (go-containerregistry) as OCI tarballs in
+# _output/images/ and are embedded with --embed-runtime-image-tarball.
+#
+# Environment: VERSION (default: git describe), PLATFORMS (default
+# "linux/amd64 linux/arm64"), CROSSPLANE (default: build.sh crossplane).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)}
+platforms=${PLATFORMS:-linux/amd64 linux/arm64}
+out=_output/xpkg
+images=_output/images
+crossplane=${CROSSPLANE:-$(cluster/toolchain/build.sh crossplane)}
+revision=$(git rev-parse HEAD 2>/dev/null || true)
+created=$(git log -1 --format=%cI 2>/dev/null || true)
+
+# The images carry Debian's CA bundle; install it when it is missing and we can.
+ca=/etc/ssl/certs/ca-certificates.crt
+if [ ! -s "$ca" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo ">> $ca missing: apt-get install ca-certificates" >&2
+  apt-get install -y --no-install-recommends ca-certificates >&2
+fi
+
+# kind_of, name_of FILE: the top-level kind and metadata.name of a crossplane.yaml.
+kind_of() { sed -n 's/^kind: *//p' "$1" | head -1; }
+name_of() { sed -n '/^metadata:/,/^[^ ]/ s/^  name: *//p' "$1" | head -1; }
+
+rm -rf "$out" "$images"
+mkdir -p "$out" "$images"
+
+pkgdirs=()
+for d in package package/*/; do
+  d=${d%/}
+  [ -f "$d/crossplane.yaml" ] && pkgdirs+=("$d")
+done
+
+for dir in "${pkgdirs[@]}"; do
+  kind=$(kind_of "$dir/crossplane.yaml")
+  name=$(name_of "$dir/crossplane.yaml")
+  # Nested packages are not part of the package around them.
+  ignore=()
+  for sub in "${pkgdirs[@]}"; do
+    case "$sub" in "$dir"/*) ignore+=("${sub#"$dir"/}/*") ;; esac
+  done
+  case "$kind" in
+    Provider)      main=./cmd/provider; examples=examples; ignore+=("allowlist/*") ;;
+    Function)      main=./cmd/function; examples=$out/.no-examples ;;
+    Configuration) main=;               examples=examples/allowlist ;;
+    *) echo "xpkg: $dir/crossplane.yaml: unknown kind '$kind'" >&2; exit 1 ;;
+  esac
+  ignore_flag=()
+  if [ ${#ignore[@]} -gt 0 ]; then
+    ignore_flag=(--ignore "$(IFS=,; echo "${ignore[*]}")")
+  fi
+
+  if [ -z "$main" ]; then
+    "$crossplane" xpkg build --package-root="$dir" --examples-root="$examples" "${ignore_flag[@]}" \
+      --package-file="$out/$name.xpkg"
+    echo ">> $out/$name.xpkg ($(du -h "$out/$name.xpkg" | cut -f1))"
+    continue
+  fi
+
+  go run ./cluster/images --main "$main" --name "$name" --version "$version" \
+    --revision "$revision" --created "$created" \
+    --description "$(sed -n '/meta.crossplane.io\/description:/,/^    [a-z]/ { /description:/d; /^    [a-z]/d; p; }' "$dir/crossplane.yaml" | xargs)" \
+    --platforms "$(echo "$platforms" | tr ' ' ',')" --out "$images"
+  for p in $platforms; do
+    plat=${p/\//_}
+    mkdir -p "$out/$plat"
+    "$crossplane" xpkg build --package-root="$dir" --examples-root="$examples" "${ignore_flag[@]}" \
+      --embed-runtime-image-tarball="$images/$name-$plat.tar" --package-file="$out/$plat/$name.xpkg"
+    echo ">> $out/$plat/$name.xpkg ($(du -h "$out/$plat/$name.xpkg" | cut -f1))"
+  done
+done
