@@ -140,7 +140,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	log.Debug("Composed allowlist", "ranges", len(src.Ranges), "rules", len(rules))
-	response.Normalf(rsp, "%d source ranges in %d rules of policy %s", len(src.Ranges), len(rules), spec.Policy.Name)
+	response.Normalf(rsp, "%d source ranges in %d rule(s) of policy %s", len(src.Ranges), len(rules), spec.Policy.Name)
 	return rsp, nil
 }
 
