@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -448,4 +449,66 @@ func sorted(ps []netip.Prefix) []netip.Prefix {
 		return 0
 	})
 	return out
+}
+
+// FuzzAssign checks Assign's invariants on arbitrary address sets and a churned second pass: every
+// range lands in exactly one rule, no rule is empty or over the limit, priorities stay in range,
+// and ranges kept between the passes do not move.
+func FuzzAssign(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, []byte{2, 3, 4})
+	f.Add(make([]byte, 37), []byte{0, 9, 200})
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		r := PriorityRange{First: 100, Last: 129}
+		set := func(b []byte) []netip.Prefix {
+			seen := map[netip.Prefix]bool{}
+			for i, x := range b {
+				seen[ips(int(x)+256*(i%3), 1)[0]] = true
+			}
+			return sorted(slices.Collect(maps.Keys(seen)))
+		}
+		check := func(in []netip.Prefix, rules []Rule) {
+			t.Helper()
+			got := map[netip.Prefix]int{}
+			for _, rule := range rules {
+				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxRangesPerRule || rule.Priority < r.First || rule.Priority > r.Last {
+					t.Fatalf("bad rule %+v", rule)
+				}
+				for _, p := range rule.Ranges {
+					got[p]++
+				}
+			}
+			if len(got) != len(in) {
+				t.Fatalf("%d ranges in, %d placed", len(in), len(got))
+			}
+			for _, p := range in {
+				if got[p] != 1 {
+					t.Fatalf("%s placed %d times", p, got[p])
+				}
+			}
+		}
+		a, b := set(first), set(second)
+		before, err := Assign(a, nil, r)
+		if err != nil {
+			return // more than 300 ranges: refused, as it should be
+		}
+		check(a, before)
+		after, err := Assign(b, asObserved(before), r)
+		if err != nil {
+			return
+		}
+		check(b, after)
+		where := map[netip.Prefix]int64{}
+		for _, rule := range before {
+			for _, p := range rule.Ranges {
+				where[p] = rule.Priority
+			}
+		}
+		for _, rule := range after {
+			for _, p := range rule.Ranges {
+				if prio, ok := where[p]; ok && prio != rule.Priority {
+					t.Fatalf("%s moved from rule %d to %d", p, prio, rule.Priority)
+				}
+			}
+		}
+	})
 }
