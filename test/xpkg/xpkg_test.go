@@ -192,7 +192,7 @@ func checkPackage(t *testing.T, s source, file, arch string) {
 	checkMeta(t, s, objs[0])
 	checkObjects(t, s, objs[1:])
 
-	compressed, err := layersSize(img)
+	compressed, err := runtimeSize(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,18 +379,19 @@ func flatten(img v1.Image) (map[string]file, error) {
 	}
 }
 
-func layersSize(img v1.Image) (int64, error) {
-	layers, err := img.Layers()
+// runtimeSize is the compressed size of img's layers other than the ones
+// `crossplane xpkg build` adds (package.yaml, examples), which carry the
+// io.crossplane.xpkg annotation: what a node pulls to run the package.
+func runtimeSize(img v1.Image) (int64, error) {
+	m, err := img.Manifest()
 	if err != nil {
 		return 0, err
 	}
 	var total int64
-	for _, l := range layers {
-		n, err := l.Size()
-		if err != nil {
-			return 0, err
+	for _, l := range m.Layers {
+		if _, ok := l.Annotations["io.crossplane.xpkg"]; !ok {
+			total += l.Size
 		}
-		total += n
 	}
 	return total, nil
 }
