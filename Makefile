@@ -16,7 +16,8 @@ export GONOSUMDB := github.com/crossplane/crossplane-tools
 export GOFLAGS ?=
 
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
-CACHE_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/provider-cloudarmor
+CACHE_DIR  ?= $(or $(PROVIDER_CLOUDARMOR_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/provider-cloudarmor)
+export PROVIDER_CLOUDARMOR_CACHE := $(CACHE_DIR)
 OUTPUT_DIR := _output
 BIN_DIR    := $(OUTPUT_DIR)/bin
 LDFLAGS    := -s -w -X github.com/armorplane/provider-cloudarmor/internal/version.Version=$(VERSION)
@@ -24,8 +25,15 @@ LDFLAGS    := -s -w -X github.com/armorplane/provider-cloudarmor/internal/versio
 KUBE_VERSION        := v1.35.4
 ETCD_VERSION        := v3.6.6
 STATICCHECK_VERSION := v0.7.0
+CROSSPLANE_VERSION          := v2.5.0
+CROSSPLANE_CORE_VERSION     := v2.4.0
+FUNCTION_AUTO_READY_VERSION := v0.5.0
 ENVTEST_ASSETS      := $(CACHE_DIR)/envtest-$(KUBE_VERSION)-etcd-$(ETCD_VERSION)
 STATICCHECK         := $(CACHE_DIR)/bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+CROSSPLANE          := $(CACHE_DIR)/bin/crossplane-$(CROSSPLANE_VERSION)/crossplane
+CROSSPLANE_CORE     := $(CACHE_DIR)/bin/crossplane-core-$(CROSSPLANE_CORE_VERSION)/crossplane-core
+FUNCTION_AUTO_READY := $(CACHE_DIR)/bin/function-auto-ready-$(FUNCTION_AUTO_READY_VERSION)/function-auto-ready
+TOOL_ENV            := KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY)
 
 # Packages whose tests need the local control plane (KUBEBUILDER_ASSETS).
 FUZZTIME ?= 10s
@@ -54,15 +62,19 @@ check-generate: generate ## Fail if generated files are not up to date.
 ##@ Tools
 
 .PHONY: tools
-tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) ## Build kube-apiserver, etcd and staticcheck (cached).
+tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) ## Build kube-apiserver, etcd, staticcheck, the crossplane CLI and core, function-auto-ready (cached).
 
-$(ENVTEST_ASSETS)/kube-apiserver:
-	@mkdir -p $(ENVTEST_ASSETS)
-	ln -sf "$$(cluster/toolchain/build.sh kube-apiserver)" $@
+$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
+	cluster/toolchain/build.sh assets >/dev/null
 
-$(ENVTEST_ASSETS)/etcd:
-	@mkdir -p $(ENVTEST_ASSETS)
-	ln -sf "$$(cluster/toolchain/build.sh etcd)" $@
+$(CROSSPLANE):
+	cluster/toolchain/build.sh crossplane >/dev/null
+
+$(CROSSPLANE_CORE):
+	cluster/toolchain/build.sh crossplane-core >/dev/null
+
+$(FUNCTION_AUTO_READY):
+	cluster/toolchain/build.sh function-auto-ready >/dev/null
 
 $(STATICCHECK):
 	@echo ">> building staticcheck $(STATICCHECK_VERSION) (first time only)"
@@ -82,7 +94,7 @@ unit: ## Unit tests only (no control plane).
 
 .PHONY: test
 test: tools check-generate lint ## Every test: generated files, lint, unit, integration, e2e.
-	KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) go test -race -count=1 -timeout 30m ./...
+	$(TOOL_ENV) go test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
 
@@ -96,8 +108,16 @@ fuzz: ## Run each fuzz target briefly (FUZZTIME=10s).
 ##@ Run
 
 .PHONY: run
-run: tools build ## Run control plane + emulator + provider + examples locally (or only the provider with KUBECONFIG=...).
-	KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) go run ./cluster/local --bin-dir $(BIN_DIR)
+ifeq ($(origin KUBECONFIG),command line)
+run: build ## Run control plane + emulator + provider + examples locally; `make run KUBECONFIG=...` runs only the provider against that cluster.
+	@echo ">> running the provider against $(KUBECONFIG) (Ctrl-C to stop)"
+	KUBECONFIG=$(KUBECONFIG) $(BIN_DIR)/provider --debug
+else
+run: tools build
+	@echo ">> starting the local control plane, emulator, provider and examples (Ctrl-C to stop)"
+	go build -o $(BIN_DIR)/local ./cluster/local
+	KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR)
+endif
 
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).

@@ -30,6 +30,7 @@ type config struct {
 	crds          string
 	stateDir      string
 	binDir        string
+	examples      string
 }
 
 func parseFlags(args []string) (config, error) {
@@ -39,7 +40,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.crds, "crds", "package/crds", "folder of CRDs to install; skipped if missing")
 	fs.StringVar(&c.stateDir, "state-dir", "", "keep etcd data (DIR/etcd) and logs (DIR/logs) here across runs; "+
 		"default: fresh etcd each run, logs beside the kubeconfig")
-	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the provider and emulator binaries (for the steps that start them)")
+	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the provider binary")
+	fs.StringVar(&c.examples, "examples", "examples", "folder of examples to apply")
 	return c, fs.Parse(args)
 }
 
@@ -77,7 +79,11 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 	fmt.Fprintf(out, "kubeconfig: %s\n", cp.KubeconfigPath)
 	fmt.Fprintf(out, "logs: %s\n", cp.LogDir)
 
-	fmt.Fprintf(out, "ready; try: KUBECONFIG=%s kubectl get crds\npress Ctrl-C to stop\n", cp.KubeconfigPath)
+	stopDemo, err := runDemo(ctx, cp, cfg, out)
+	defer stopDemo()
+	if err != nil {
+		return err
+	}
 	<-ctx.Done()
 	restoreSignals()
 	fmt.Fprintln(out, "\nshutting down…")
