@@ -209,7 +209,12 @@ func describe(t *testing.T, s *suite, o client.Object) string {
 // waitCondition waits until check accepts o's conditions.
 func (s *suite) waitCondition(t *testing.T, o client.Object, what string, check func(map[string]condition) error) {
 	t.Helper()
-	s.eventually(t, waitFor, describe(t, s, o)+" "+what, func() error {
+	s.waitConditionWithin(t, waitFor, o, what, check)
+}
+
+func (s *suite) waitConditionWithin(t *testing.T, timeout time.Duration, o client.Object, what string, check func(map[string]condition) error) {
+	t.Helper()
+	s.eventually(t, timeout, describe(t, s, o)+" "+what, func() error {
 		conds, err := s.conditions(t, o)
 		if err != nil {
 			return err
@@ -221,7 +226,12 @@ func (s *suite) waitCondition(t *testing.T, o client.Object, what string, check 
 // waitReady waits until o is Ready=True and Synced=True, then refreshes o.
 func (s *suite) waitReady(t *testing.T, o client.Object) {
 	t.Helper()
-	s.waitCondition(t, o, "to be Ready=True and Synced=True", func(c map[string]condition) error {
+	s.waitReadyWithin(t, waitFor, o)
+}
+
+func (s *suite) waitReadyWithin(t *testing.T, timeout time.Duration, o client.Object) {
+	t.Helper()
+	s.waitConditionWithin(t, timeout, o, "to be Ready=True and Synced=True", func(c map[string]condition) error {
 		for _, ct := range []string{"Ready", "Synced"} {
 			if c[ct].Status != "True" {
 				return fmt.Errorf("%s=%s", ct, c[ct])
