@@ -33,7 +33,7 @@ STATICCHECK         := $(CACHE_DIR)/bin/staticcheck-$(STATICCHECK_VERSION)/stati
 CROSSPLANE          := $(CACHE_DIR)/bin/crossplane-$(CROSSPLANE_VERSION)/crossplane
 CROSSPLANE_CORE     := $(CACHE_DIR)/bin/crossplane-core-$(CROSSPLANE_CORE_VERSION)/crossplane-core
 FUNCTION_AUTO_READY := $(CACHE_DIR)/bin/function-auto-ready-$(FUNCTION_AUTO_READY_VERSION)/function-auto-ready
-TOOL_ENV            := KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY)
+TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY)
 
 # Packages whose tests need the local control plane (KUBEBUILDER_ASSETS).
 FUZZTIME ?= 10s
@@ -93,7 +93,7 @@ unit: ## Unit tests only (no control plane).
 	go test -race -count=1 -short ./...
 
 .PHONY: test
-test: tools check-generate lint ## Every test: generated files, lint, unit, integration, e2e.
+test: tools check-generate lint build ## Every test: generated files, lint, unit, integration, e2e.
 	$(TOOL_ENV) go test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
