@@ -34,8 +34,8 @@ func TestImage(t *testing.T) {
 	}
 	type summary struct {
 		OS, Arch, User, Entrypoint, Version, Created string
-		DiffIDs                                    int
-		DiffIDMatches                              bool
+		DiffIDs                                      int
+		DiffIDMatches                                bool
 	}
 	got := summary{OS: cf.OS, Arch: cf.Architecture, User: cf.Config.User, Entrypoint: cf.Config.Entrypoint[0],
 		Version: cf.Config.Labels["org.opencontainers.image.version"], Created: cf.Created.UTC().Format(time.RFC3339),
