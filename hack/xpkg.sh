@@ -37,6 +37,11 @@ fi
 # kind_of, name_of FILE: the top-level kind and metadata.name of a crossplane.yaml.
 kind_of() { sed -n 's/^kind: *//p' "$1" | head -1; }
 name_of() { sed -n '/^metadata:/,/^[^ ]/ s/^  name: *//p' "$1" | head -1; }
+# description FILE: the meta.crossplane.io/description block on one line.
+description() {
+  sed -n '/meta.crossplane.io\/description:/,/^    [a-z]/ { /description:/d; /^    [a-z]/d; p; }' "$1" |
+    tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//'
+}
 
 rm -rf "$out" "$images"
 mkdir -p "$out" "$images"
@@ -75,7 +80,7 @@ for dir in "${pkgdirs[@]}"; do
 
   go run ./cluster/images --main "$main" --name "$name" --version "$version" \
     --revision "$revision" --created "$created" \
-    --description "$(sed -n '/meta.crossplane.io\/description:/,/^    [a-z]/ { /description:/d; /^    [a-z]/d; p; }' "$dir/crossplane.yaml" | xargs)" \
+    --description "$(description "$dir/crossplane.yaml")" \
     --platforms "$(echo "$platforms" | tr ' ' ',')" --out "$images"
   for p in $platforms; do
     plat=${p/\//_}
