@@ -50,14 +50,20 @@ build: ## Build the provider and emulator binaries into _output/bin.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/ ./cmd/...
 
 .PHONY: generate
-generate: ## Regenerate deepcopy, method sets, resolvers and CRDs.
-	go generate -tags generate ./apis/...
+generate: ## Regenerate deepcopy, method sets, resolvers, CRDs and docs/reference.md.
+	go generate -tags generate ./apis/... ./hack/crdref
 
 .PHONY: check-generate
 check-generate: generate ## Fail if generated files are not up to date.
 	@if [ -n "$$(git status --porcelain -- apis package docs)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
 		git status --porcelain -- apis package docs; git diff --stat -- apis package docs; exit 1; fi
+
+##@ Package
+
+.PHONY: xpkg
+xpkg: $(CROSSPLANE) ## Build the provider, function and configuration packages into _output/xpkg (no Docker).
+	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) hack/xpkg.sh
 
 ##@ Tools
 
@@ -93,7 +99,7 @@ unit: ## Unit tests only (no control plane).
 	go test -race -count=1 -short ./...
 
 .PHONY: test
-test: tools check-generate lint build ## Every test: generated files, lint, unit, integration, e2e.
+test: tools check-generate lint build xpkg ## Every test: generated files, lint, unit, integration, e2e.
 	$(TOOL_ENV) go test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
