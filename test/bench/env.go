@@ -1,0 +1,296 @@
+//go:build bench
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+)
+
+const (
+	project   = "bench-project"
+	namespace = "default"
+)
+
+// env is one scenario's world: control plane, emulator and provider.
+type env struct {
+	cp       *controlplane.ControlPlane
+	kube     client.Client // direct, high QPS: the benchmark's own writes
+	cache    cache.Cache   // watches policies and rules, to count Ready cheaply
+	emu      *emulator.Running
+	provider *exec.Cmd
+	exited   chan error
+	pprof    string // host:port of the provider's pprof, or ""
+	stop     []func()
+}
+
+func newScheme() (*k8sruntime.Scheme, error) {
+	s := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// start brings up the control plane, the emulator and the provider.
+func start(ctx context.Context, cfg config, bin string, sc scenario, logName string) (*env, error) {
+	e := &env{}
+	s, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	logDir, err := filepath.Abs(filepath.Join(cfg.outDir, "bench-logs", logName))
+	if err != nil {
+		return nil, err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{CRDDirs: []string{cfg.crds}, Scheme: s, LogDir: logDir})
+	if err != nil {
+		return nil, err
+	}
+	e.cp = cp
+	e.stop = append(e.stop, func() { _ = cp.Stop() })
+
+	rc := *cp.Config
+	rc.QPS, rc.Burst = 500, 1000
+	if e.kube, err = client.New(&rc, client.Options{Scheme: s}); err != nil {
+		return e, err
+	}
+	if e.cache, err = cache.New(&rc, cache.Options{Scheme: s, DefaultNamespaces: map[string]cache.Config{namespace: {}}}); err != nil {
+		return e, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	e.stop = append(e.stop, cancel)
+	for _, o := range []client.Object{&v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyRule{}} {
+		if _, err := e.cache.GetInformer(cctx, o); err != nil {
+			return e, err
+		}
+	}
+	go func() { _ = e.cache.Start(cctx) }()
+	if !e.cache.WaitForCacheSync(cctx) {
+		return e, fmt.Errorf("benchmark cache did not sync")
+	}
+
+	emuLog, err := os.Create(filepath.Join(logDir, "emulator.log"))
+	if err != nil {
+		return e, err
+	}
+	e.emu, err = emulator.Listen("127.0.0.1:0", emulator.Options{OpLatency: cfg.latency, Auth: emulator.AuthAny,
+		Logf: func(format string, args ...any) { fmt.Fprintf(emuLog, format+"\n", args...) }})
+	if err != nil {
+		return e, err
+	}
+	e.stop = append(e.stop, func() { _ = e.emu.Close(); _ = emuLog.Close() })
+	if err := e.createProviderConfig(ctx); err != nil {
+		return e, err
+	}
+	return e, e.startProvider(ctx, cfg, bin, logDir)
+}
+
+func (e *env) createProviderConfig(ctx context.Context) error {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "emulator-token"},
+		StringData: map[string]string{"token": "bench-token"}}
+	endpoint := e.emu.Endpoint()
+	cpc := &pcv1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: pcv1beta1.ClusterProviderConfigSpec{ProjectID: project, Endpoint: &endpoint,
+			Credentials: pcv1beta1.ClusterProviderCredentials{Source: pcv1beta1.CredentialsSourceAccessToken,
+				SecretRef: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: namespace, Name: "emulator-token"}, Key: "token"}}}}
+	for _, o := range []client.Object{secret, cpc} {
+		if err := e.kube.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startProvider runs the built provider binary as its own process, with its
+// defaults except the poll interval (and its jitter, scaled like the
+// defaults: 5 s per minute).
+func (e *env) startProvider(ctx context.Context, cfg config, bin, logDir string) error {
+	args := []string{"--poll=" + cfg.poll.String(), "--poll-jitter=" + (cfg.poll / 12).String(),
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+	if cfg.profile {
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		e.pprof = addr
+		args = append(args, "--pprof-bind-address="+addr)
+	}
+	args = append(args, strings.Fields(cfg.providerArgs)...)
+	logFile, err := os.Create(filepath.Join(logDir, "provider.log"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cp.KubeconfigPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	e.provider = cmd
+	e.exited = make(chan error, 1)
+	go func() { e.exited <- cmd.Wait(); _ = logFile.Close() }()
+	e.stop = append(e.stop, func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-e.exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-e.exited
+		}
+	})
+	fmt.Fprintf(os.Stderr, "   provider pid %d %s (log %s)\n", cmd.Process.Pid, strings.Join(args, " "), logFile.Name())
+	if e.pprof == "" {
+		return nil
+	}
+	// Profiles start with the first apply, so wait for the endpoint.
+	for range 100 {
+		if c, err := net.Dial("tcp", e.pprof); err == nil {
+			return c.Close()
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("provider pprof endpoint %s did not come up", e.pprof)
+}
+
+// alive returns an error once the provider has exited.
+func (e *env) alive() error {
+	select {
+	case err := <-e.exited:
+		e.exited <- err
+		return fmt.Errorf("provider exited: %v", err)
+	default:
+		return nil
+	}
+}
+
+func (e *env) close() {
+	for i := len(e.stop) - 1; i >= 0; i-- {
+		e.stop[i]()
+	}
+}
+
+// saveProfile fetches a pprof profile from the provider into path.
+func (e *env) saveProfile(ctx context.Context, profile, path string) error {
+	if e.pprof == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.pprof+"/debug/pprof/"+profile, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close() //nolint:errcheck // read-only
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof %s: %s", profile, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close() //nolint:errcheck // only reserving a port
+	return l.Addr().String(), nil
+}
+
+// procStats is what /proc says about a process.
+type procStats struct {
+	rssKiB, hwmKiB int64
+	cpu            time.Duration // user + system
+}
+
+// clockTicks is USER_HZ, 100 on every Linux we run on.
+const clockTicks = 100
+
+func readProc(pid int) (procStats, error) {
+	var ps procStats
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ps, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			ps.rssKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "VmHWM:":
+			ps.hwmKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ps, err
+	}
+	// The command name (field 2) may hold spaces; fields count from after it.
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) > 12 {
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ps.cpu = time.Duration(ut+st) * time.Second / clockTicks
+	}
+	return ps, nil
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func numCPU() int { return runtime.NumCPU() }
