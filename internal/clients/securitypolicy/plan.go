@@ -28,18 +28,28 @@ type Conflict struct {
 }
 
 // A RulePlan is what the SecurityPolicy controller must do to the non-default
-// rules of a policy, every list sorted by priority.
+// rules of a policy.
 //
-// Callers apply Add, then Patch, then Remove. That order never weakens an
-// allowlist mid-way: when an allowed range moves from one priority to
-// another, the rule at its new priority exists before the old one goes, and
-// a rule that is not wanted any more is removed last. An error stops the
-// sequence; the next reconcile plans again from what GCP then holds.
+// Callers apply Add, then Widen, then Patch, then Remove. That order never
+// weakens an allowlist mid-way: a range that some desired allow rule still
+// allows is never missing from GCP between two steps. When an allowed range
+// moves from one priority to another, the rule at its new priority holds it
+// before the old one lets it go (even when rules swap ranges in a cycle,
+// through Widen), and a rule that is not wanted any more is removed last. An
+// error stops the sequence; the next reconcile plans again from what GCP
+// then holds, and every intermediate state is safe.
 type RulePlan struct {
-	// Add lists inline rules missing in GCP (addRule).
+	// Add lists inline rules missing in GCP (addRule), by priority.
 	Add []*compute.SecurityPolicyRule
+	// Widen lists temporary versions of rules in Patch that would drop a
+	// range another desired allow rule takes over: the desired rule plus the
+	// ranges it keeps until every patch has run (patchRule; each is followed
+	// by its final version in Patch).
+	Widen []*compute.SecurityPolicyRule
 	// Patch lists inline rules that differ in GCP. Each is a full
-	// replacement (patchRule with RuleUpdateMask).
+	// replacement (patchRule with RuleUpdateMask). Patches that drop no
+	// range still allowed elsewhere come first, by priority; patches that
+	// drop such ranges come last, by priority.
 	Patch []*compute.SecurityPolicyRule
 	// Remove lists non-default priorities the policy owns that the spec no
 	// longer lists (removeRule).
@@ -82,7 +92,72 @@ func PlanRules(inline []v1beta1.PolicyRule, inlineSet bool, observed *compute.Se
 		}
 	}
 	plan.Remove = unwanted(observed, wanted, claims)
+	plan.Widen, plan.Patch = makeBeforeBreak(plan.Add, plan.Patch, observed)
 	return plan
+}
+
+// makeBeforeBreak orders patches so that no range a desired allow rule
+// allows disappears from GCP between two steps. A patch that drops such a
+// range (it moves to another priority) runs after every other patch, and is
+// preceded by a widened version (desired ranges plus the ones it drops) when
+// the rule stays a basic allow rule and the union fits GCP's 10 ranges:
+// without it, rules that swap ranges in a cycle would each lose theirs
+// before the next one takes them.
+func makeBeforeBreak(add, patch []*compute.SecurityPolicyRule, observed *compute.SecurityPolicy) (widen, ordered []*compute.SecurityPolicyRule) {
+	// Ranges the plan's new and patched rules allow once it has run. Rules
+	// the plan leaves alone keep allowing theirs throughout.
+	allowed := map[string]bool{}
+	for _, rs := range [][]*compute.SecurityPolicyRule{add, patch} {
+		for _, r := range rs {
+			for _, rg := range allowedRanges(r) {
+				allowed[CanonicalRange(rg)] = true
+			}
+		}
+	}
+	var narrowing []*compute.SecurityPolicyRule
+	for _, p := range patch {
+		kept := allowedRanges(p)
+		keeps := map[string]bool{}
+		for _, rg := range kept {
+			keeps[CanonicalRange(rg)] = true
+		}
+		var dropped []string
+		for _, rg := range allowedRanges(FindRule(observed, p.Priority)) {
+			if c := CanonicalRange(rg); allowed[c] && !keeps[c] {
+				dropped = append(dropped, rg)
+				keeps[c] = true
+			}
+		}
+		if len(dropped) == 0 {
+			ordered = append(ordered, p)
+			continue
+		}
+		narrowing = append(narrowing, p)
+		if isBasicAllow(p) && len(kept)+len(dropped) <= maxSrcIPRanges {
+			w := *p
+			m := *p.Match
+			m.Config = &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: append(slices.Clone(kept), dropped...)}
+			w.Match = &m
+			widen = append(widen, &w)
+		}
+	}
+	return widen, append(ordered, narrowing...)
+}
+
+// maxSrcIPRanges is GCP's limit of srcIpRanges per rule.
+const maxSrcIPRanges = 10
+
+// allowedRanges returns the srcIpRanges r allows: none unless r is an allow
+// rule with a basic match that is enforced (not in preview).
+func allowedRanges(r *compute.SecurityPolicyRule) []string {
+	if !isBasicAllow(r) || r.Preview {
+		return nil
+	}
+	return r.Match.Config.SrcIpRanges
+}
+
+func isBasicAllow(r *compute.SecurityPolicyRule) bool {
+	return r != nil && r.Action == v1beta1.ActionAllow && r.Match != nil && r.Match.Expr == nil && r.Match.Config != nil
 }
 
 // sortedInline returns the inline rules sorted by priority; a stable sort

@@ -154,3 +154,117 @@ func TestRulePlanEmptyAndDescribe(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanRulesMakeBeforeBreak replays a plan step by step, as the
+// SecurityPolicy controller applies it (Add, Widen, Patch, Remove), and
+// checks that every range the desired rules allow and GCP allowed before is
+// allowed after every single step. Regression: patches ran by priority, so
+// when ranges moved between existing rules (here in a cycle, 100 -> 101 ->
+// 102 -> 100) each moved range was missing from GCP between two patches.
+func TestPlanRulesMakeBeforeBreak(t *testing.T) {
+	gcp := func(priority int64, action string, ranges ...string) *compute.SecurityPolicyRule {
+		r := rule(priority, action, withMatch(srcIPs(ranges...)))
+		asGCPReturnsIt(r)
+		return r
+	}
+	cases := map[string]struct {
+		reason   string
+		observed []*compute.SecurityPolicyRule
+		inline   []v1beta1.PolicyRule
+		widened  int
+	}{
+		"Cycle": {
+			reason:   "Every rule hands its range to the next one; each must be widened first.",
+			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1"), gcp(101, "allow", "10.0.0.2"), gcp(102, "allow", "10.0.0.3")},
+			inline:   []v1beta1.PolicyRule{inlineRule(100, "allow", "10.0.0.3/32"), inlineRule(101, "allow", "10.0.0.1/32"), inlineRule(102, "allow", "10.0.0.2/32")},
+			widened:  3,
+		},
+		"MoveToHigherPriority": {
+			reason:   "A range moving from 100 to 200 reaches 200 before it leaves 100: no widening needed, only order.",
+			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1", "10.0.0.9"), gcp(200, "allow", "10.0.0.2")},
+			inline:   []v1beta1.PolicyRule{inlineRule(100, "allow", "10.0.0.9"), inlineRule(200, "allow", "10.0.0.2", "10.0.0.1")},
+			widened:  1,
+		},
+		"MoveToNewRuleAndAction": {
+			reason:   "A range leaves a rule that becomes a deny; it is added elsewhere first.",
+			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1"), gcp(300, "allow", "10.0.0.5")},
+			inline:   []v1beta1.PolicyRule{inlineRule(100, "deny(403)", "10.0.0.66"), inlineRule(150, "allow", "10.0.0.1")},
+		},
+		"FullRule": {
+			reason:   "Ten ranges cannot be widened; ordering still puts the narrowing patch last.",
+			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.10"), gcp(50, "allow", "10.1.0.1")},
+			inline: []v1beta1.PolicyRule{
+				inlineRule(100, "allow", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.10", "10.0.0.11"),
+				inlineRule(50, "allow", "10.1.0.1", "10.0.0.1"),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := policy(withRules(append(tc.observed, gcp(v1beta1.DefaultRulePriority, "deny(403)", "*"))...))
+			plan := PlanRules(tc.inline, true, observed, nil)
+			if len(plan.Widen) != tc.widened {
+				t.Errorf("\n%s\nPlanRules(...): %d widened rules, want %d: %+v", tc.reason, len(plan.Widen), tc.widened, plan.Widen)
+			}
+			// Ranges that must stay allowed: allowed before and after.
+			must := map[string]bool{}
+			after := PlanRules(tc.inline, true, nil, nil).Add
+			for _, r := range after {
+				for _, rg := range allowedRanges(r) {
+					must[CanonicalRange(rg)] = true
+				}
+			}
+			state := map[int64]*compute.SecurityPolicyRule{}
+			for _, r := range observed.Rules {
+				state[r.Priority] = r
+			}
+			for rg := range must {
+				if !allowedIn(state, rg) {
+					delete(must, rg) // not allowed before: not "still wanted"
+				}
+			}
+			step := func(what string, prio int64, r *compute.SecurityPolicyRule) {
+				if r == nil {
+					delete(state, prio)
+				} else {
+					state[prio] = r
+				}
+				for rg := range must {
+					if !allowedIn(state, rg) {
+						t.Errorf("\n%s\nafter %s %d: %s is not allowed by any rule", tc.reason, what, prio, rg)
+					}
+				}
+			}
+			for _, r := range plan.Add {
+				step("add", r.Priority, r)
+			}
+			for _, r := range plan.Widen {
+				step("widen", r.Priority, r)
+			}
+			for _, r := range plan.Patch {
+				step("patch", r.Priority, r)
+			}
+			for _, p := range plan.Remove {
+				step("remove", p, nil)
+			}
+			final := policy()
+			for _, r := range state {
+				final.Rules = append(final.Rules, r)
+			}
+			if again := PlanRules(tc.inline, true, final, nil); !again.Empty() {
+				t.Errorf("\n%s\nthe plan does not reach the spec; still to do: %s", tc.reason, again.Describe())
+			}
+		})
+	}
+}
+
+func allowedIn(state map[int64]*compute.SecurityPolicyRule, rg string) bool {
+	for _, r := range state {
+		for _, have := range allowedRanges(r) {
+			if CanonicalRange(have) == rg {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package securitypolicy
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/api/compute/v1"
 
@@ -26,8 +27,8 @@ const (
 // update makes GCP's policy match p, one step at a time, each step reading
 // the policy afresh where it needs GCP's current fingerprint. The first error
 // stops it; the next reconcile starts from what GCP then holds. Rules are
-// added, then patched, then removed, so an allowlist never loses an allowed
-// range before its replacement exists (see securitypolicy.RulePlan).
+// added, widened, patched, then removed, so an allowlist never loses an
+// allowed range before its replacement exists (see securitypolicy.RulePlan).
 func (e *external) update(ctx context.Context, name string, p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims) error {
 	sp, err := e.policies.GetFresh(ctx, name)
 	if err != nil {
@@ -71,7 +72,9 @@ func (e *external) applyPlan(ctx context.Context, name string, sp *compute.Secur
 			return errors.Wrapf(err, errFmtAddRule, r.Priority)
 		}
 	}
-	for _, r := range plan.Patch {
+	// Widened rules carry the same fields as their final versions, so
+	// both get the mask computed against what GCP held before.
+	for _, r := range append(slices.Clone(plan.Widen), plan.Patch...) {
 		mask := securitypolicy.RuleUpdateMask(r, securitypolicy.FindRule(sp, r.Priority))
 		if err := e.policies.PatchRule(ctx, name, r.Priority, r, mask...); err != nil {
 			return errors.Wrapf(err, errFmtPatchRule, r.Priority)
