@@ -32,6 +32,12 @@ func newScheme() (*runtime.Scheme, error) {
 func cacheOptions(syncInterval *time.Duration) cache.Options {
 	return cache.Options{
 		SyncPeriod: syncInterval,
+		// Nothing here reads managedFields. They are most of a managed
+		// resource's size once several managers have written it, and
+		// keeping them cost memory for every cached object and CPU for
+		// every copy and comparison of one. Updates without managedFields
+		// leave the server's copy as it is.
+		DefaultTransform: cache.TransformStripManagedFields(),
 		// The CRD gate needs only names and conditions, not schemas.
 		ByObject: map[client.Object]cache.ByObject{
 			&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},

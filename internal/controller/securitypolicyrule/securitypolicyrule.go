@@ -7,7 +7,9 @@ import (
 	"strconv"
 
 	"google.golang.org/api/compute/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -39,6 +41,9 @@ const (
 	errRemoveRule     = "cannot remove rule"
 	errResetDefault   = "cannot reset default rule"
 	errPolicyNotFound = "security policy does not exist"
+	errNotRule        = "managed resource is not a SecurityPolicyRule"
+	errResolve        = "cannot resolve references"
+	errUpdateRefs     = "cannot update managed resource with resolved references"
 )
 
 // Setup adds a controller that reconciles SecurityPolicyRules.
@@ -48,6 +53,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector}),
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
+		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r)
@@ -61,6 +67,34 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 		}
 	}, v1beta1.SecurityPolicyRuleGroupVersionKind)
 	return nil
+}
+
+// resolver resolves a rule's policy reference or selector and writes the
+// object only when that changed what it names. crossplane-runtime's
+// APISimpleReferenceResolver instead compares a deep copy of the whole object
+// with cmp.Equal on every reconcile: a third of the provider's CPU while
+// 1,000 rules converged.
+type resolver struct {
+	kube client.Client
+}
+
+func (r *resolver) ResolveReferences(ctx context.Context, mg resource.Managed) error {
+	cr, ok := mg.(*v1beta1.SecurityPolicyRule)
+	if !ok {
+		return errors.New(errNotRule)
+	}
+	p := &cr.Spec.ForProvider
+	if p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil {
+		return nil
+	}
+	name, ref := p.SecurityPolicy, p.SecurityPolicyRef.DeepCopy()
+	if err := cr.ResolveReferences(ctx, r.kube); err != nil {
+		return errors.Wrap(err, errResolve)
+	}
+	if equality.Semantic.DeepEqual(name, p.SecurityPolicy) && equality.Semantic.DeepEqual(ref, p.SecurityPolicyRef) {
+		return nil
+	}
+	return errors.Wrap(r.kube.Update(ctx, cr), errUpdateRefs)
 }
 
 type connecter struct {
@@ -97,9 +131,15 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 		return managed.ExternalObservation{}, errors.New(errNoPolicy)
 	}
 	sp, err := e.policies.Get(ctx, policy)
-	if gcp.IsNotFound(err) {
-		// No policy, no rule. While deleting this lets the finalizer go.
+	if gcp.IsNotFound(err) && meta.WasDeleted(cr) {
+		// No policy, no rule: the finalizer can go.
 		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if gcp.IsNotFound(err) {
+		// Not "the rule does not exist": Create would then call AddRule
+		// only to learn the same. Wait (with backoff) for the policy, as
+		// happens when a policy and its rules are applied together.
+		return managed.ExternalObservation{}, errors.Wrap(err, errPolicyNotFound)
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)

@@ -266,10 +266,10 @@ func TestObserve(t *testing.T) {
 			want:     want{err: errors.New(errNoPolicy), cr: rule(withPolicy(nil))},
 		},
 		"PolicyNotFound": {
-			reason:   "A rule of a policy that does not exist does not exist.",
+			reason:   "A rule of a policy that does not exist (yet) waits for it: reporting the rule missing would make Create call AddRule only to get a 404.",
 			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
 			args:     args{cr: rule(withRanges(rangeA))},
-			want:     want{o: managed.ExternalObservation{ResourceExists: false}, cr: rule(withRanges(rangeA)), calls: getPolicy},
+			want:     want{err: errors.Wrap(errNotFound, errPolicyNotFound), cr: rule(withRanges(rangeA)), calls: getPolicy},
 		},
 		"PolicyNotFoundWhileDeleting": {
 			reason:   "A rule being deleted whose policy is gone does not exist, so the finalizer can go.",
