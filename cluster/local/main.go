@@ -31,6 +31,8 @@ type config struct {
 	stateDir      string
 	binDir        string
 	examples      string
+	// controlPlaneOnly skips the emulator, provider and examples.
+	controlPlaneOnly bool
 }
 
 func parseFlags(args []string) (config, error) {
@@ -42,6 +44,7 @@ func parseFlags(args []string) (config, error) {
 		"default: fresh etcd each run, logs beside the kubeconfig")
 	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the provider binary")
 	fs.StringVar(&c.examples, "examples", "examples", "folder of examples to apply")
+	fs.BoolVar(&c.controlPlaneOnly, "control-plane-only", false, "start only etcd and kube-apiserver (no emulator, provider or examples)")
 	return c, fs.Parse(args)
 }
 
@@ -79,10 +82,14 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 	fmt.Fprintf(out, "kubeconfig: %s\n", cp.KubeconfigPath)
 	fmt.Fprintf(out, "logs: %s\n", cp.LogDir)
 
-	stopDemo, err := runDemo(ctx, cp, cfg, out)
-	defer stopDemo()
-	if err != nil {
-		return err
+	if cfg.controlPlaneOnly {
+		fmt.Fprintf(out, "ready; try: KUBECONFIG=%s kubectl get crds\nPress Ctrl-C to stop.\n", cp.KubeconfigPath)
+	} else {
+		stopDemo, err := runDemo(ctx, cp, cfg, out)
+		defer stopDemo()
+		if err != nil {
+			return err
+		}
 	}
 	<-ctx.Done()
 	restoreSignals()

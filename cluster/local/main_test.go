@@ -23,7 +23,7 @@ func TestFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{kubeconfigOut: "_output/local/kubeconfig", crds: "package/crds", binDir: "_output/bin"}
+	want := config{kubeconfigOut: "_output/local/kubeconfig", crds: "package/crds", binDir: "_output/bin", examples: "examples"}
 	if cfg != want {
 		t.Errorf("defaults = %+v, want %+v", cfg, want)
 	}
@@ -58,6 +58,9 @@ func TestRun(t *testing.T) {
 		kubeconfigOut: filepath.Join(dir, "kubeconfig"),
 		crds:          "../../test/framework/controlplane/testdata/crds",
 		stateDir:      filepath.Join(dir, "state"),
+		// The demo (emulator on its fixed port, provider, examples) is
+		// exercised by `make run`; here only the control plane matters.
+		controlPlaneOnly: true,
 	}
 	out := runUntilReady(t, cfg, func(ctx context.Context) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "survivor"}}
@@ -106,7 +109,7 @@ func runUntilReady(t *testing.T, cfg config, check func(context.Context)) string
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &watchWriter{want: "press Ctrl-C", seen: make(chan struct{})}
+	out := &watchWriter{want: "Ctrl-C to stop", seen: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, func() {}, cfg, out) }()
 	select {
