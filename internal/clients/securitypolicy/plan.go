@@ -98,11 +98,12 @@ func PlanRules(inline []v1beta1.PolicyRule, inlineSet bool, observed *compute.Se
 
 // makeBeforeBreak orders patches so that no range a desired allow rule
 // allows disappears from GCP between two steps. A patch that drops such a
-// range (it moves to another priority) runs after every other patch, and is
-// preceded by a widened version (desired ranges plus the ones it drops) when
-// the rule stays a basic allow rule and the union fits GCP's 10 ranges:
-// without it, rules that swap ranges in a cycle would each lose theirs
-// before the next one takes them.
+// range (it moves to another priority) runs after every other patch, once a
+// rule that allows the range exists; when the rule stays a basic allow rule
+// and the union fits GCP's 10 ranges, it is first widened (desired ranges
+// plus the ones it drops): without that, rules that hand ranges on in a
+// cycle would each lose theirs before the next one takes them. When neither
+// helps (a cycle of full rules) the lowest priority goes first.
 func makeBeforeBreak(add, patch []*compute.SecurityPolicyRule, observed *compute.SecurityPolicy) (widen, ordered []*compute.SecurityPolicyRule) {
 	// Ranges the plan's new and patched rules allow once it has run. Rules
 	// the plan leaves alone keep allowing theirs throughout.
@@ -114,34 +115,89 @@ func makeBeforeBreak(add, patch []*compute.SecurityPolicyRule, observed *compute
 			}
 		}
 	}
-	var narrowing []*compute.SecurityPolicyRule
-	for _, p := range patch {
-		kept := allowedRanges(p)
-		keeps := map[string]bool{}
-		for _, rg := range kept {
-			keeps[CanonicalRange(rg)] = true
-		}
-		var dropped []string
-		for _, rg := range allowedRanges(FindRule(observed, p.Priority)) {
-			if c := CanonicalRange(rg); allowed[c] && !keeps[c] {
-				dropped = append(dropped, rg)
-				keeps[c] = true
+	// state is GCP's rules as each step leaves them.
+	state := map[int64]*compute.SecurityPolicyRule{}
+	if observed != nil {
+		for _, r := range observed.Rules {
+			if r != nil {
+				state[r.Priority] = r
 			}
 		}
+	}
+	for _, r := range add {
+		state[r.Priority] = r
+	}
+	var narrowing []*compute.SecurityPolicyRule
+	for _, p := range patch {
+		dropped := droppedRanges(state[p.Priority], p, allowed)
 		if len(dropped) == 0 {
 			ordered = append(ordered, p)
 			continue
 		}
 		narrowing = append(narrowing, p)
-		if isBasicAllow(p) && len(kept)+len(dropped) <= maxSrcIPRanges {
+		if kept := allowedRanges(p); isBasicAllow(p) && len(kept)+len(dropped) <= maxSrcIPRanges {
 			w := *p
 			m := *p.Match
 			m.Config = &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: append(slices.Clone(kept), dropped...)}
 			w.Match = &m
 			widen = append(widen, &w)
+			state[p.Priority] = &w
 		}
 	}
-	return widen, append(ordered, narrowing...)
+	for _, p := range ordered {
+		state[p.Priority] = p
+	}
+	for len(narrowing) > 0 {
+		next := 0
+		for i, p := range narrowing {
+			if heldElsewhere(state, p.Priority, droppedRanges(state[p.Priority], p, allowed)) {
+				next = i
+				break
+			}
+		}
+		p := narrowing[next]
+		ordered = append(ordered, p)
+		state[p.Priority] = p
+		narrowing = slices.Delete(narrowing, next, next+1)
+	}
+	return widen, ordered
+}
+
+// droppedRanges returns the ranges from that to no longer allows and some
+// desired rule (in allowed) does.
+func droppedRanges(from, to *compute.SecurityPolicyRule, allowed map[string]bool) []string {
+	keeps := map[string]bool{}
+	for _, rg := range allowedRanges(to) {
+		keeps[CanonicalRange(rg)] = true
+	}
+	var dropped []string
+	for _, rg := range allowedRanges(from) {
+		if c := CanonicalRange(rg); allowed[c] && !keeps[c] {
+			dropped = append(dropped, rg)
+			keeps[c] = true
+		}
+	}
+	return dropped
+}
+
+// heldElsewhere reports whether a rule other than the one at priority allows
+// every range.
+func heldElsewhere(state map[int64]*compute.SecurityPolicyRule, priority int64, ranges []string) bool {
+	held := map[string]bool{}
+	for prio, r := range state {
+		if prio == priority {
+			continue
+		}
+		for _, rg := range allowedRanges(r) {
+			held[CanonicalRange(rg)] = true
+		}
+	}
+	for _, rg := range ranges {
+		if !held[CanonicalRange(rg)] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxSrcIPRanges is GCP's limit of srcIpRanges per rule.

@@ -190,6 +190,20 @@ func TestPlanRulesMakeBeforeBreak(t *testing.T) {
 			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1"), gcp(300, "allow", "10.0.0.5")},
 			inline:   []v1beta1.PolicyRule{inlineRule(100, "deny(403)", "10.0.0.66"), inlineRule(150, "allow", "10.0.0.1")},
 		},
+		"ChainOfFullRules": {
+			reason: "200 cannot be widened (12 ranges): it must hand its ranges to 300 before 100 hands its ranges to it.",
+			observed: []*compute.SecurityPolicyRule{
+				gcp(100, "allow", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"),
+				gcp(200, "allow", "10.2.0.1", "10.2.0.2", "10.2.0.3", "10.2.0.4", "10.2.0.5", "10.2.0.6"),
+				gcp(300, "allow", "10.3.0.1"),
+			},
+			inline: []v1beta1.PolicyRule{
+				inlineRule(100, "allow", "10.1.0.1"),
+				inlineRule(200, "allow", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"),
+				inlineRule(300, "allow", "10.3.0.1", "10.2.0.1", "10.2.0.2", "10.2.0.3", "10.2.0.4", "10.2.0.5", "10.2.0.6"),
+			},
+			widened: 1,
+		},
 		"FullRule": {
 			reason:   "Ten ranges cannot be widened; ordering still puts the narrowing patch last.",
 			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.10"), gcp(50, "allow", "10.1.0.1")},
