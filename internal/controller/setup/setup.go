@@ -6,6 +6,7 @@ package setup
 import (
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,6 +26,22 @@ import (
 // that the external resource does not exist is not trusted. GCP is
 // read-after-write consistent, so none.
 const CreationGracePeriod = time.Duration(0)
+
+// Per-object requeue backoff: crossplane-runtime's controllers start at 1 s.
+// Every create ends with a rate-limited requeue to observe the result, and a
+// rule applied together with its policy fails a few times until the policy
+// exists, so a 1 s base doubled into several seconds between a rule's
+// creation in GCP and its Ready condition. The global rate limiter still
+// bounds the total, and errors still back off to MaxRequeueDelay.
+const (
+	BaseRequeueDelay = 100 * time.Millisecond
+	MaxRequeueDelay  = 60 * time.Second
+)
+
+// NewControllerRateLimiter returns the per-object requeue rate limiter.
+func NewControllerRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](BaseRequeueDelay, MaxRequeueDelay)
+}
 
 // Options configure the managed resource controllers.
 type Options struct {
@@ -85,9 +102,11 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 			return err
 		}
 	}
+	co := o.ForControllerRuntime()
+	co.RateLimiter = NewControllerRateLimiter()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		WithOptions(o.ForControllerRuntime()).
+		WithOptions(co).
 		WithEventFilter(resource.DesiredStateChanged()).
 		For(of)
 	for _, w := range watches {

@@ -116,3 +116,33 @@ func TestReconcilerTrustsNotFoundRightAfterCreate(t *testing.T) {
 		})
 	}
 }
+
+func TestControllerRateLimiter(t *testing.T) {
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "rule"}}
+	cases := map[string]struct {
+		reason   string
+		failures int
+		want     time.Duration
+	}{
+		"First": {
+			reason: "The requeue after a create comes back after the base delay, not crossplane-runtime's 1 s.",
+			want:   BaseRequeueDelay,
+		},
+		"Capped": {
+			reason:   "Repeated failures back off to the maximum, so an error never hot-loops.",
+			failures: 30,
+			want:     MaxRequeueDelay,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rl := NewControllerRateLimiter()
+			for range tc.failures {
+				rl.When(req)
+			}
+			if got := rl.When(req); got != tc.want {
+				t.Errorf("\n%s\nWhen(...): want %s, got %s", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
