@@ -306,26 +306,24 @@ func sprsInGCP(e *harness.Env, sprs map[int64][]string, timeout time.Duration) e
 }
 
 func sprsDiff(e *harness.Env, sprs map[int64][]string) error {
-	{
-		sp, ok := e.Emu.Snapshot()[policyPath("allow-rules")]
-		if !ok {
-			return fmt.Errorf("no policy yet")
-		}
-		got := rulesByPriority(sp)
-		for prio, ips := range sprs {
-			rules, _ := sp["rules"].([]any)
-			var have []string
-			for _, r := range rules {
-				if m, _ := r.(map[string]any); priorityOf(m) == prio {
-					have = rangesOf(m)
-				}
-			}
-			for _, ip := range ips {
-				if !slices.Contains(have, ip) {
-					return fmt.Errorf("rule %d lacks %s: %v", prio, ip, got)
-				}
-			}
-		}
-		return nil
+	sp, ok := e.Emu.Snapshot()[policyPath("allow-rules")]
+	if !ok {
+		return fmt.Errorf("no policy yet")
 	}
+	got := rulesByPriority(sp)
+	for prio, ips := range sprs {
+		rules, _ := sp["rules"].([]any)
+		var have []string
+		for _, r := range rules {
+			if m, _ := r.(map[string]any); priorityOf(m) == prio {
+				have = rangesOf(m)
+			}
+		}
+		for _, ip := range ips {
+			if !slices.Contains(have, ip) {
+				return fmt.Errorf("rule %d lacks %s: %v", prio, ip, got)
+			}
+		}
+	}
+	return nil
 }
