@@ -153,8 +153,8 @@ func TestChaos(t *testing.T) {
 	stormBound := int64(changes*callsPerChange) + int64(len(objs))*int64(stormEnd/chaosPoll+1)
 	mutations := steadyStats.Mutations
 
+	fmt.Printf("\nchaos (%s): %d policies x %d rules, %d kills every %s, 20%% 429/500/503, +20ms, 10%% failed operations\n", sc.name, sc.policies, sc.rules, sc.kills, sc.killEvery)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nchaos (%s): %d policies x %d rules, %d kills every %s, 20%% 429/500/503, +20ms, 10%% failed operations\t\n", sc.name, sc.policies, sc.rules, sc.kills, sc.killEvery)
 	fmt.Fprintln(tw, "figure\tvalue\tbound\t")
 	fmt.Fprintf(tw, "provider starts\t%d\t\t\n", e.Prov.Starts)
 	fmt.Fprintf(tw, "desired changes (creates, edits, deletes)\t%d\t\t\n", changes)
