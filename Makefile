@@ -104,6 +104,10 @@ test: tools check-generate lint build xpkg ## Every test: generated files, lint,
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
 
+.PHONY: chaos
+chaos: tools build ## Long chaos run: 10 policies x 50 rules, 20% faults, SIGKILL every 30 s; prints a summary table.
+	$(TOOL_ENV) CHAOS_LONG=1 go test -count=1 -timeout 30m -v -run 'TestChaos$$' ./test/chaos/
+
 .PHONY: fuzz
 fuzz: ## Run each fuzz target briefly (FUZZTIME=10s).
 	@for pkg in $$(go list ./...); do \
