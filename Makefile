@@ -92,7 +92,9 @@ $(STATICCHECK):
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	go vet ./...
+	go vet -tags bench ./test/bench/
 	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags bench ./test/bench/
 
 .PHONY: unit
 unit: ## Unit tests only (no control plane).
@@ -103,6 +105,12 @@ test: tools check-generate lint build xpkg ## Every test: generated files, lint,
 	$(TOOL_ENV) go test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
+
+##@ Bench
+
+.PHONY: bench
+bench: tools build ## Speed, GCP calls, CPU and memory at scale against the emulator; BENCH_ARGS='-policies 10 -rules 100 -latency 100ms -poll 20s'.
+	$(TOOL_ENV) go run -tags bench ./test/bench --bin-dir $(BIN_DIR) --out $(OUTPUT_DIR) $(BENCH_ARGS)
 
 .PHONY: chaos
 chaos: tools build ## Long chaos run: 10 policies x 50 rules, 20% faults, SIGKILL every 30 s; prints a summary table.
