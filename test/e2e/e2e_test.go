@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/api/compute/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +17,8 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 // TestE2E runs every scenario against one control plane, one emulator and
@@ -45,24 +45,6 @@ func TestE2E(t *testing.T) {
 	}
 }
 
-func allowRule(priority int64, ranges ...v1beta1.IPRange) v1beta1.PolicyRule {
-	return v1beta1.PolicyRule{Priority: priority, RuleParameters: v1beta1.RuleParameters{Action: "allow",
-		Match: &v1beta1.RuleMatcher{VersionedExpr: ptr("SRC_IPS_V1"), Config: &v1beta1.RuleMatcherConfig{SrcIpRanges: ranges}}}}
-}
-
-func newPolicy(name string, mod func(*v1beta1.SecurityPolicyParameters)) *v1beta1.SecurityPolicy {
-	sp := &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
-	mod(&sp.Spec.ForProvider)
-	return sp
-}
-
-func newRule(name, policy string, r v1beta1.PolicyRule) *v1beta1.SecurityPolicyRule {
-	return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec: v1beta1.SecurityPolicyRuleSpec{ForProvider: v1beta1.SecurityPolicyRuleParameters{
-			SecurityPolicyRef: &xpv2.NamespacedReference{Name: policy},
-			Priority:          r.Priority, RuleParameters: r.RuleParameters}}}
-}
-
 const defaultPriority = v1beta1.DefaultRulePriority
 
 // 1. Every file under examples/ applies and every managed resource in them
@@ -75,7 +57,7 @@ func (s *suite) testExamples(t *testing.T) {
 	})
 	legacyWrites := s.writes(policyPath(s.project, "", legacy))
 
-	objs := s.apply(t, readObjects(t, filepath.Join(repoRoot(), "examples")))
+	objs := s.apply(t, readObjects(t, repo.Path("examples")))
 	var mrs []*unstructuredObject
 	for _, o := range objs {
 		if o.GroupVersionKind().Group == v1beta1.Group {
@@ -112,7 +94,7 @@ func (s *suite) testExamples(t *testing.T) {
 			if int(count) != len(sp.Rules) {
 				t.Errorf("%s: status.atProvider.ruleCount %d, GCP holds %d rules", o.GetName(), count, len(sp.Rules))
 			}
-			t.Logf("%-22s %-24s rules in GCP: %v", o.GetKind(), o.GetName(), rulesOf(sp))
+			t.Logf("%-22s %-24s rules in GCP: %v", o.GetKind(), o.GetName(), armor.RulesOf(sp))
 		case v1beta1.SecurityPolicyRuleKind:
 			sp, err := s.gcpPolicy(project, fp("region"), fp("securityPolicy"))
 			if err != nil {
@@ -122,7 +104,7 @@ func (s *suite) testExamples(t *testing.T) {
 			prio, _, _ := unstructured.NestedInt64(o.Object, "spec", "forProvider", "priority")
 			idx := slices.IndexFunc(sp.Rules, func(r *compute.SecurityPolicyRule) bool { return r.Priority == prio })
 			if idx < 0 || sp.Rules[idx].Action != fp("action") {
-				t.Errorf("%s: GCP policy %s has no %q rule at priority %d: %v", o.GetName(), sp.Name, fp("action"), prio, rulesOf(sp))
+				t.Errorf("%s: GCP policy %s has no %q rule at priority %d: %v", o.GetName(), sp.Name, fp("action"), prio, armor.RulesOf(sp))
 			}
 		}
 	}
@@ -135,16 +117,16 @@ func (s *suite) testExamples(t *testing.T) {
 // behind the provider's back is corrected within one poll.
 func (s *suite) testEditAndDrift(t *testing.T) {
 	const name = "e2e-edit"
-	sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+	sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-		p.Rules = []v1beta1.PolicyRule{allowRule(1000, "10.0.0.0/8"), allowRule(2000, "192.0.2.0/24")}
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(1000, "10.0.0.0/8"), armor.AllowRule(2000, "192.0.2.0/24")}
 	})
 	s.create(t, sp)
 	s.waitReady(t, sp)
 	s.waitGCPRules(t, s.project, "", name, []string{"1000:allow:10.0.0.0/8", "2000:allow:192.0.2.0/24", "2147483647:deny(403):*"})
 
 	s.update(t, sp, func() {
-		sp.Spec.ForProvider.Rules[1] = allowRule(2000, "198.51.100.0/24", "203.0.113.7/32")
+		sp.Spec.ForProvider.Rules[1] = armor.AllowRule(2000, "198.51.100.0/24", "203.0.113.7/32")
 		sp.Spec.ForProvider.Rules[1].Action = "deny(404)"
 	})
 	want := []string{"1000:allow:10.0.0.0/8", "2000:deny(404):198.51.100.0/24,203.0.113.7/32", "2147483647:deny(403):*"}
@@ -185,9 +167,9 @@ func (s *suite) testImportObserveOnly(t *testing.T) {
 	path := policyPath(s.project, "", gcpName)
 	before := s.writes(path)
 
-	sp := newPolicy("e2e-imported", func(p *v1beta1.SecurityPolicyParameters) {
+	sp := armor.NewPolicy("e2e-imported", func(p *v1beta1.SecurityPolicyParameters) {
 		// Were it managed, each of these would change GCP.
-		p.Description = ptr("something else entirely")
+		p.Description = armor.Ptr("something else entirely")
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
 		p.Rules = []v1beta1.PolicyRule{}
 	})
@@ -220,11 +202,11 @@ func (s *suite) testImportObserveOnly(t *testing.T) {
 func (s *suite) testInlineAndRuleObjects(t *testing.T) {
 	const name = "e2e-shared"
 	path := policyPath(s.project, "", name)
-	sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
-		p.Rules = []v1beta1.PolicyRule{allowRule(100, "10.0.0.0/8"), allowRule(200, "10.1.0.0/16")}
+	sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(100, "10.0.0.0/8"), armor.AllowRule(200, "10.1.0.0/16")}
 	})
-	claimed := newRule("e2e-shared-200", name, allowRule(200, "172.16.0.0/12"))
-	extra := newRule("e2e-shared-300", name, allowRule(300, "192.168.0.0/16"))
+	claimed := armor.NewRule("e2e-shared-200", name, armor.AllowRule(200, "172.16.0.0/12"))
+	extra := armor.NewRule("e2e-shared-300", name, armor.AllowRule(300, "192.168.0.0/16"))
 	s.create(t, sp, claimed, extra)
 	for _, o := range []client.Object{sp, claimed, extra} {
 		s.waitReady(t, o)
@@ -259,7 +241,7 @@ func (s *suite) testInlineAndRuleObjects(t *testing.T) {
 // 5. The default rule is switched to deny(403) and back to allow.
 func (s *suite) testDefaultRule(t *testing.T) {
 	const name = "e2e-default"
-	sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+	sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "allow"}
 	})
 	s.create(t, sp)
@@ -276,13 +258,13 @@ func (s *suite) testDefaultRule(t *testing.T) {
 // 6. A regional policy and a regional rule object: create, update, delete.
 func (s *suite) testRegional(t *testing.T) {
 	const name, region = "e2e-regional", "europe-west1"
-	sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
-		p.Region = ptr(region)
+	sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+		p.Region = armor.Ptr(region)
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-		p.Rules = []v1beta1.PolicyRule{allowRule(1000, "10.0.0.0/8")}
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(1000, "10.0.0.0/8")}
 	})
-	rule := newRule("e2e-regional-2000", name, allowRule(2000, "192.0.2.0/24"))
-	rule.Spec.ForProvider.Region = ptr(region)
+	rule := armor.NewRule("e2e-regional-2000", name, armor.AllowRule(2000, "192.0.2.0/24"))
+	rule.Spec.ForProvider.Region = armor.Ptr(region)
 	s.create(t, sp, rule)
 	s.waitReady(t, sp)
 	s.waitReady(t, rule)
@@ -294,7 +276,7 @@ func (s *suite) testRegional(t *testing.T) {
 		t.Errorf("a regional policy also exists as a global one")
 	}
 
-	s.update(t, sp, func() { sp.Spec.ForProvider.Rules[0] = allowRule(1000, "10.0.0.0/8", "172.16.0.0/12") })
+	s.update(t, sp, func() { sp.Spec.ForProvider.Rules[0] = armor.AllowRule(1000, "10.0.0.0/8", "172.16.0.0/12") })
 	s.waitGCPRules(t, s.project, region, name, []string{"1000:allow:10.0.0.0/8,172.16.0.0/12", "2000:allow:192.0.2.0/24", "2147483647:deny(403):*"})
 
 	s.delete(t, rule)
@@ -310,10 +292,10 @@ func (s *suite) testRegional(t *testing.T) {
 func (s *suite) testDelete(t *testing.T) {
 	t.Run("Delete", func(t *testing.T) {
 		const name = "e2e-delete"
-		sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
-			p.Rules = []v1beta1.PolicyRule{allowRule(100, "10.0.0.0/8")}
+		sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+			p.Rules = []v1beta1.PolicyRule{armor.AllowRule(100, "10.0.0.0/8")}
 		})
-		rule := newRule("e2e-delete-200", name, allowRule(200, "192.0.2.0/24"))
+		rule := armor.NewRule("e2e-delete-200", name, armor.AllowRule(200, "192.0.2.0/24"))
 		s.create(t, sp, rule)
 		s.waitReady(t, sp)
 		s.waitReady(t, rule)
@@ -339,11 +321,11 @@ func (s *suite) testDelete(t *testing.T) {
 		path := policyPath(s.project, "", name)
 		noDelete := xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate,
 			xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
-		sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
-			p.Rules = []v1beta1.PolicyRule{allowRule(100, "10.0.0.0/8")}
+		sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+			p.Rules = []v1beta1.PolicyRule{armor.AllowRule(100, "10.0.0.0/8")}
 		})
 		sp.Spec.ManagementPolicies = noDelete
-		rule := newRule("e2e-orphan-200", name, allowRule(200, "192.0.2.0/24"))
+		rule := armor.NewRule("e2e-orphan-200", name, armor.AllowRule(200, "192.0.2.0/24"))
 		rule.Spec.ManagementPolicies = noDelete
 		s.create(t, sp, rule)
 		s.waitReady(t, sp)
@@ -376,7 +358,7 @@ func (s *suite) testQuotaBackoff(t *testing.T) {
 	// A project of its own, so the quota counts only this policy's rules.
 	const project, name = "e2e-quota-project", "e2e-quota"
 	path := policyPath(project, "", name)
-	sp := newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) { p.Project = ptr(project) })
+	sp := armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) { p.Project = armor.Ptr(project) })
 	s.create(t, sp)
 	s.waitReady(t, sp)
 	s.waitGCPRules(t, project, "", name, []string{"2147483647:allow:*"})
@@ -386,8 +368,8 @@ func (s *suite) testQuotaBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.emu.SetFaults(emulator.Faults{}) })
-	rule := newRule("e2e-quota-100", name, allowRule(100, "10.0.0.0/8"))
-	rule.Spec.ForProvider.Project = ptr(project)
+	rule := armor.NewRule("e2e-quota-100", name, armor.AllowRule(100, "10.0.0.0/8"))
+	rule.Spec.ForProvider.Project = armor.Ptr(project)
 	s.create(t, rule)
 	s.waitCondition(t, rule, "to report GCP's quota error in Synced=False", func(c map[string]condition) error {
 		if sc := c["Synced"]; sc.Status != "False" || !strings.Contains(sc.Message, "QUOTA_EXCEEDED") ||
@@ -441,12 +423,12 @@ func (s *suite) testRestart(t *testing.T) {
 	for i := range policies {
 		name := fmt.Sprintf("%s%d", prefix, i)
 		objs = append(objs,
-			newPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
+			armor.NewPolicy(name, func(p *v1beta1.SecurityPolicyParameters) {
 				p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-				p.Rules = []v1beta1.PolicyRule{allowRule(100, "10.0.0.0/8"), allowRule(200, "10.1.0.0/16")}
+				p.Rules = []v1beta1.PolicyRule{armor.AllowRule(100, "10.0.0.0/8"), armor.AllowRule(200, "10.1.0.0/16")}
 			}),
-			newRule(name+"-300", name, allowRule(300, "192.0.2.0/24")),
-			newRule(name+"-400", name, allowRule(400, "198.51.100.0/24")))
+			armor.NewRule(name+"-300", name, armor.AllowRule(300, "192.0.2.0/24")),
+			armor.NewRule(name+"-400", name, armor.AllowRule(400, "198.51.100.0/24")))
 		want[policyPath(s.project, "", name)] = []string{"100:allow:10.0.0.0/8", "200:allow:10.1.0.0/16",
 			"300:allow:192.0.2.0/24", "400:allow:198.51.100.0/24", "2147483647:deny(403):*"}
 	}
@@ -466,11 +448,11 @@ func (s *suite) testRestart(t *testing.T) {
 		}
 		return nil
 	})
-	s.prov.kill()
+	s.prov.Kill()
 	st := s.emu.Stats()
 	t.Logf("provider killed with %d of %d policies in GCP (%d writes so far)", inGCP(), policies, st.Mutations)
 	time.Sleep(time.Second)
-	s.prov.start(t)
+	s.prov.Start(t)
 
 	for _, o := range objs {
 		s.waitReady(t, o)
@@ -486,7 +468,7 @@ func (s *suite) testRestart(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				got[p] = rulesOf(sp)
+				got[p] = armor.RulesOf(sp)
 			}
 		}
 		if len(got) != len(want) {

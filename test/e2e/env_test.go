@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"google.golang.org/api/compute/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const (
@@ -44,19 +44,8 @@ type suite struct {
 	kube    client.Client
 	emu     *emulator.Running
 	gcp     *compute.Service // talks to the emulator directly, behind the provider's back
-	prov    *providerProcess
+	prov    *provider.Process
 	project string // the examples' ClusterProviderConfig projectID
-}
-
-func newScheme(t *testing.T) *k8sruntime.Scheme {
-	t.Helper()
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
 }
 
 // setup starts the control plane (CRDs from package/crds), the emulator
@@ -70,8 +59,8 @@ func setup(t *testing.T) *suite {
 	start := time.Now()
 	s := &suite{}
 	s.cp = controlplane.StartT(t, controlplane.Options{
-		CRDDirs: []string{filepath.Join(repoRoot(), "package", "crds")},
-		Scheme:  newScheme(t),
+		CRDDirs: []string{repo.CRDDir()},
+		Scheme:  kube.SchemeT(t),
 	})
 	s.kube = s.cp.Client
 	t.Logf("control plane up in %s at %s", s.cp.StartDuration.Round(time.Millisecond), s.cp.URL)
@@ -94,11 +83,12 @@ func setup(t *testing.T) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.prov = &providerProcess{
-		bin:        providerBin,
-		kubeconfig: s.cp.KubeconfigPath,
-		logPath:    filepath.Join(logDir, "provider.log"),
-		args: []string{
+	s.prov = &provider.Process{
+		Bin:        providerBin,
+		Kubeconfig: s.cp.KubeconfigPath,
+		LogPath:    filepath.Join(logDir, "provider.log"),
+		Label:      "e2e",
+		Args: []string{
 			"--debug",
 			"--poll=" + poll.String(),
 			"--poll-jitter=" + pollJitter.String(),
@@ -112,20 +102,20 @@ func setup(t *testing.T) *suite {
 	// Registered after the control plane's and the emulator's cleanups, so
 	// it runs before them: the provider never outlives its API server.
 	t.Cleanup(func() {
-		s.prov.kill()
+		s.prov.Kill()
 		if t.Failed() {
 			t.Logf("emulator stats: %+v", s.emu.Stats())
-			t.Logf("provider log (%s), last 80 lines:\n%s", s.prov.logPath, s.prov.tail(80))
+			t.Logf("provider log (%s), last 80 lines:\n%s", s.prov.LogPath, s.prov.Tail(80))
 			return
 		}
 		_ = os.RemoveAll(logDir)
 	})
 
-	objs := readObjects(t, filepath.Join(repoRoot(), "examples", "providerconfig"))
+	objs := readObjects(t, repo.Path("examples", "providerconfig"))
 	s.apply(t, objs)
 	s.project = clusterProviderConfigProject(t, objs, "default")
-	s.prov.start(t)
-	t.Logf("suite ready in %s (provider log: %s)", time.Since(start).Round(time.Millisecond), s.prov.logPath)
+	s.prov.Start(t)
+	t.Logf("suite ready in %s (provider log: %s)", time.Since(start).Round(time.Millisecond), s.prov.LogPath)
 	return s
 }
 

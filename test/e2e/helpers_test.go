@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 type unstructuredObject = unstructured.Unstructured
@@ -141,20 +143,7 @@ func (s *suite) apply(t *testing.T, objs []*unstructuredObject) []*unstructuredO
 // cond's last error after timeout, or at once if the provider has died.
 func (s *suite) eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = cond(); err == nil {
-			return
-		}
-		if perr := s.prov.exitedUnexpectedly(); perr != nil {
-			t.Fatalf("waiting for %s: %v (last: %v)", what, perr, err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	wait.Eventually(t, timeout, what, cond, wait.AbortOn(s.prov.ExitedUnexpectedly))
 }
 
 // condition is one entry of status.conditions.
@@ -306,22 +295,6 @@ func (s *suite) gcpPolicy(project, region, name string) (*compute.SecurityPolicy
 	return s.gcp.RegionSecurityPolicies.Get(project, region, name).Do()
 }
 
-// rulesOf summarises a policy's rules as "priority:action:ranges", sorted by
-// priority, for readable comparisons.
-func rulesOf(sp *compute.SecurityPolicy) []string {
-	rs := slices.Clone(sp.Rules)
-	slices.SortFunc(rs, func(a, b *compute.SecurityPolicyRule) int { return int(a.Priority - b.Priority) })
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
-		var ranges []string
-		if r.Match != nil && r.Match.Config != nil {
-			ranges = r.Match.Config.SrcIpRanges
-		}
-		out = append(out, fmt.Sprintf("%d:%s:%s", r.Priority, r.Action, strings.Join(ranges, ",")))
-	}
-	return out
-}
-
 // waitGCPRules waits until the emulator holds exactly want for the policy.
 func (s *suite) waitGCPRules(t *testing.T, project, region, name string, want []string) {
 	t.Helper()
@@ -335,7 +308,7 @@ func (s *suite) waitGCPRulesWithin(t *testing.T, timeout time.Duration, project,
 		if err != nil {
 			return err
 		}
-		if got := rulesOf(sp); !slices.Equal(got, want) {
+		if got := armor.RulesOf(sp); !slices.Equal(got, want) {
 			return fmt.Errorf("want %v, got %v", want, got)
 		}
 		return nil
@@ -414,5 +387,3 @@ func (s *suite) writes(path string) int64 {
 	}
 	return n
 }
-
-func ptr[T any](v T) *T { return &v }
