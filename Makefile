@@ -131,7 +131,7 @@ run: build ## Run control plane + emulator + provider + examples locally; `make 
 	@echo ">> running the provider against $(KUBECONFIG) (Ctrl-C to stop)"
 	KUBECONFIG=$(KUBECONFIG) $(BIN_DIR)/provider --debug
 else
-run: tools build
+run: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build
 	@echo ">> starting the local control plane, emulator, provider and examples (Ctrl-C to stop)"
 	go build -o $(BIN_DIR)/local ./cluster/local
 	KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR)
