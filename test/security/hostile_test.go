@@ -3,7 +3,6 @@ package security
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,8 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/armorplane/provider-cloudarmor/test/chaos/harness"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 // These cases extend test/integration's TestAdmission (whose 21 cases are
@@ -155,8 +155,8 @@ func TestHostileInput(t *testing.T) {
 func startAdmissionOnly(t *testing.T) client.Client {
 	t.Helper()
 	return controlplane.StartT(t, controlplane.Options{
-		CRDDirs: []string{filepath.Join(harness.RepoRoot(), "package", "crds")},
-		Scheme:  harness.Scheme(t),
+		CRDDirs: []string{repo.CRDDir()},
+		Scheme:  kube.SchemeT(t),
 	}).Client
 }
 

@@ -6,33 +6,16 @@
 package security
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/armorplane/provider-cloudarmor/test/chaos/harness"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 )
 
+// providerBin is the provider binary under test: $PROVIDER_BIN or
+// $E2E_PROVIDER_BIN when set, else ./cmd/provider built by TestMain.
 var providerBin string
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "provider-cloudarmor-security-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	providerBin, err = harness.BuildProvider(dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "security: cannot build the provider: %v\n", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(provider.Main(m, "security", &providerBin, "PROVIDER_BIN", provider.BinEnv))
 }

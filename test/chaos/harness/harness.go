@@ -1,75 +1,35 @@
 // Package harness runs the built provider binary as a process against a real
 // kube-apiserver + etcd and the Cloud Armor emulator, as the least privileged
 // user the shipped ClusterRole (cluster/rbac/clusterrole.yaml) allows. The
-// chaos and security suites share it; it follows test/e2e's process handling
+// chaos and security suites share it; the process is test/framework/provider's
 // (one log file across restarts, SIGKILL, Pdeathsig).
 package harness
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/api/compute/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 // ProviderUser is the identity the provider process runs as: a user bound
 // to the shipped ClusterRole and nothing else.
 const ProviderUser = "system:serviceaccount:crossplane-system:provider-cloudarmor"
-
-// RepoRoot is the repository's root folder.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
-// BuildProvider returns the provider binary under test: $PROVIDER_BIN or
-// $E2E_PROVIDER_BIN when set, else ./cmd/provider built into dir.
-func BuildProvider(dir string) (string, error) {
-	for _, env := range []string{"PROVIDER_BIN", "E2E_PROVIDER_BIN"} {
-		if bin := os.Getenv(env); bin != "" {
-			return filepath.Abs(bin)
-		}
-	}
-	out := filepath.Join(dir, "provider")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/provider")
-	cmd.Dir = RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return out, cmd.Run()
-}
-
-// Scheme knows the built-in kinds and ours.
-func Scheme(tb testing.TB) *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
-		if err := add(s); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return s
-}
 
 // Options configure Start.
 type Options struct {
@@ -86,7 +46,7 @@ type Env struct {
 	Admin client.Client // system:masters
 	Emu   *emulator.Running
 	GCP   *compute.Service // the emulator, behind the provider's back
-	Prov  *Process
+	Prov  *provider.Process
 	// ProviderClient acts as ProviderUser.
 	ProviderClient client.Client
 }
@@ -98,8 +58,8 @@ func Start(t *testing.T, bin string, o Options) *Env {
 	t.Helper()
 	e := &Env{}
 	e.CP = controlplane.StartT(t, controlplane.Options{
-		CRDDirs: []string{filepath.Join(RepoRoot(), "package", "crds")},
-		Scheme:  Scheme(t),
+		CRDDirs: []string{repo.CRDDir()},
+		Scheme:  kube.SchemeT(t),
 	})
 	e.Admin = e.CP.Client
 	kubeconfig := e.restrictedUser(t)
@@ -109,8 +69,9 @@ func Start(t *testing.T, bin string, o Options) *Env {
 		t.Fatal(err)
 	}
 	logDir := t.TempDir()
-	e.Prov = &Process{
+	e.Prov = &provider.Process{
 		Bin:        bin,
+		Label:      "harness",
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(logDir, "provider.log"),
 		Args:       append(append([]string{}, o.Args...), "--metrics-bind-address=0", "--health-probe-bind-address=0"),
@@ -130,7 +91,7 @@ func Start(t *testing.T, bin string, o Options) *Env {
 // ClusterRole reads cluster/rbac/clusterrole.yaml.
 func ClusterRole(tb testing.TB) *rbacv1.ClusterRole {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(RepoRoot(), "cluster", "rbac", "clusterrole.yaml"))
+	b, err := os.ReadFile(repo.Path("cluster", "rbac", "clusterrole.yaml"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -176,128 +137,9 @@ func (e *Env) restrictedUser(t *testing.T) string {
 	return path
 }
 
-// Eventually polls cond every interval until it returns nil, failing after
+// Eventually polls cond every 250 ms until it returns nil, failing after
 // timeout or at once when the provider died on its own.
 func (e *Env) Eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if perr := e.Prov.ExitedUnexpectedly(); perr != nil {
-			t.Fatalf("waiting for %s: %v (last: %v)", what, perr, err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// Process runs the provider binary, appending stdout and stderr to one log
-// file across restarts.
-type Process struct {
-	Bin        string
-	Args       []string
-	Kubeconfig string
-	LogPath    string
-
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
-	killed  bool
-	exitErr error
-	// Starts counts how often the process was started.
-	Starts int
-}
-
-// Start launches the provider; it must not be running.
-func (p *Process) Start(t *testing.T) {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil {
-		t.Fatal("provider: start while it is still running")
-	}
-	f, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Starts++
-	fmt.Fprintf(f, "=== harness: %s starting provider (run %d)\n", time.Now().Format(time.RFC3339Nano), p.Starts)
-	cmd := exec.Command(p.Bin, p.Args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+p.Kubeconfig)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = f.Close()
-		t.Fatalf("provider: cannot start %s: %v", p.Bin, err)
-	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.killed, p.exitErr = cmd, done, false, nil
-	go func() {
-		err := cmd.Wait()
-		_ = f.Close()
-		p.mu.Lock()
-		p.exitErr = err
-		p.mu.Unlock()
-		close(done)
-	}()
-}
-
-// Kill sends SIGKILL and waits for the exit; it does nothing when the
-// provider is not running.
-func (p *Process) Kill() {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.killed = true
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-done
-	p.mu.Lock()
-	p.cmd = nil
-	p.mu.Unlock()
-}
-
-// ExitedUnexpectedly reports an exit the test did not ask for.
-func (p *Process) ExitedUnexpectedly() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.killed {
-		return nil
-	}
-	select {
-	case <-p.done:
-		return fmt.Errorf("the provider process exited on its own: %v", p.exitErr)
-	default:
-		return nil
-	}
-}
-
-// Log returns the whole log.
-func (p *Process) Log() []byte {
-	b, _ := os.ReadFile(p.LogPath)
-	return b
-}
-
-// Tail returns the last n lines of the log.
-func (p *Process) Tail(n int) string {
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(p.Log()))
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > 2*n {
-			lines = lines[len(lines)-n:]
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	wait.Eventually(t, timeout, what, cond, wait.Every(250*time.Millisecond), wait.AbortOn(e.Prov.ExitedUnexpectedly))
 }
