@@ -5,8 +5,6 @@ package integration
 
 import (
 	"context"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,8 +12,6 @@ import (
 	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -28,7 +24,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
@@ -36,6 +31,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const (
@@ -51,27 +48,12 @@ type env struct {
 	gcp  *compute.Service // talks to the emulator directly, behind the provider's back
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-func scheme(t testing.TB) *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
-
 // startControlPlane starts kube-apiserver + etcd with our CRDs installed.
 func startControlPlane(t *testing.T) *env {
 	t.Helper()
 	cp := controlplane.StartT(t, controlplane.Options{
-		CRDDirs: []string{filepath.Join(repoRoot(), "package", "crds")},
-		Scheme:  scheme(t),
+		CRDDirs: []string{repo.CRDDir()},
+		Scheme:  kube.SchemeT(t),
 	})
 	return &env{kube: cp.Client, cp: cp}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 type schemaGVK = schema.GroupVersionKind
@@ -35,15 +36,7 @@ const waitFor = 60 * time.Second
 // eventually polls cond until it returns nil or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+	wait.Eventually(t, timeout, what, cond)
 }
 
 // waitReady waits until o is Ready=True and Synced=True.
@@ -70,22 +63,6 @@ func (e *env) gcpPolicy(region, name string) (*compute.SecurityPolicy, error) {
 	return e.gcp.RegionSecurityPolicies.Get(project, region, name).Do()
 }
 
-// rulesOf summarises a policy's rules as "priority:action:ranges", sorted by
-// priority, for readable comparisons.
-func rulesOf(sp *compute.SecurityPolicy) []string {
-	rs := slices.Clone(sp.Rules)
-	slices.SortFunc(rs, func(a, b *compute.SecurityPolicyRule) int { return int(a.Priority - b.Priority) })
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
-		var ranges []string
-		if r.Match != nil && r.Match.Config != nil {
-			ranges = r.Match.Config.SrcIpRanges
-		}
-		out = append(out, fmt.Sprintf("%d:%s:%s", r.Priority, r.Action, strings.Join(ranges, ",")))
-	}
-	return out
-}
-
 func (e *env) waitGCPRules(t *testing.T, region, name string, want []string) {
 	t.Helper()
 	eventually(t, waitFor, "GCP rules of "+name, func() error {
@@ -93,7 +70,7 @@ func (e *env) waitGCPRules(t *testing.T, region, name string, want []string) {
 		if err != nil {
 			return err
 		}
-		if got := rulesOf(sp); !slices.Equal(got, want) {
+		if got := armor.RulesOf(sp); !slices.Equal(got, want) {
 			return fmt.Errorf("rules: want %v, got %v", want, got)
 		}
 		return nil
@@ -108,5 +85,3 @@ func (e *env) get(t *testing.T, o client.Object) {
 		t.Fatal(err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

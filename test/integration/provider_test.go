@@ -9,7 +9,6 @@ import (
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -18,25 +17,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
-
-func allowRule(priority int64, ranges ...v1beta1.IPRange) v1beta1.PolicyRule {
-	return v1beta1.PolicyRule{Priority: priority, RuleParameters: v1beta1.RuleParameters{Action: "allow",
-		Match: &v1beta1.RuleMatcher{VersionedExpr: ptr("SRC_IPS_V1"), Config: &v1beta1.RuleMatcherConfig{SrcIpRanges: ranges}}}}
-}
-
-func newPolicy(name string, mod func(*v1beta1.SecurityPolicyParameters)) *v1beta1.SecurityPolicy {
-	sp := &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
-	mod(&sp.Spec.ForProvider)
-	return sp
-}
-
-func newRule(name, policy string, r v1beta1.PolicyRule) *v1beta1.SecurityPolicyRule {
-	return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec: v1beta1.SecurityPolicyRuleSpec{ForProvider: v1beta1.SecurityPolicyRuleParameters{
-			SecurityPolicyRef: &xpv2.NamespacedReference{Name: policy},
-			Priority:          r.Priority, RuleParameters: r.RuleParameters}}}
-}
 
 // TestProvider runs the controllers against the API server and the emulator
 // through the lifecycle a user drives: create, update, drift, import,
@@ -52,11 +34,11 @@ func TestProvider(t *testing.T) {
 
 func (e *env) testLifecycle(t *testing.T) {
 	ctx := context.Background()
-	sp := newPolicy("lifecycle", func(p *v1beta1.SecurityPolicyParameters) {
-		p.Description = ptr("office allowlist")
+	sp := armor.NewPolicy("lifecycle", func(p *v1beta1.SecurityPolicyParameters) {
+		p.Description = armor.Ptr("office allowlist")
 		p.Labels = map[string]string{"team": "web"}
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-		p.Rules = []v1beta1.PolicyRule{allowRule(0, "10.0.0.0/8"), allowRule(1000, "192.0.2.0/24", "198.51.100.1")}
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(0, "10.0.0.0/8"), armor.AllowRule(1000, "192.0.2.0/24", "198.51.100.1")}
 	})
 	if err := e.kube.Create(ctx, sp); err != nil {
 		t.Fatal(err)
@@ -69,7 +51,7 @@ func (e *env) testLifecycle(t *testing.T) {
 
 	// Edit ranges and action: GCP follows.
 	e.get(t, sp)
-	sp.Spec.ForProvider.Rules[1] = allowRule(1000, "203.0.113.0/24")
+	sp.Spec.ForProvider.Rules[1] = armor.AllowRule(1000, "203.0.113.0/24")
 	sp.Spec.ForProvider.Rules[1].Action = "deny(404)"
 	if err := e.kube.Update(ctx, sp); err != nil {
 		t.Fatal(err)
@@ -118,8 +100,8 @@ func (e *env) testObserveOnly(t *testing.T) {
 	}
 	waitOpDone(t, e)
 	before := e.mutations()
-	sp := newPolicy("imported-object", func(p *v1beta1.SecurityPolicyParameters) {
-		p.Description = ptr("something else entirely")
+	sp := armor.NewPolicy("imported-object", func(p *v1beta1.SecurityPolicyParameters) {
+		p.Description = armor.Ptr("something else entirely")
 		p.Rules = []v1beta1.PolicyRule{}
 	})
 	meta.SetExternalName(sp, "imported")
@@ -143,10 +125,10 @@ func (e *env) testObserveOnly(t *testing.T) {
 
 func (e *env) testRegional(t *testing.T) {
 	ctx := context.Background()
-	sp := newPolicy("regional", func(p *v1beta1.SecurityPolicyParameters) {
-		p.Region = ptr("us-central1")
+	sp := armor.NewPolicy("regional", func(p *v1beta1.SecurityPolicyParameters) {
+		p.Region = armor.Ptr("us-central1")
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-		p.Rules = []v1beta1.PolicyRule{allowRule(10, "10.0.0.0/8")}
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(10, "10.0.0.0/8")}
 	})
 	if err := e.kube.Create(ctx, sp); err != nil {
 		t.Fatal(err)
@@ -169,11 +151,11 @@ func (e *env) testRegional(t *testing.T) {
 
 func (e *env) testInlineAndSeparate(t *testing.T) {
 	ctx := context.Background()
-	sp := newPolicy("shared", func(p *v1beta1.SecurityPolicyParameters) {
-		p.Rules = []v1beta1.PolicyRule{allowRule(100, "10.0.0.0/8"), allowRule(200, "10.1.0.0/16")}
+	sp := armor.NewPolicy("shared", func(p *v1beta1.SecurityPolicyParameters) {
+		p.Rules = []v1beta1.PolicyRule{armor.AllowRule(100, "10.0.0.0/8"), armor.AllowRule(200, "10.1.0.0/16")}
 	})
-	rule := newRule("shared-200", "shared", allowRule(200, "172.16.0.0/12"))
-	extra := newRule("shared-300", "shared", allowRule(300, "192.168.0.0/16"))
+	rule := armor.NewRule("shared-200", "shared", armor.AllowRule(200, "172.16.0.0/12"))
+	extra := armor.NewRule("shared-300", "shared", armor.AllowRule(300, "192.168.0.0/16"))
 	for _, o := range []client.Object{sp, rule, extra} {
 		if err := e.kube.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -208,8 +190,8 @@ func (e *env) testInlineAndSeparate(t *testing.T) {
 
 func (e *env) testDefaultRuleObject(t *testing.T) {
 	ctx := context.Background()
-	sp := newPolicy("default-rule", func(*v1beta1.SecurityPolicyParameters) {})
-	def := newRule("default-rule-deny", "default-rule", v1beta1.PolicyRule{Priority: v1beta1.DefaultRulePriority,
+	sp := armor.NewPolicy("default-rule", func(*v1beta1.SecurityPolicyParameters) {})
+	def := armor.NewRule("default-rule-deny", "default-rule", v1beta1.PolicyRule{Priority: v1beta1.DefaultRulePriority,
 		RuleParameters: v1beta1.RuleParameters{Action: "deny(403)"}})
 	def.SetAnnotations(map[string]string{"cloudarmor.armorplane.io/reset-default-rule-on-delete": "true"})
 	for _, o := range []client.Object{sp, def} {
