@@ -1,11 +1,9 @@
 package argocd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const (
@@ -28,13 +28,13 @@ const (
 )
 
 var (
-	buildDir      string
+	buildDir string
+	// buildProvider builds the provider (or takes $E2E_PROVIDER_BIN) the
+	// first time a test needs it: the Lua and doc tests do not.
 	buildProvider = sync.OnceValues(func() (string, error) {
-		bin := filepath.Join(buildDir, "provider")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/provider")
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("cannot build the provider: %w\n%s", err, out)
+		bin, err := provider.Binary(buildDir, provider.BinEnv)
+		if err != nil {
+			return "", fmt.Errorf("cannot build the provider: %w", err)
 		}
 		return bin, nil
 	})
@@ -65,7 +65,7 @@ func start(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := controlplane.StartT(t, controlplane.Options{CRDDirs: []string{filepath.Join(repoRoot(), "package", "crds")}})
+	cp := controlplane.StartT(t, controlplane.Options{CRDDirs: []string{repo.CRDDir()}})
 	emu := emulator.Start(t, emulator.Options{})
 	kube, err := client.NewWithWatch(cp.Config, client.Options{})
 	if err != nil {
@@ -76,46 +76,25 @@ func start(t *testing.T) *env {
 }
 
 // runProvider starts the provider binary with a short poll; it stops (and
-// its log is shown on failure) when the test ends, before the control plane.
+// the end of its log is shown on failure) when the test ends, before the
+// control plane.
 func runProvider(t *testing.T, bin, kubeconfig string) {
 	t.Helper()
-	var log bytes.Buffer
-	cmd := exec.Command(bin, "--debug", "--poll=2s", "--poll-jitter=0s", "--snapshot-ttl=1s",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: &log}, &syncWriter{w: &log}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	p := &provider.Process{
+		Bin:        bin,
+		Kubeconfig: kubeconfig,
+		LogPath:    filepath.Join(t.TempDir(), "provider.log"),
+		Label:      "argocd",
+		Args: []string{"--debug", "--poll=2s", "--poll-jitter=0s", "--snapshot-ttl=1s",
+			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p.Start(t)
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		p.Stop(syscall.SIGTERM, 5*time.Second)
 		if t.Failed() {
-			b := log.Bytes()
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("provider log (end):\n%s", b)
+			t.Logf("provider log (end):\n%s", p.Tail(80))
 		}
 	})
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // create creates objects, failing the test on error.

@@ -9,16 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	lua "github.com/yuin/gopher-lua"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return repo.Root() }
 
 // healthScript is the single source of the health check.
 func healthScript() (string, error) {
