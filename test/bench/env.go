@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,18 +17,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 )
 
 const (
@@ -43,26 +41,15 @@ type env struct {
 	kube     client.Client // direct, high QPS: the benchmark's own writes
 	cache    cache.Cache   // watches policies and rules, to count Ready cheaply
 	emu      *emulator.Running
-	provider *exec.Cmd
-	exited   chan error
+	provider *provider.Process
 	pprof    string // host:port of the provider's pprof, or ""
 	stop     []func()
-}
-
-func newScheme() (*k8sruntime.Scheme, error) {
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // start brings up the control plane, the emulator and the provider.
 func start(ctx context.Context, cfg config, bin string, sc scenario, logName string) (*env, error) {
 	e := &env{}
-	s, err := newScheme()
+	s, err := kube.Scheme()
 	if err != nil {
 		return nil, err
 	}
@@ -144,29 +131,18 @@ func (e *env) startProvider(ctx context.Context, cfg config, bin, logDir string)
 		args = append(args, "--pprof-bind-address="+addr)
 	}
 	args = append(args, strings.Fields(cfg.providerArgs)...)
-	logFile, err := os.Create(filepath.Join(logDir, "provider.log"))
-	if err != nil {
+	logPath := filepath.Join(logDir, "provider.log")
+	// A fresh log per scenario, as the control plane's.
+	if err := os.Remove(logPath); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cp.KubeconfigPath)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	p := &provider.Process{Bin: bin, Args: args, Kubeconfig: e.cp.KubeconfigPath, LogPath: logPath, Label: "bench"}
+	if err := p.Launch(); err != nil {
 		return err
 	}
-	e.provider = cmd
-	e.exited = make(chan error, 1)
-	go func() { e.exited <- cmd.Wait(); _ = logFile.Close() }()
-	e.stop = append(e.stop, func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-e.exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-e.exited
-		}
-	})
-	fmt.Fprintf(os.Stderr, "   provider pid %d %s (log %s)\n", cmd.Process.Pid, strings.Join(args, " "), logFile.Name())
+	e.provider = p
+	e.stop = append(e.stop, func() { p.Stop(os.Interrupt, 10*time.Second) })
+	fmt.Fprintf(os.Stderr, "   provider pid %d %s (log %s)\n", p.Pid(), strings.Join(args, " "), logPath)
 	if e.pprof == "" {
 		return nil
 	}
@@ -183,15 +159,7 @@ func (e *env) startProvider(ctx context.Context, cfg config, bin, logDir string)
 }
 
 // alive returns an error once the provider has exited.
-func (e *env) alive() error {
-	select {
-	case err := <-e.exited:
-		e.exited <- err
-		return fmt.Errorf("provider exited: %v", err)
-	default:
-		return nil
-	}
-}
+func (e *env) alive() error { return e.provider.ExitedUnexpectedly() }
 
 func (e *env) close() {
 	for i := len(e.stop) - 1; i >= 0; i-- {

@@ -164,12 +164,12 @@ func (r *runner) measure(ctx context.Context, name string, fn func(context.Conte
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.timeout)
 	defer cancel()
 	before := r.e.emu.Stats()
-	pb, _ := readProc(r.e.provider.Process.Pid)
+	pb, _ := readProc(r.e.provider.Pid())
 	t0 := time.Now()
 	err := fn(ctx)
 	d := time.Since(t0)
 	after := r.e.emu.Stats()
-	pa, _ := readProc(r.e.provider.Process.Pid)
+	pa, _ := readProc(r.e.provider.Pid())
 	if err != nil {
 		return phase{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -193,7 +193,7 @@ func (r *runner) sample(ctx context.Context) {
 	for {
 		rules, policies := r.ready(ctx)
 		st := r.e.emu.Stats()
-		ps, _ := readProc(r.e.provider.Process.Pid)
+		ps, _ := readProc(r.e.provider.Pid())
 		s := sample{T: time.Since(r.begin).Seconds(), RulesReady: rules, PoliciesReady: policies,
 			Calls: st.Total, Reads: reads(st), Mutations: st.Mutations, NotReady: st.NotReady,
 			RSSMiB: mib(ps.rssKiB), HWMMiB: mib(ps.hwmKiB), CPUSeconds: ps.cpu.Seconds()}
