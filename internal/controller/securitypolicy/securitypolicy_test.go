@@ -609,12 +609,12 @@ func TestUpdate(t *testing.T) {
 		want   want
 	}{
 		"Order": {
-			reason: "Update patches the policy, sets labels and the default rule, then adds, patches and removes rules, in that order.",
+			reason: "Update patches the policy and sets labels, adds and patches rules, then patches the default rule (so a deny finds the allows in place), then removes rules.",
 			fields: fields{policies: &fakePolicies{GetFreshFn: returns(before, nil), PatchFn: ok, SetLabelsFn: okLabels,
 				PatchRuleFn: okPatchRule, AddRuleFn: okRule, RemoveRuleFn: okRemove}, claims: noClaims},
 			args: args{cr: everything},
-			want: want{calls: []string{"GetFresh", "Patch", "GetFresh", "SetLabels", "PatchRule 2147483647",
-				"AddRule 500", "PatchRule 1000", "RemoveRule 3000"}},
+			want: want{calls: []string{"GetFresh", "Patch", "GetFresh", "SetLabels",
+				"AddRule 500", "PatchRule 1000", "PatchRule 2147483647", "RemoveRule 3000"}},
 		},
 		"UpToDateWritesNothing": {
 			reason: "A policy already up to date gets no write.",
@@ -750,8 +750,8 @@ func TestUpdateWrites(t *testing.T) {
 		return &compute.SecurityPolicyRuleMatcher{VersionedExpr: srcIPsV1, Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: rs}}
 	}
 	want := []patchRule{
-		{Priority: defPrio, Rule: &compute.SecurityPolicyRule{Priority: defPrio, Action: deny403, Match: match("*")}, Mask: []string{"action", "match"}},
 		{Priority: 1000, Rule: &compute.SecurityPolicyRule{Priority: 1000, Action: deny403, Match: match(rangeA)}, Mask: []string{"action", "match"}},
+		{Priority: defPrio, Rule: &compute.SecurityPolicyRule{Priority: defPrio, Action: deny403, Match: match("*")}, Mask: []string{"action", "match"}},
 	}
 	if diff := cmp.Diff(want, rules); diff != "" {
 		t.Errorf("Update(...): -want rule patches, +got rule patches:\n%s", diff)

@@ -27,8 +27,10 @@ const (
 // update makes GCP's policy match p, one step at a time, each step reading
 // the policy afresh where it needs GCP's current fingerprint. The first error
 // stops it; the next reconcile starts from what GCP then holds. Rules are
-// added, widened, patched, then removed, so an allowlist never loses an
-// allowed range before its replacement exists (see securitypolicy.RulePlan).
+// added, widened and patched, then the default rule changes, then rules are
+// removed: an allowlist never loses an allowed range before its replacement
+// exists (see securitypolicy.RulePlan), and a default rule that turns to deny
+// finds the new allow rules already in place.
 func (e *external) update(ctx context.Context, name string, p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims) error {
 	sp, err := e.policies.GetFresh(ctx, name)
 	if err != nil {
@@ -45,6 +47,9 @@ func (e *external) update(ctx context.Context, name string, p v1beta1.SecurityPo
 			return err
 		}
 	}
+	if err := e.addAndPatch(ctx, name, sp, d.plan); err != nil {
+		return err
+	}
 	if d.defaultRule != "" {
 		want := securitypolicy.GenerateDefaultRule(*p.DefaultRule)
 		mask := securitypolicy.RuleUpdateMask(want, securitypolicy.FindRule(sp, v1beta1.DefaultRulePriority))
@@ -52,7 +57,7 @@ func (e *external) update(ctx context.Context, name string, p v1beta1.SecurityPo
 			return errors.Wrap(err, errPatchDefault)
 		}
 	}
-	return e.applyPlan(ctx, name, sp, d.plan)
+	return e.remove(ctx, name, d.plan.Remove)
 }
 
 // setLabels needs the labelFingerprint as of now: the patch before it may
@@ -65,7 +70,8 @@ func (e *external) setLabels(ctx context.Context, name string, labels map[string
 	return errors.Wrap(e.policies.SetLabels(ctx, name, labels, sp.LabelFingerprint), errSetLabels)
 }
 
-func (e *external) applyPlan(ctx context.Context, name string, sp *compute.SecurityPolicy, plan securitypolicy.RulePlan) error {
+// addAndPatch applies the plan's additions, widenings and patches.
+func (e *external) addAndPatch(ctx context.Context, name string, sp *compute.SecurityPolicy, plan securitypolicy.RulePlan) error {
 	for _, r := range plan.Add {
 		err := e.policies.AddRule(ctx, name, r)
 		if err != nil && !gcp.IsAlreadyExists(err) {
@@ -80,7 +86,12 @@ func (e *external) applyPlan(ctx context.Context, name string, sp *compute.Secur
 			return errors.Wrapf(err, errFmtPatchRule, r.Priority)
 		}
 	}
-	for _, prio := range plan.Remove {
+	return nil
+}
+
+// remove removes the rules at priorities; one already gone is fine.
+func (e *external) remove(ctx context.Context, name string, priorities []int64) error {
+	for _, prio := range priorities {
 		if err := resource.Ignore(gcp.IsNotFound, e.policies.RemoveRule(ctx, name, prio)); err != nil {
 			return errors.Wrapf(err, errFmtRemoveRule, prio)
 		}
