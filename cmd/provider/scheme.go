@@ -3,9 +3,11 @@ package main
 import (
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,17 +16,36 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis"
 )
 
-// newScheme returns the scheme of the provider's manager: the built-in
-// kinds, this provider's APIs and CustomResourceDefinitions (for the CRD
-// gate).
+// newScheme returns the scheme of the provider's manager: this provider's
+// APIs, CustomResourceDefinitions (for the CRD gate) and the few built-in
+// kinds it reads or writes: Secrets (credentials, read uncached), Events
+// and Leases (leader election).
+//
+// Not client-go's whole scheme: its ~60 API groups and their conversion and
+// defaulting functions cost heap and touched pages in every process, and
+// nothing here uses them. A kind missing here fails loudly ("no kind is
+// registered"); TestSchemeHoldsOnlyWhatTheProviderUses lists what it holds.
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{addBuiltins, apis.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// addBuiltins registers the built-in kinds the provider uses, with the
+// list kinds, meta kinds (options, Status) and defaulting of their
+// group-versions, without the rest of their groups.
+func addBuiltins(s *runtime.Scheme) error {
+	core := corev1.SchemeGroupVersion
+	s.AddKnownTypes(core, &corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{})
+	metav1.AddToGroupVersion(s, core)
+	coord := coordinationv1.SchemeGroupVersion
+	s.AddKnownTypes(coord, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	metav1.AddToGroupVersion(s, coord)
+	return nil
 }
 
 // cacheOptions configures the manager's informer cache. Every ByObject kind
