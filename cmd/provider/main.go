@@ -80,6 +80,7 @@ func main() {
 		// resolves its ByObject kinds (the CRD) when it is built.
 		Scheme:                     scheme,
 		Cache:                      cacheOptions(syncInterval),
+		Client:                     clientOptions(),
 		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
 		HealthProbeBindAddress:     *healthAddr,
 		PprofBindAddress:           *pprofAddr,

@@ -65,3 +65,19 @@ func cacheOptions(syncInterval *time.Duration) cache.Options {
 		},
 	}
 }
+
+// uncached are kinds the provider reads rarely (a Secret when a client is
+// built) or only writes (Events, the leader election Lease). Reading one
+// through the manager's client must not start an informer: that would
+// list and watch every Secret in the cluster and keep them all in memory.
+// The connector reads Secrets through the API reader already; this keeps a
+// later cached Get from undoing that.
+func uncached() []client.Object {
+	return []client.Object{&corev1.Secret{}, &corev1.Event{}, &coordinationv1.Lease{}}
+}
+
+// clientOptions configures the manager's client: the kinds in uncached go
+// straight to the API server.
+func clientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}}
+}
