@@ -141,13 +141,15 @@ func main() {
 // The live heap is about 13 MiB at a thousand rules, but the Go runtime's
 // own memory (span and GC metadata, stacks, free pages not yet returned)
 // adds about 11 MiB, and the binary's code and read-only data mapped from
-// disk about 35 MiB of RSS more, whatever the heap does. The soft limit
-// counts only the first two, so it must sit well above live heap + 11 MiB:
-// at 24 MiB the collector ran back to back (5,000 cycles in two minutes,
-// 20-28% of the CPU) to save 17 MiB of peak RSS. GOGC scales with the live
-// heap instead: 50 keeps the headroom for garbage (decoded watch events
-// and GCP responses) at half the live heap, and the 48 MiB limit stays a
-// cap against bursts rather than the working point.
+// disk 34-39 MiB of RSS more, whatever the heap does. The soft limit counts
+// only the first two, so it must sit well above live heap + 11 MiB: at
+// 24 MiB the collector ran back to back in `make bench` (5,000 cycles in two
+// minutes; 74% of a core in steady state against 13%, 36 s of CPU to
+// converge against 11 s) to save 10 MiB of peak RSS. GOGC scales with the
+// live heap instead: 50 keeps the headroom for garbage (decoded watch
+// events and GCP responses) at half the live heap, 7 MiB of peak RSS under
+// GOGC 100 for about the same CPU; 25 saved 4 MiB more for 25% more CPU.
+// The 48 MiB limit stays a cap against bursts, not the working point.
 func setGC(percent int, limitMiB int64) {
 	if os.Getenv("GOGC") == "" && percent > 0 {
 		debug.SetGCPercent(percent)
