@@ -127,9 +127,15 @@ func makeBeforeBreak(add, patch []*compute.SecurityPolicyRule, observed *compute
 	for _, r := range add {
 		state[r.Priority] = r
 	}
+	// Rules the plan does not patch hold their ranges through every patch
+	// (removals come last), so a range one of them holds is never at risk
+	// and needs no widening. Leaving such ranges out keeps widened rules
+	// within GCP's 10 ranges when an earlier, interrupted plan left a rule
+	// widened and the spec has moved on since.
+	stable := stableRanges(state, patch)
 	var narrowing []*compute.SecurityPolicyRule
 	for _, p := range patch {
-		dropped := droppedRanges(state[p.Priority], p, allowed)
+		dropped := without(droppedRanges(state[p.Priority], p, allowed), stable)
 		if len(dropped) == 0 {
 			ordered = append(ordered, p)
 			continue
@@ -178,6 +184,36 @@ func droppedRanges(from, to *compute.SecurityPolicyRule, allowed map[string]bool
 		}
 	}
 	return dropped
+}
+
+// stableRanges returns the ranges allowed by rules in state that patch does
+// not change.
+func stableRanges(state map[int64]*compute.SecurityPolicyRule, patch []*compute.SecurityPolicyRule) map[string]bool {
+	patched := map[int64]bool{}
+	for _, p := range patch {
+		patched[p.Priority] = true
+	}
+	held := map[string]bool{}
+	for prio, r := range state {
+		if patched[prio] {
+			continue
+		}
+		for _, rg := range allowedRanges(r) {
+			held[CanonicalRange(rg)] = true
+		}
+	}
+	return held
+}
+
+// without returns ranges minus those in held.
+func without(ranges []string, held map[string]bool) []string {
+	var out []string
+	for _, rg := range ranges {
+		if !held[CanonicalRange(rg)] {
+			out = append(out, rg)
+		}
+	}
+	return out
 }
 
 // heldElsewhere reports whether a rule other than the one at priority allows

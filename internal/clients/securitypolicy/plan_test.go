@@ -204,6 +204,20 @@ func TestPlanRulesMakeBeforeBreak(t *testing.T) {
 			},
 			widened: 1,
 		},
+		"StableRangesNeedNoWidening": {
+			reason: "100 and 200 swap ranges and both are full; 10.9.0.1 moves from 100 to 200 but 50, which the plan leaves alone, holds it throughout, so 100 is widened with 10.0.0.99 only and fits in 10 ranges.",
+			observed: []*compute.SecurityPolicyRule{
+				gcp(50, "allow", "10.9.0.1"),
+				gcp(100, "allow", "10.9.0.1", "10.0.0.99", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8"),
+				gcp(200, "allow", "10.2.0.99", "10.2.0.1", "10.2.0.2", "10.2.0.3", "10.2.0.4", "10.2.0.5", "10.2.0.6", "10.2.0.7", "10.2.0.8", "10.2.0.9"),
+			},
+			inline: []v1beta1.PolicyRule{
+				inlineRule(50, "allow", "10.9.0.1"),
+				inlineRule(100, "allow", "10.2.0.99", "10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6", "10.1.0.7", "10.1.0.8"),
+				inlineRule(200, "allow", "10.0.0.99", "10.9.0.1", "10.3.0.1", "10.3.0.2", "10.3.0.3", "10.3.0.4", "10.3.0.5", "10.3.0.6", "10.3.0.7", "10.3.0.8"),
+			},
+			widened: 1,
+		},
 		"FullRule": {
 			reason:   "Ten ranges cannot be widened; ordering still puts the narrowing patch last.",
 			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.10"), gcp(50, "allow", "10.1.0.1")},
