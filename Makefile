@@ -120,7 +120,7 @@ bench: tools build ## Speed, GCP calls, CPU and memory at scale against the emul
 
 .PHONY: chaos
 chaos: tools build ## Long chaos run: 10 policies x 50 rules, 20% faults, SIGKILL every 30 s; prints a summary table.
-	$(TOOL_ENV) CHAOS_LONG=1 go test -count=1 -timeout 30m -v -run 'TestChaos$$' ./test/chaos/
+	$(TOOL_ENV) CHAOS_LONG=1 go test -count=1 -timeout 30m -v -run 'TestChaos$$|TestAllowlistSafety' ./test/chaos/
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target briefly (FUZZTIME=10s).
