@@ -47,6 +47,20 @@ type Connection struct {
 	Project string
 }
 
+// ProjectOr returns project when a resource sets it, else the config's.
+func (c *Connection) ProjectOr(project *string) string {
+	if project != nil {
+		return *project
+	}
+	return c.Project
+}
+
+// Policies returns the policy client for a resource's project (nil means
+// the config's) and region (nil means global).
+func (c *Connection) Policies(project, region *string) gcp.PolicyClient {
+	return c.Client.Policies(c.ProjectOr(project), deref(region))
+}
+
 // A BuildFn builds a GCP client for credentials.
 type BuildFn func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error)
 

@@ -509,3 +509,23 @@ func TestConnectErrorsHideSecretData(t *testing.T) {
 		})
 	}
 }
+
+func TestConnectionProjectOr(t *testing.T) {
+	other := "other-project"
+	cases := map[string]struct {
+		reason  string
+		project *string
+		want    string
+	}{
+		"Unset": {reason: "A resource without a project uses the config's.", want: "config-project"},
+		"Set":   {reason: "A resource's own project wins.", project: &other, want: other},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := &Connection{Project: "config-project"}
+			if diff := cmp.Diff(tc.want, c.ProjectOr(tc.project)); diff != "" {
+				t.Errorf("\n%s\nProjectOr(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

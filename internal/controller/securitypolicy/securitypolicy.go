@@ -66,15 +66,8 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (ma
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
-	project := conn.Project
-	if p.Project != nil {
-		project = *p.Project
-	}
-	region := ""
-	if p.Region != nil {
-		region = *p.Region
-	}
-	return &external{policies: conn.Client.Policies(project, region), claims: &claimLister{kube: c.kube, project: project}}, nil
+	return &external{policies: conn.Policies(p.Project, p.Region),
+		claims: &claimLister{kube: c.kube, project: conn.ProjectOr(p.Project)}}, nil
 }
 
 // external manages one policy. Rules at priorities claimed by

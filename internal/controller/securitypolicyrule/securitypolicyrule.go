@@ -106,16 +106,7 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule)
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	p := cr.Spec.ForProvider
-	project := conn.Project
-	if p.Project != nil {
-		project = *p.Project
-	}
-	region := ""
-	if p.Region != nil {
-		region = *p.Region
-	}
-	return &external{policies: conn.Client.Policies(project, region)}, nil
+	return &external{policies: conn.Policies(cr.Spec.ForProvider.Project, cr.Spec.ForProvider.Region)}, nil
 }
 
 // external manages one rule through the policy's PolicyClient. Reads go
