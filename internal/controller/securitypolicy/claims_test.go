@@ -145,16 +145,19 @@ func TestPoliciesFor(t *testing.T) {
 		rule    client.Object
 		listErr error
 		want    []reconcile.Request
+		wantKey string
 	}{
 		"Global": {
-			reason: "A rule of a global policy enqueues the policy with that external name and no region.",
-			rule:   ptr(ruleCR("team-a", "r", 1000)),
-			want:   []reconcile.Request{req("global")},
+			reason:  "A rule of a global policy enqueues the policy with that external name and no region, looked up by index.",
+			rule:    ptr(ruleCR("team-a", "r", 1000)),
+			want:    []reconcile.Request{req("global")},
+			wantKey: "/" + policyName,
 		},
 		"Regional": {
-			reason: "A rule of a regional policy enqueues the policy in that region.",
-			rule:   ptr(ruleCR("team-a", "r", 1000, withRuleRegion("us-central1"))),
-			want:   []reconcile.Request{req("regional")},
+			reason:  "A rule of a regional policy enqueues the policy in that region, looked up by index.",
+			rule:    ptr(ruleCR("team-a", "r", 1000, withRuleRegion("us-central1"))),
+			want:    []reconcile.Request{req("regional")},
+			wantKey: "us-central1/" + policyName,
 		},
 		"NoPolicy": {
 			reason: "A rule without a policy name enqueues nothing.",
@@ -168,7 +171,13 @@ func TestPoliciesFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			kube := &test.MockClient{MockList: func(_ context.Context, l client.ObjectList, _ ...client.ListOption) error {
+			var key string
+			kube := &test.MockClient{MockList: func(_ context.Context, l client.ObjectList, opts ...client.ListOption) error {
+				lo := &client.ListOptions{}
+				lo.ApplyOptions(opts)
+				if lo.FieldSelector != nil {
+					key, _ = lo.FieldSelector.RequiresExactMatch(indexPolicyKey)
+				}
 				if tc.listErr != nil {
 					return tc.listErr
 				}
@@ -178,6 +187,9 @@ func TestPoliciesFor(t *testing.T) {
 			got := policiesFor(context.Background(), kube, tc.rule)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\npoliciesFor(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.wantKey != "" && key != tc.wantKey {
+				t.Errorf("\n%s\npoliciesFor(...): index key %q, want %q", tc.reason, key, tc.wantKey)
 			}
 		})
 	}

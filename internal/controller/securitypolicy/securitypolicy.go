@@ -37,6 +37,9 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	if err := indexRulesByPolicy(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := indexPoliciesByKey(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	c := &connecter{conn: o.Connector, kube: mgr.GetClient()}
 	opts := append(o.ReconcilerOptions(mgr, name),
 		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c))
