@@ -73,6 +73,7 @@ type Connector struct {
 	build   BuildFn
 	readEnv func(string) string
 	readFs  func(string) ([]byte, error)
+	cache   *secretCache // nil reads every time
 }
 
 // New returns a Connector. kube should be the manager's cached client and
@@ -80,7 +81,7 @@ type Connector struct {
 // cluster-wide (which would need list/watch on every Secret).
 func New(kube, secrets client.Reader, usage resource.ModernTracker, clients *gcp.ClientCache, build BuildFn) *Connector {
 	return &Connector{kube: kube, secrets: secrets, usage: usage, clients: clients, build: build,
-		readEnv: os.Getenv, readFs: os.ReadFile}
+		readEnv: os.Getenv, readFs: os.ReadFile, cache: newSecretCache(SecretTTL)}
 }
 
 // Connect returns a GCP connection for mg:
@@ -189,6 +190,12 @@ func (c *Connector) secretData(ctx context.Context, ref *xpv2.SecretKeySelector)
 	if ref == nil {
 		return nil, errors.New(errNoSecretRef)
 	}
+	key := ref.Namespace + "/" + ref.Name + "/" + ref.Key
+	if c.cache != nil {
+		if data, ok := c.cache.get(key); ok {
+			return data, nil
+		}
+	}
 	s := &corev1.Secret{}
 	if err := c.secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
 		return nil, errors.Wrapf(err, errFmtGetSecret, ref.Namespace, ref.Name)
@@ -196,6 +203,9 @@ func (c *Connector) secretData(ctx context.Context, ref *xpv2.SecretKeySelector)
 	data, ok := s.Data[ref.Key]
 	if !ok {
 		return nil, errors.Errorf(errFmtNoSecretKey, ref.Namespace, ref.Name, ref.Key)
+	}
+	if c.cache != nil {
+		c.cache.put(key, data)
 	}
 	return data, nil
 }
