@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,17 +173,32 @@ func (e *env) saveProfile(ctx context.Context, profile, path string) error {
 	if e.pprof == "" {
 		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.pprof+"/debug/pprof/"+profile, nil)
+	return fetchProfile(ctx, http.DefaultClient, "http://"+e.pprof+"/debug/pprof/"+profile, path)
+}
+
+// saveAPIServerProfile fetches a pprof profile from the kube-apiserver (it
+// serves /debug/pprof to its admin) into path: the API server is where a
+// managed resource's writes cost CPU.
+func (e *env) saveAPIServerProfile(ctx context.Context, profile, path string) error {
+	hc, err := rest.HTTPClientFor(e.cp.Config)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return fetchProfile(ctx, hc, strings.TrimSuffix(e.cp.Config.Host, "/")+"/debug/pprof/"+profile, path)
+}
+
+func fetchProfile(ctx context.Context, hc *http.Client, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close() //nolint:errcheck // read-only
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("pprof %s: %s", profile, resp.Status)
+		return fmt.Errorf("pprof %s: %s", url, resp.Status)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -55,6 +55,8 @@ type phase struct {
 	CPU      float64          `json:"cpuSeconds"`
 	PeakRSS  float64          `json:"peakRssMiB"` // VmHWM at the phase's end
 	EndRSS   float64          `json:"endRssMiB"`  // VmRSS at the phase's end
+	// API counts the kube-apiserver requests for our kinds and events.
+	API apiCounts `json:"apiServer"`
 }
 
 // result is one scenario's outcome.
@@ -108,13 +110,19 @@ func runScenario(ctx context.Context, cfg config, bin string, sc scenario) (*res
 				fmt.Fprintln(os.Stderr, "   cpu profile:", err)
 			}
 		}()
+		go func() {
+			path := filepath.Join(cfg.outDir, "bench-pprof", logName+"-apiserver-cpu-converge.pprof")
+			if err := e.saveAPIServerProfile(ctx, fmt.Sprintf("profile?seconds=%d", secs), path); err != nil {
+				fmt.Fprintln(os.Stderr, "   api server cpu profile:", err)
+			}
+		}()
 	}
 
 	conv, err := r.measure(ctx, "converge", r.converge)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "   converged in %.1fs (limit %.1fs)\n", conv.Seconds, res.LimitSeconds)
+	fmt.Fprintf(os.Stderr, "   converged in %.1fs (limit %.1fs); API server requests %s\n", conv.Seconds, res.LimitSeconds, conv.API)
 	steady, err := r.measure(ctx, "steady", func(ctx context.Context) error {
 		return sleep(ctx, time.Duration(cfg.steadyPolls)*cfg.poll)
 	})
@@ -164,18 +172,20 @@ func (r *runner) measure(ctx context.Context, name string, fn func(context.Conte
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.timeout)
 	defer cancel()
 	before := r.e.emu.Stats()
+	apiBefore := r.e.apiServerCounts(ctx)
 	pb, _ := readProc(r.e.provider.Pid())
 	t0 := time.Now()
 	err := fn(ctx)
 	d := time.Since(t0)
 	after := r.e.emu.Stats()
+	apiAfter := r.e.apiServerCounts(ctx)
 	pa, _ := readProc(r.e.provider.Pid())
 	if err != nil {
 		return phase{}, fmt.Errorf("%s: %w", name, err)
 	}
 	p := phase{Name: name, Start: t0.Sub(r.begin).Seconds(), Seconds: d.Seconds(), Calls: after.Total - before.Total,
 		Methods: map[string]int64{}, NotReady: after.NotReady - before.NotReady,
-		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB)}
+		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), API: apiAfter.minus(apiBefore)}
 	for m, n := range after.Methods {
 		if v := n - before.Methods[m]; v != 0 {
 			p.Methods[m] = v
