@@ -42,7 +42,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	}
 	c := &connecter{conn: o.Connector, kube: mgr.GetClient()}
 	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c))
+		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicy](c)))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, watchRules(mgr.GetClient()))
 }

@@ -50,7 +50,7 @@ const (
 func Setup(mgr ctrl.Manager, o setup.Options) error {
 	name := managed.ControllerName(v1beta1.SecurityPolicyRuleGroupKind)
 	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector}),
+		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector})),
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
