@@ -7,18 +7,24 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
 
 // apiCounts are the kube-apiserver's request counters (apiserver_request_total)
-// summed by verb, and the conflicts (409) among the writes. They include the
-// benchmark's own requests, which the report names separately.
+// summed by verb, by verb and resource, and the conflicts (409) among the
+// writes. They include the benchmark's own requests, which the report names
+// separately.
 type apiCounts struct {
-	Verbs     map[string]int64 `json:"verbs"`
-	Conflicts int64            `json:"conflicts"`
+	Verbs      map[string]int64 `json:"verbs"`
+	ByResource map[string]int64 `json:"byResource"` // "PUT securitypolicyrules/status"
+	Conflicts  int64            `json:"conflicts"`
 }
 
 // writes counts the requests that change something in etcd.
@@ -31,10 +37,15 @@ func (c apiCounts) writes() int64 {
 }
 
 func (c apiCounts) minus(o apiCounts) apiCounts {
-	d := apiCounts{Verbs: map[string]int64{}, Conflicts: c.Conflicts - o.Conflicts}
+	d := apiCounts{Verbs: map[string]int64{}, ByResource: map[string]int64{}, Conflicts: c.Conflicts - o.Conflicts}
 	for v, n := range c.Verbs {
 		if n -= o.Verbs[v]; n != 0 {
 			d.Verbs[v] = n
+		}
+	}
+	for k, n := range c.ByResource {
+		if n -= o.ByResource[k]; n != 0 {
+			d.ByResource[k] = n
 		}
 	}
 	return d
@@ -43,7 +54,7 @@ func (c apiCounts) minus(o apiCounts) apiCounts {
 // apiServerCounts scrapes the API server's /metrics. A failure leaves the
 // counts empty rather than failing the run: they explain, they do not judge.
 func (e *env) apiServerCounts(ctx context.Context) apiCounts {
-	c := apiCounts{Verbs: map[string]int64{}}
+	c := apiCounts{Verbs: map[string]int64{}, ByResource: map[string]int64{}}
 	hc, err := rest.HTTPClientFor(e.cp.Config)
 	if err != nil {
 		return c
@@ -63,7 +74,7 @@ func (e *env) apiServerCounts(ctx context.Context) apiCounts {
 // parseRequestTotals sums apiserver_request_total samples of our API groups
 // and of events (what a managed reconciler writes) by verb.
 func parseRequestTotals(sc *bufio.Scanner) apiCounts {
-	c := apiCounts{Verbs: map[string]int64{}}
+	c := apiCounts{Verbs: map[string]int64{}, ByResource: map[string]int64{}}
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -82,9 +93,15 @@ func parseRequestTotals(sc *bufio.Scanner) apiCounts {
 		if err != nil {
 			continue
 		}
+		res := labels["resource"]
+		if sub := labels["subresource"]; sub != "" {
+			res += "/" + sub
+		}
 		c.Verbs[labels["verb"]] += int64(v)
+		c.ByResource[labels["verb"]+" "+res] += int64(v)
 		if labels["code"] == "409" {
 			c.Conflicts += int64(v)
+			c.ByResource["409 "+labels["verb"]+" "+res] += int64(v)
 		}
 	}
 	return c
@@ -106,5 +123,88 @@ func parseLabels(s string) map[string]string {
 }
 
 func (c apiCounts) String() string {
-	return fmt.Sprintf("%v (409: %d)", c.Verbs, c.Conflicts)
+	return fmt.Sprintf("%v (409: %d)", c.ByResource, c.Conflicts)
+}
+
+// findPid returns the pid of a process named name whose command line holds
+// needle, or 0. The control plane's processes are started by envtest, which
+// does not hand out their pids; the command line names their ports.
+func findPid(name, needle string) int {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if filepath.Base(args[0]) == name && strings.Contains(string(b), needle) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// controlPlanePids finds the kube-apiserver serving host and the etcd it
+// stores into.
+func controlPlanePids(host string) (apiserver, etcd int) {
+	u, err := url.Parse(host)
+	if err != nil {
+		return 0, 0
+	}
+	apiserver = findPid("kube-apiserver", "--secure-port="+u.Port())
+	if apiserver == 0 {
+		return 0, 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", apiserver))
+	if err != nil {
+		return apiserver, 0
+	}
+	for _, a := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(a, "--etcd-servers="); ok {
+			if eu, err := url.Parse(strings.Split(v, ",")[0]); err == nil {
+				etcd = findPid("etcd", "127.0.0.1:"+eu.Port())
+			}
+		}
+	}
+	return apiserver, etcd
+}
+
+// machineBusy is the CPU time all processors spent not idle, from /proc/stat.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / clockTicks
+}
+
+// controlPlaneCPU is the CPU time kube-apiserver and etcd have used so far.
+func (e *env) controlPlaneCPU() time.Duration {
+	var d time.Duration
+	for _, pid := range []int{e.apiserverPid, e.etcdPid} {
+		if pid == 0 {
+			continue
+		}
+		if ps, err := readProc(pid); err == nil {
+			d += ps.cpu
+		}
+	}
+	return d
 }

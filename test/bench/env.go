@@ -44,6 +44,8 @@ type env struct {
 	emu      *emulator.Running
 	provider *provider.Process
 	pprof    string // host:port of the provider's pprof, or ""
+	// apiserverPid and etcdPid are the control plane's processes, or 0.
+	apiserverPid, etcdPid int
 	stop     []func()
 }
 
@@ -63,6 +65,7 @@ func start(ctx context.Context, cfg config, bin string, sc scenario, logName str
 		return nil, err
 	}
 	e.cp = cp
+	e.apiserverPid, e.etcdPid = controlPlanePids(cp.Config.Host)
 	e.stop = append(e.stop, func() { _ = cp.Stop() })
 
 	rc := *cp.Config

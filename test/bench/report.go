@@ -113,6 +113,8 @@ func figures(cfg config, sc scenario, res *result, changedRules int) []figure {
 		// provider's writes (updates, status updates, events, usages).
 		{Name: "converge: API server writes per object (provider's)", Value: (float64(conv.API.writes()) - objects) / objects},
 		{Name: "converge: API server write conflicts (409)", Value: float64(conv.API.Conflicts)},
+		{Name: "converge: kube-apiserver + etcd CPU", Value: conv.ControlPlaneCPU, Unit: "s"},
+		{Name: "converge: machine CPU in use", Value: conv.MachineCPU / conv.Seconds, Unit: fmt.Sprintf("cores of %d", numCPU())},
 		{Name: "steady: GCP reads per policy per poll", Value: readsPerPoll, Target: fmt.Sprintf("≤ %.0f", targetReadsPerPoll), Pass: pass(readsPerPoll <= targetReadsPerPoll)},
 		{Name: "steady: GCP writes", Value: float64(writesOf(steady)), Target: "0", Pass: pass(writesOf(steady) == 0)},
 		{Name: "steady: provider CPU", Value: 100 * steady.CPU / steady.Seconds, Unit: "% of a core"},

@@ -57,6 +57,10 @@ type phase struct {
 	EndRSS   float64          `json:"endRssMiB"`  // VmRSS at the phase's end
 	// API counts the kube-apiserver requests for our kinds and events.
 	API apiCounts `json:"apiServer"`
+	// ControlPlaneCPU is the CPU time kube-apiserver and etcd used.
+	ControlPlaneCPU float64 `json:"controlPlaneCpuSeconds"`
+	// MachineCPU is the CPU time the whole machine used, all processes.
+	MachineCPU float64 `json:"machineCpuSeconds"`
 }
 
 // result is one scenario's outcome.
@@ -173,19 +177,22 @@ func (r *runner) measure(ctx context.Context, name string, fn func(context.Conte
 	defer cancel()
 	before := r.e.emu.Stats()
 	apiBefore := r.e.apiServerCounts(ctx)
+	cpBefore, busyBefore := r.e.controlPlaneCPU(), machineBusy()
 	pb, _ := readProc(r.e.provider.Pid())
 	t0 := time.Now()
 	err := fn(ctx)
 	d := time.Since(t0)
 	after := r.e.emu.Stats()
 	apiAfter := r.e.apiServerCounts(ctx)
+	cpAfter, busyAfter := r.e.controlPlaneCPU(), machineBusy()
 	pa, _ := readProc(r.e.provider.Pid())
 	if err != nil {
 		return phase{}, fmt.Errorf("%s: %w", name, err)
 	}
 	p := phase{Name: name, Start: t0.Sub(r.begin).Seconds(), Seconds: d.Seconds(), Calls: after.Total - before.Total,
 		Methods: map[string]int64{}, NotReady: after.NotReady - before.NotReady,
-		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), API: apiAfter.minus(apiBefore)}
+		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), API: apiAfter.minus(apiBefore),
+		ControlPlaneCPU: (cpAfter - cpBefore).Seconds(), MachineCPU: (busyAfter - busyBefore).Seconds()}
 	for m, n := range after.Methods {
 		if v := n - before.Methods[m]; v != 0 {
 			p.Methods[m] = v

@@ -4,9 +4,16 @@
 package config
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -48,6 +55,47 @@ func setup(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, 
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(of).
-		Watches(&v1beta1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}).
+		Watches(&v1beta1.ProviderConfigUsage{}, delayed{EventHandler: &resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, after: UsageCountDelay}).
 		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }
+
+// UsageCountDelay is how long a usage event waits before its config is
+// recounted. Every managed resource writes a usage when it is first
+// reconciled, and crossplane-runtime's config reconciler answers each one
+// with an Update and a status update of the config: a thousand rules applied
+// at once cost the API server about three hundred writes to one object, many
+// of them conflicts, while it was the bottleneck. Waiting a moment folds a
+// burst into one recount per delay; deleting a config still waits for the
+// count to reach zero.
+const UsageCountDelay = time.Second
+
+// delayed is an event handler whose requests wait a while in the queue. The
+// queue holds an item once, so the requests of a burst become one.
+type delayed struct {
+	handler.EventHandler
+	after time.Duration
+}
+
+func (d delayed) Create(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	d.EventHandler.Create(ctx, e, delayQueue{q, d.after})
+}
+
+func (d delayed) Update(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	d.EventHandler.Update(ctx, e, delayQueue{q, d.after})
+}
+
+func (d delayed) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	d.EventHandler.Delete(ctx, e, delayQueue{q, d.after})
+}
+
+func (d delayed) Generic(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	d.EventHandler.Generic(ctx, e, delayQueue{q, d.after})
+}
+
+// delayQueue turns Add into AddAfter.
+type delayQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	after time.Duration
+}
+
+func (q delayQueue) Add(r reconcile.Request) { q.AddAfter(r, q.after) }
