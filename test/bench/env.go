@@ -46,7 +46,7 @@ type env struct {
 	pprof    string // host:port of the provider's pprof, or ""
 	// apiserverPid and etcdPid are the control plane's processes, or 0.
 	apiserverPid, etcdPid int
-	stop     []func()
+	stop                  []func()
 }
 
 // start brings up the control plane, the emulator and the provider.
