@@ -229,7 +229,11 @@ func freeAddr() (string, error) {
 // procStats is what /proc says about a process.
 type procStats struct {
 	rssKiB, hwmKiB int64
-	cpu            time.Duration // user + system
+	// anonKiB is the resident memory the process allocated (heap,
+	// stacks); fileKiB the resident pages of files it maps, its own
+	// binary's code and read-only data above all. They add up to rssKiB.
+	anonKiB, fileKiB int64
+	cpu              time.Duration // user + system
 }
 
 // clockTicks is USER_HZ, 100 on every Linux we run on.
@@ -251,6 +255,10 @@ func readProc(pid int) (procStats, error) {
 			ps.rssKiB, _ = strconv.ParseInt(f[1], 10, 64)
 		case "VmHWM:":
 			ps.hwmKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "RssAnon:":
+			ps.anonKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "RssFile:":
+			ps.fileKiB, _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -119,6 +119,8 @@ func figures(cfg config, sc scenario, res *result, changedRules int) []figure {
 		{Name: "steady: GCP writes", Value: float64(writesOf(steady)), Target: "0", Pass: pass(writesOf(steady) == 0)},
 		{Name: "steady: provider CPU", Value: 100 * steady.CPU / steady.Seconds, Unit: "% of a core"},
 		{Name: "steady: provider RSS (VmRSS)", Value: steady.EndRSS, Unit: "MiB"},
+		{Name: "steady: of which allocated (heap, stacks)", Value: steady.EndAnon, Unit: "MiB"},
+		{Name: "steady: of which the binary's mapped pages", Value: steady.EndFile, Unit: "MiB"},
 		{Name: "peak provider RSS (VmHWM)", Value: del.PeakRSS, Unit: "MiB"},
 		{Name: fmt.Sprintf("change %d rules: time", changedRules), Value: change.Seconds, Unit: "s"},
 		{Name: "change: GCP calls per changed rule", Value: float64(change.Calls) / float64(changedRules)},

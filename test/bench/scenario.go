@@ -55,6 +55,10 @@ type phase struct {
 	CPU      float64          `json:"cpuSeconds"`
 	PeakRSS  float64          `json:"peakRssMiB"` // VmHWM at the phase's end
 	EndRSS   float64          `json:"endRssMiB"`  // VmRSS at the phase's end
+	// EndAnon and EndFile split EndRSS into allocated memory and mapped
+	// files (the binary).
+	EndAnon float64 `json:"endRssAnonMiB"`
+	EndFile float64 `json:"endRssFileMiB"`
 	// API counts the kube-apiserver requests for our kinds and events.
 	API apiCounts `json:"apiServer"`
 	// ControlPlaneCPU is the CPU time kube-apiserver and etcd used.
@@ -191,7 +195,7 @@ func (r *runner) measure(ctx context.Context, name string, fn func(context.Conte
 	}
 	p := phase{Name: name, Start: t0.Sub(r.begin).Seconds(), Seconds: d.Seconds(), Calls: after.Total - before.Total,
 		Methods: map[string]int64{}, NotReady: after.NotReady - before.NotReady,
-		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), API: apiAfter.minus(apiBefore),
+		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), EndAnon: mib(pa.anonKiB), EndFile: mib(pa.fileKiB), API: apiAfter.minus(apiBefore),
 		ControlPlaneCPU: (cpAfter - cpBefore).Seconds(), MachineCPU: (busyAfter - busyBefore).Seconds()}
 	for m, n := range after.Methods {
 		if v := n - before.Methods[m]; v != 0 {

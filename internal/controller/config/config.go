@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -53,10 +54,19 @@ func setup(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, 
 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		WithOptions(o.ForControllerRuntime()).
+		WithOptions(configControllerOptions(o)).
 		For(of).
 		Watches(&v1beta1.ProviderConfigUsage{}, delayed{EventHandler: &resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, after: UsageCountDelay}).
 		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+// configControllerOptions are the managed resources' options with one
+// worker: a handful of configs are recounted now and then, and every idle
+// worker is a goroutine stack the provider keeps.
+func configControllerOptions(o controller.Options) ctrlcontroller.Options {
+	co := o.ForControllerRuntime()
+	co.MaxConcurrentReconciles = 1
+	return co
 }
 
 // UsageCountDelay is how long a usage event waits before its config is
