@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -59,11 +58,7 @@ func (e *env) apiServerCounts(ctx context.Context) apiCounts {
 	if err != nil {
 		return c
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(e.cp.Config.Host, "/")+"/metrics", nil)
-	if err != nil {
-		return c
-	}
-	resp, err := hc.Do(req)
+	resp, err := get(ctx, hc, strings.TrimSuffix(e.cp.Config.Host, "/")+"/metrics")
 	if err != nil {
 		return c
 	}

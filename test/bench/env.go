@@ -191,18 +191,11 @@ func (e *env) saveAPIServerProfile(ctx context.Context, profile, path string) er
 }
 
 func fetchProfile(ctx context.Context, hc *http.Client, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := hc.Do(req)
+	resp, err := get(ctx, hc, url)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close() //nolint:errcheck // read-only
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("pprof %s: %s", url, resp.Status)
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -215,6 +208,24 @@ func fetchProfile(ctx context.Context, hc *http.Client, url, path string) error 
 		return err
 	}
 	return f.Close()
+}
+
+// get GETs url; any answer but 200 OK is an error. The caller closes the
+// body.
+func get(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp, nil
 }
 
 func freeAddr() (string, error) {
