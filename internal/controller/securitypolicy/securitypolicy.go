@@ -40,11 +40,13 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	if err := indexPoliciesByKey(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	fresh := setup.NewReadYourWrites(mgr.GetClient(), func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} })
+	mgr = fresh.Manager(mgr)
 	c := &connecter{conn: o.Connector, kube: mgr.GetClient()}
 	opts := append(o.ReconcilerOptions(mgr, name),
 		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicy](c)))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, watchRules(mgr.GetClient()))
+	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))
 }
 
 // SetupGated registers Setup to run once the SecurityPolicy and

@@ -49,6 +49,8 @@ const (
 // Setup adds a controller that reconciles SecurityPolicyRules.
 func Setup(mgr ctrl.Manager, o setup.Options) error {
 	name := managed.ControllerName(v1beta1.SecurityPolicyRuleGroupKind)
+	fresh := setup.NewReadYourWrites(mgr.GetClient(), func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
+	mgr = fresh.Manager(mgr)
 	opts := append(o.ReconcilerOptions(mgr, name),
 		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector})),
 		// The identity is (policy, priority) from the spec, not metadata.name.
@@ -56,7 +58,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r)
+	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, fresh)
 }
 
 // SetupGated registers Setup to run once the SecurityPolicyRule CRD exists.

@@ -96,10 +96,16 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.Reco
 	return opts
 }
 
+// A Gate may put a reconcile off before it reaches the reconciler.
+type Gate interface {
+	Reconciler(r reconcile.Reconciler) reconcile.Reconciler
+}
+
 // Complete registers the state metrics recorder for the kind and builds the
 // controller for r, filtered to desired-state changes and globally rate
-// limited.
-func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list resource.ManagedList, r reconcile.Reconciler, watches ...func(*ctrl.Builder) *ctrl.Builder) error {
+// limited. The gate runs before the global rate limiter, so a reconcile it
+// puts off spends none of the limiter's budget.
+func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list resource.ManagedList, r reconcile.Reconciler, gate Gate, watches ...func(*ctrl.Builder) *ctrl.Builder) error {
 	if o.MetricOptions != nil && o.MetricOptions.MRStateMetrics != nil {
 		rec := statemetrics.NewMRStateRecorder(NoCopyLister{mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
 		if err := mgr.Add(rec); err != nil {
@@ -116,7 +122,7 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 	for _, w := range watches {
 		b = w(b)
 	}
-	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	return b.Complete(gate.Reconciler(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)))
 }
 
 // NoCopyLister lists from the informer cache without deep-copying what it
