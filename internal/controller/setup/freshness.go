@@ -16,7 +16,7 @@ import (
 // the informer cache lags behind the provider's own last write of it. Watch
 // events normally arrive within milliseconds; with the API server saturated
 // (a thousand objects applied at once on two cores) they were seen to lag by
-// more than three seconds.
+// more than three seconds, and by more than ten with twice the workers.
 const FreshnessWait = 10 * time.Second
 
 // FreshnessRetry is how soon a reconcile put off for a stale cache comes
@@ -31,10 +31,11 @@ const FreshnessRetry = 50 * time.Millisecond
 // create or an error), the cache may not have those writes yet, and the
 // reconcile's first write then fails with a conflict: a wasted API server
 // write, a wasted reconcile and a backoff. With 1,000 objects created at once
-// that was up to 700 conflicts. ReadYourWrites records the resourceVersion
-// every successful write of the kind returns, and before the next reconcile
-// of that object waits (at most FreshnessWait) until the cache holds that
-// version or a newer one.
+// that was up to 800 conflicts. ReadYourWrites records the resourceVersion
+// every successful write of the kind returns; a reconcile of that object that
+// would read an older version from the cache is put off (requeued after
+// FreshnessRetry, holding no worker) until the cache has caught up, for at
+// most FreshnessWait after the write.
 type ReadYourWrites[T client.Object] struct {
 	cache client.Reader
 	newT  func() T
