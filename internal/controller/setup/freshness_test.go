@@ -46,6 +46,7 @@ func TestReadYourWrites(t *testing.T) {
 	type args struct {
 		written client.Object // what the reconciler last wrote, if anything
 		status  bool          // through the status writer
+		patch   bool          // with Patch rather than Update
 		cache   *laggingCache
 	}
 	type want struct {
@@ -71,6 +72,16 @@ func TestReadYourWrites(t *testing.T) {
 			args:   args{written: rule("7"), status: true, cache: &laggingCache{versions: []string{"6", "7"}}},
 			want:   want{putOff: 1},
 		},
+		"CacheLagsBehindPatch": {
+			reason: "A patch counts as a write too.",
+			args:   args{written: rule("7"), patch: true, cache: &laggingCache{versions: []string{"6", "7"}}},
+			want:   want{putOff: 1},
+		},
+		"CacheLagsBehindStatusPatch": {
+			reason: "So does a status patch.",
+			args:   args{written: rule("7"), status: true, patch: true, cache: &laggingCache{versions: []string{"6", "7"}}},
+			want:   want{putOff: 1},
+		},
 		"CacheIsNewer": {
 			reason: "Someone wrote after us: a newer version in the cache is fresh enough.",
 			args:   args{written: rule("7"), cache: &laggingCache{versions: []string{"9"}}},
@@ -93,14 +104,22 @@ func TestReadYourWrites(t *testing.T) {
 			f := NewReadYourWrites(tc.args.cache, func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
 			kube := f.Client(&test.MockClient{
 				MockUpdate:       test.NewMockUpdateFn(nil),
+				MockPatch:        test.NewMockPatchFn(nil),
 				MockStatusUpdate: test.NewMockSubResourceUpdateFn(nil),
+				MockStatusPatch:  test.NewMockSubResourcePatchFn(nil),
 			})
 			if tc.args.written != nil {
 				var err error
-				if tc.args.status {
-					err = kube.Status().Update(context.Background(), tc.args.written)
-				} else {
-					err = kube.Update(context.Background(), tc.args.written)
+				ctx, o := context.Background(), tc.args.written
+				switch {
+				case tc.args.status && tc.args.patch:
+					err = kube.Status().Patch(ctx, o, client.Merge)
+				case tc.args.status:
+					err = kube.Status().Update(ctx, o)
+				case tc.args.patch:
+					err = kube.Patch(ctx, o, client.Merge)
+				default:
+					err = kube.Update(ctx, o)
 				}
 				if err != nil {
 					t.Fatal(err)
