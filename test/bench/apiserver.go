@@ -35,6 +35,18 @@ func (c apiCounts) writes() int64 {
 	return n
 }
 
+// terminated counts the watches the API server closed because their client
+// did not keep up.
+func (c apiCounts) terminated() int64 {
+	var n int64
+	for k, v := range c.ByResource {
+		if strings.HasPrefix(k, "TERMINATED ") {
+			n += v
+		}
+	}
+	return n
+}
+
 func (c apiCounts) minus(o apiCounts) apiCounts {
 	d := apiCounts{Verbs: map[string]int64{}, ByResource: map[string]int64{}, Conflicts: c.Conflicts - o.Conflicts}
 	for v, n := range c.Verbs {
@@ -73,6 +85,17 @@ func parseRequestTotals(sc *bufio.Scanner) apiCounts {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(line, "apiserver_terminated_watchers_total{") {
+			// Watches the API server closed because the client did not
+			// keep up: its informer then lags until it watches again.
+			if end := strings.LastIndexByte(line, '}'); end > 0 {
+				labels := parseLabels(line[len("apiserver_terminated_watchers_total{"):end])
+				if v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64); err == nil {
+					c.ByResource["TERMINATED "+labels["resource"]] += int64(v)
+				}
+			}
+			continue
+		}
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
 		}

@@ -113,6 +113,7 @@ func figures(cfg config, sc scenario, res *result, changedRules int) []figure {
 		// provider's writes (updates, status updates, events, usages).
 		{Name: "converge: API server writes per object (provider's)", Value: (float64(conv.API.writes()) - objects) / objects},
 		{Name: "converge: API server write conflicts (409)", Value: float64(conv.API.Conflicts)},
+		{Name: "converge: watches the API server closed on a slow client", Value: float64(conv.API.terminated())},
 		{Name: "converge: kube-apiserver + etcd CPU", Value: conv.ControlPlaneCPU, Unit: "s"},
 		{Name: "converge: machine CPU in use", Value: conv.MachineCPU / conv.Seconds, Unit: fmt.Sprintf("cores of %d", numCPU())},
 		{Name: "steady: GCP reads per policy per poll", Value: readsPerPoll, Target: fmt.Sprintf("≤ %.0f", targetReadsPerPoll), Pass: pass(readsPerPoll <= targetReadsPerPoll)},

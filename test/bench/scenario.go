@@ -239,7 +239,7 @@ func isReady(c xpv2.Condition) bool { return c.Status == corev1.ConditionTrue }
 // policies) and Ready policies, from the benchmark's watch cache.
 func (r *runner) ready(ctx context.Context) (rules, policies int) {
 	var pl v1beta1.SecurityPolicyList
-	if err := r.e.cache.List(ctx, &pl, client.InNamespace(namespace)); err == nil {
+	if err := r.e.cache.List(ctx, &pl, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err == nil {
 		for i := range pl.Items {
 			if isReady(pl.Items[i].GetCondition(xpv2.TypeReady)) {
 				policies++
@@ -253,7 +253,7 @@ func (r *runner) ready(ctx context.Context) (rules, policies int) {
 		return rules, policies
 	}
 	var rl v1beta1.SecurityPolicyRuleList
-	if err := r.e.cache.List(ctx, &rl, client.InNamespace(namespace)); err == nil {
+	if err := r.e.cache.List(ctx, &rl, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err == nil {
 		for i := range rl.Items {
 			if isReady(rl.Items[i].GetCondition(xpv2.TypeReady)) {
 				rules++
@@ -481,10 +481,10 @@ func (r *runner) deleteAll(ctx context.Context) error {
 	return r.waitFor(ctx, "everything deleted", func(ctx context.Context) (bool, error) {
 		var pl v1beta1.SecurityPolicyList
 		var rl v1beta1.SecurityPolicyRuleList
-		if err := r.e.cache.List(ctx, &pl, client.InNamespace(namespace)); err != nil {
+		if err := r.e.cache.List(ctx, &pl, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
-		if err := r.e.cache.List(ctx, &rl, client.InNamespace(namespace)); err != nil {
+		if err := r.e.cache.List(ctx, &rl, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
 		return len(pl.Items) == 0 && len(rl.Items) == 0 && len(r.e.emu.Snapshot()) == 0, nil
