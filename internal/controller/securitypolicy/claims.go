@@ -5,11 +5,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
@@ -81,9 +83,12 @@ func (l *claimLister) Claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (s
 // the next poll.
 func watchRules(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
 	return func(b *ctrl.Builder) *ctrl.Builder {
+		// crossplane-runtime's predicate, not ours: a rule's
+		// external-create-succeeded write means GCP now holds it, and the
+		// policy's status (ruleCount) should say so at once.
 		return b.Watches(&v1beta1.SecurityPolicyRule{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return policiesFor(ctx, kube, o)
-		}))
+		}), builder.WithPredicates(resource.DesiredStateChanged()))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -117,8 +118,9 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(co).
-		WithEventFilter(DesiredStateChanged()).
-		For(of)
+		// Only the kind's own events are filtered here: a watch of another
+		// kind says which of its changes matter to this one.
+		For(of, builder.WithPredicates(DesiredStateChanged()))
 	for _, w := range watches {
 		b = w(b)
 	}
