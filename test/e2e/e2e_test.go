@@ -90,10 +90,15 @@ func (s *suite) testExamples(t *testing.T) {
 				t.Errorf("%s: GCP policy %s: %v", o.GetName(), name, err)
 				continue
 			}
-			count, _, _ := unstructured.NestedInt64(o.Object, "status", "atProvider", "ruleCount")
-			if int(count) != len(sp.Rules) {
-				t.Errorf("%s: status.atProvider.ruleCount %d, GCP holds %d rules", o.GetName(), count, len(sp.Rules))
-			}
+			// The policy was Ready before its rule objects' rules reached
+			// GCP; its status catches up within a second of the last one.
+			s.eventually(t, 15*time.Second, o.GetName()+" status.atProvider.ruleCount", func() error {
+				s.get(t, o)
+				if count, _, _ := unstructured.NestedInt64(o.Object, "status", "atProvider", "ruleCount"); int(count) != len(sp.Rules) {
+					return fmt.Errorf("ruleCount %d, GCP holds %d rules", count, len(sp.Rules))
+				}
+				return nil
+			})
 			t.Logf("%-22s %-24s rules in GCP: %v", o.GetKind(), o.GetName(), armor.RulesOf(sp))
 		case v1beta1.SecurityPolicyRuleKind:
 			sp, err := s.gcpPolicy(project, fp("region"), fp("securityPolicy"))

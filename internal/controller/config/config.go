@@ -4,17 +4,12 @@
 package config
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -23,6 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // Setup adds controllers for both ProviderConfig kinds.
@@ -34,13 +30,13 @@ import (
 // provider-template does, would always find zero users and let an in-use
 // ClusterProviderConfig be deleted.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
-	if err := setup(mgr, o, v1beta1.ProviderConfigGroupVersionKind, &v1beta1.ProviderConfig{}); err != nil {
+	if err := setupKind(mgr, o, v1beta1.ProviderConfigGroupVersionKind, &v1beta1.ProviderConfig{}); err != nil {
 		return err
 	}
-	return setup(mgr, o, v1beta1.ClusterProviderConfigGroupVersionKind, &v1beta1.ClusterProviderConfig{})
+	return setupKind(mgr, o, v1beta1.ClusterProviderConfigGroupVersionKind, &v1beta1.ClusterProviderConfig{})
 }
 
-func setup(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, of client.Object) error {
+func setupKind(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, of client.Object) error {
 	name := providerconfig.ControllerName(gvk.GroupKind().String())
 	r := providerconfig.NewReconciler(mgr, resource.ProviderConfigKinds{
 		Config:    gvk,
@@ -56,7 +52,7 @@ func setup(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, 
 		Named(name).
 		WithOptions(configControllerOptions(o)).
 		For(of).
-		Watches(&v1beta1.ProviderConfigUsage{}, delayed{EventHandler: &resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, after: UsageCountDelay}).
+		Watches(&v1beta1.ProviderConfigUsage{}, setup.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, UsageCountDelay)).
 		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }
 
@@ -78,34 +74,3 @@ func configControllerOptions(o controller.Options) ctrlcontroller.Options {
 // burst into one recount per delay; deleting a config still waits for the
 // count to reach zero.
 const UsageCountDelay = time.Second
-
-// delayed is an event handler whose requests wait a while in the queue. The
-// queue holds an item once, so the requests of a burst become one.
-type delayed struct {
-	handler.EventHandler
-	after time.Duration
-}
-
-func (d delayed) Create(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Create(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Update(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Update(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Delete(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Generic(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Generic(ctx, e, delayQueue{q, d.after})
-}
-
-// delayQueue turns Add into AddAfter.
-type delayQueue struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
-	after time.Duration
-}
-
-func (q delayQueue) Add(r reconcile.Request) { q.AddAfter(r, q.after) }

@@ -10,12 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // queued is one request put in the queue, and after how long.
@@ -44,13 +46,13 @@ func TestDelayedUsageEvents(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		kind   string
-		send   func(h delayed, q *recordingQueue)
+		send   func(h handler.EventHandler, q *recordingQueue)
 		want   []queued
 	}{
 		"CreateOfClusterConfigUsage": {
 			reason: "A usage of a ClusterProviderConfig asks for a recount of it, after the delay.",
 			kind:   "ClusterProviderConfig",
-			send: func(h delayed, q *recordingQueue) {
+			send: func(h handler.EventHandler, q *recordingQueue) {
 				h.Create(context.Background(), ctrlevent.CreateEvent{Object: usage("ClusterProviderConfig", "default")}, q)
 			},
 			want: []queued{{Request: reconcile.Request{NamespacedName: types.NamespacedName{Name: "default"}}, After: UsageCountDelay}},
@@ -58,7 +60,7 @@ func TestDelayedUsageEvents(t *testing.T) {
 		"DeleteOfNamespacedConfigUsage": {
 			reason: "A usage of a namespaced ProviderConfig names the config in its own namespace, after the delay.",
 			kind:   "ProviderConfig",
-			send: func(h delayed, q *recordingQueue) {
+			send: func(h handler.EventHandler, q *recordingQueue) {
 				h.Delete(context.Background(), ctrlevent.DeleteEvent{Object: usage("ProviderConfig", "gcp")}, q)
 			},
 			want: []queued{{Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "gcp"}}, After: UsageCountDelay}},
@@ -66,7 +68,7 @@ func TestDelayedUsageEvents(t *testing.T) {
 		"OtherKind": {
 			reason: "The ProviderConfig controller ignores usages of ClusterProviderConfigs.",
 			kind:   "ProviderConfig",
-			send: func(h delayed, q *recordingQueue) {
+			send: func(h handler.EventHandler, q *recordingQueue) {
 				h.Create(context.Background(), ctrlevent.CreateEvent{Object: usage("ClusterProviderConfig", "default")}, q)
 			},
 		},
@@ -74,7 +76,7 @@ func TestDelayedUsageEvents(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			q := &recordingQueue{}
-			tc.send(delayed{EventHandler: &resource.EnqueueRequestForProviderConfig{Kind: tc.kind}, after: UsageCountDelay}, q)
+			tc.send(setup.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: tc.kind}, UsageCountDelay), q)
 			if diff := cmp.Diff(tc.want, q.got); diff != "" {
 				t.Errorf("\n%s\nqueued: -want, +got:\n%s", tc.reason, diff)
 			}
