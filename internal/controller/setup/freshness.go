@@ -77,6 +77,15 @@ func (f *ReadYourWrites[T]) Reconciler(r reconcile.Reconciler) reconcile.Reconci
 	})
 }
 
+// recorded records o's resourceVersion if the write that returned err
+// succeeded, and returns err.
+func (f *ReadYourWrites[T]) recorded(o client.Object, err error) error {
+	if err == nil {
+		f.record(o)
+	}
+	return err
+}
+
 func (f *ReadYourWrites[T]) record(o client.Object) {
 	if _, ok := o.(T); !ok || o.GetResourceVersion() == "" {
 		return
@@ -147,19 +156,11 @@ type recordingClient[T client.Object] struct {
 }
 
 func (c *recordingClient[T]) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	err := c.Client.Update(ctx, obj, opts...)
-	if err == nil {
-		c.f.record(obj)
-	}
-	return err
+	return c.f.recorded(obj, c.Client.Update(ctx, obj, opts...))
 }
 
 func (c *recordingClient[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	err := c.Client.Patch(ctx, obj, patch, opts...)
-	if err == nil {
-		c.f.record(obj)
-	}
-	return err
+	return c.f.recorded(obj, c.Client.Patch(ctx, obj, patch, opts...))
 }
 
 func (c *recordingClient[T]) Status() client.SubResourceWriter {
@@ -174,17 +175,9 @@ type recordingStatusWriter[T client.Object] struct {
 }
 
 func (w *recordingStatusWriter[T]) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	err := w.SubResourceWriter.Update(ctx, obj, opts...)
-	if err == nil {
-		w.f.record(obj)
-	}
-	return err
+	return w.f.recorded(obj, w.SubResourceWriter.Update(ctx, obj, opts...))
 }
 
 func (w *recordingStatusWriter[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	err := w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-	if err == nil {
-		w.f.record(obj)
-	}
-	return err
+	return w.f.recorded(obj, w.SubResourceWriter.Patch(ctx, obj, patch, opts...))
 }
