@@ -215,16 +215,7 @@ spec:
 		}
 		for name, tc := range cases {
 			o := objs[name]
-			e.Eventually(t, 60*time.Second, name+" Synced=False with GCP's message", func() error {
-				c, err := conditionsOf(admin, o)
-				if err != nil {
-					return err
-				}
-				if c["Synced"].Status != "False" || !strings.Contains(c["Synced"].Message, tc.wantMsg) {
-					return fmt.Errorf("Synced=%s: %s", c["Synced"].Status, c["Synced"].Message)
-				}
-				return nil
-			})
+			e.Eventually(t, 60*time.Second, name+" Synced=False with GCP's message", syncedFalseWith(admin, o, tc.wantMsg))
 		}
 		// No retry storm: count the calls for those policies over a window.
 		before := e.Emu.Stats()
@@ -293,16 +284,8 @@ metadata: {name: tenant-policy, namespace: tenant-a}
 spec:
   providerConfigRef: {kind: ProviderConfig, name: pc}
   forProvider: {}`)
-		e.Eventually(t, 60*time.Second, "tenant-a's policy to fail on its own namespace's Secret", func() error {
-			c, err := conditionsOf(admin, p)
-			if err != nil {
-				return err
-			}
-			if c["Synced"].Status != "False" || !strings.Contains(c["Synced"].Message, "cannot get credentials Secret tenant-a/creds") {
-				return fmt.Errorf("Synced=%s: %s", c["Synced"].Status, c["Synced"].Message)
-			}
-			return nil
-		})
+		e.Eventually(t, 60*time.Second, "tenant-a's policy to fail on its own namespace's Secret",
+			syncedFalseWith(admin, p, "cannot get credentials Secret tenant-a/creds"))
 		time.Sleep(3 * time.Second)
 		if _, ok := e.Emu.Snapshot()["projects/"+secProject+"/global/securityPolicies/tenant-policy"]; ok {
 			t.Error("tenant-a's policy exists in GCP: the provider used a Secret outside tenant-a")
@@ -336,16 +319,7 @@ metadata: {name: broken-key-policy, namespace: default}
 spec:
   providerConfigRef: {kind: ProviderConfig, name: broken}
   forProvider: {}`)
-		e.Eventually(t, 60*time.Second, "the broken key reported", func() error {
-			c, err := conditionsOf(admin, p)
-			if err != nil {
-				return err
-			}
-			if c["Synced"].Status != "False" || !strings.Contains(c["Synced"].Message, "cannot parse credentials") {
-				return fmt.Errorf("Synced=%s: %s", c["Synced"].Status, c["Synced"].Message)
-			}
-			return nil
-		})
+		e.Eventually(t, 60*time.Second, "the broken key reported", syncedFalseWith(admin, p, "cannot parse credentials"))
 	})
 
 	// Last: the key never appears in the log, events or status.
@@ -427,6 +401,21 @@ func mustCreate(t *testing.T, c client.Client, s string) *unstructured.Unstructu
 }
 
 type condition struct{ Status, Message string }
+
+// syncedFalseWith is a condition for Eventually: o is Synced=False with a
+// message holding msg.
+func syncedFalseWith(c client.Client, o client.Object, msg string) func() error {
+	return func() error {
+		cs, err := conditionsOf(c, o)
+		if err != nil {
+			return err
+		}
+		if cs["Synced"].Status != "False" || !strings.Contains(cs["Synced"].Message, msg) {
+			return fmt.Errorf("Synced=%s: %s", cs["Synced"].Status, cs["Synced"].Message)
+		}
+		return nil
+	}
+}
 
 func conditionsOf(c client.Client, o client.Object) (map[string]condition, error) {
 	u := &unstructured.Unstructured{}
