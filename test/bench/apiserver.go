@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"k8s.io/client-go/rest"
 )
 
 // apiCounts are the kube-apiserver's request counters (apiserver_request_total)
@@ -66,11 +64,7 @@ func (c apiCounts) minus(o apiCounts) apiCounts {
 // counts empty rather than failing the run: they explain, they do not judge.
 func (e *env) apiServerCounts(ctx context.Context) apiCounts {
 	c := apiCounts{Verbs: map[string]int64{}, ByResource: map[string]int64{}}
-	hc, err := rest.HTTPClientFor(e.cp.Config)
-	if err != nil {
-		return c
-	}
-	resp, err := get(ctx, hc, strings.TrimSuffix(e.cp.Config.Host, "/")+"/metrics")
+	resp, err := get(ctx, e.apiHTTP, strings.TrimSuffix(e.cp.Config.Host, "/")+"/metrics")
 	if err != nil {
 		return c
 	}

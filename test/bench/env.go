@@ -44,6 +44,9 @@ type env struct {
 	emu      *emulator.Running
 	provider *provider.Process
 	pprof    string // host:port of the provider's pprof, or ""
+	// apiHTTP talks to the API server as its admin, for /metrics and
+	// /debug/pprof.
+	apiHTTP *http.Client
 	// apiserverPid and etcdPid are the control plane's processes, or 0.
 	apiserverPid, etcdPid int
 	stop                  []func()
@@ -66,6 +69,9 @@ func start(ctx context.Context, cfg config, bin string, sc scenario, logName str
 	}
 	e.cp = cp
 	e.apiserverPid, e.etcdPid = controlPlanePids(cp.Config.Host)
+	if e.apiHTTP, err = rest.HTTPClientFor(cp.Config); err != nil {
+		return e, err
+	}
 	e.stop = append(e.stop, func() { _ = cp.Stop() })
 
 	rc := *cp.Config
@@ -183,11 +189,7 @@ func (e *env) saveProfile(ctx context.Context, profile, path string) error {
 // serves /debug/pprof to its admin) into path: the API server is where a
 // managed resource's writes cost CPU.
 func (e *env) saveAPIServerProfile(ctx context.Context, profile, path string) error {
-	hc, err := rest.HTTPClientFor(e.cp.Config)
-	if err != nil {
-		return err
-	}
-	return fetchProfile(ctx, hc, strings.TrimSuffix(e.cp.Config.Host, "/")+"/debug/pprof/"+profile, path)
+	return fetchProfile(ctx, e.apiHTTP, strings.TrimSuffix(e.cp.Config.Host, "/")+"/debug/pprof/"+profile, path)
 }
 
 func fetchProfile(ctx context.Context, hc *http.Client, url, path string) error {
