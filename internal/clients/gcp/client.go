@@ -85,7 +85,11 @@ func (c *CallCounter) Counts() map[string]int64 {
 // A Client is what a ClientCache stores for one credential set: a compute
 // service plus the process-wide SnapshotCache and WriteQueue.
 type Client struct {
-	svc       *compute.Service
+	svc *compute.Service
+	// identity is the credential identity the Client's snapshots are kept
+	// under (Credentials.Hash), so no other credential set is served what
+	// this one read.
+	identity  string
 	snapshots *SnapshotCache
 	queue     *WriteQueue
 	calls     *CallCounter
@@ -101,6 +105,13 @@ type ClientOption func(*Client)
 // WithCallCounter makes the Client count its calls in c.
 func WithCallCounter(c *CallCounter) ClientOption {
 	return func(cl *Client) { cl.calls = c }
+}
+
+// WithIdentity sets the credential identity the Client's policy snapshots are
+// shared under. Clients built for different credentials must have different
+// identities; NewClientForCredentials uses Credentials.Hash.
+func WithIdentity(id string) ClientOption {
+	return func(cl *Client) { cl.identity = id }
 }
 
 // WithWaitOptions configures how the Client waits for operations.
@@ -147,7 +158,7 @@ func NewClientForCredentials(ctx context.Context, creds Credentials, snapshots *
 	if err != nil {
 		return nil, errors.Wrap(err, errNewService)
 	}
-	return NewClient(svc, snapshots, queue, o...), nil
+	return NewClient(svc, snapshots, queue, append([]ClientOption{WithIdentity(creds.Hash())}, o...)...), nil
 }
 
 // Service returns the underlying compute service.

@@ -6,7 +6,9 @@
 // The package knows nothing about Kubernetes objects or this repository's
 // API types. Controllers map ProviderConfigs onto Credentials, obtain a
 // *Client from a ClientCache and use the narrow PolicyClient interface. All
-// Clients of a process share one SnapshotCache and one WriteQueue, both keyed
-// by PolicyKey, because two credential sets may point at the same policy and
-// GCP serialises operations per policy whoever sends them.
+// Clients of a process share one SnapshotCache and one WriteQueue. Snapshots
+// are kept per credential identity and policy: what one set of credentials
+// read is never served to another. The WriteQueue, which returns no data, is
+// keyed by policy alone, because GCP serialises operations per policy
+// whoever sends them.
 package gcp

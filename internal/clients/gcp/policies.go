@@ -84,11 +84,11 @@ func (p *policyClient) fetch(name string) FetchFn {
 }
 
 func (p *policyClient) Get(ctx context.Context, name string) (*compute.SecurityPolicy, error) {
-	return p.snapshots.Get(ctx, p.key(name), p.fetch(name))
+	return p.snapshots.Get(ctx, p.identity, p.key(name), p.fetch(name))
 }
 
 func (p *policyClient) GetFresh(ctx context.Context, name string) (*compute.SecurityPolicy, error) {
-	return p.snapshots.Refresh(ctx, p.key(name), p.fetch(name))
+	return p.snapshots.Refresh(ctx, p.identity, p.key(name), p.fetch(name))
 }
 
 // mutate runs call in the policy's write queue, waits for its operation and

@@ -41,7 +41,8 @@ type SnapshotStats struct {
 	Fetches int64
 	// Invalidations are Invalidate calls.
 	Invalidations int64
-	// Entries is the number of policies currently held.
+	// Entries is the number of snapshots currently held (one per policy
+	// and identity).
 	Entries int
 }
 
@@ -59,6 +60,12 @@ type SnapshotStats struct {
 // A NotFound answer is cached like a policy (for NegativeTTL), so the rules
 // of a missing policy do not each ask GCP. Other errors are shared with the
 // callers waiting on that fetch but are not cached.
+//
+// Every snapshot, shared fetch and cached NotFound belongs to one credential
+// identity: what GCP answered one set of credentials is never served to
+// another, which may not be allowed to read the policy at all. A write
+// invalidates the policy for every identity, because it changed the policy
+// whoever reads it.
 type SnapshotCache struct {
 	ttl          time.Duration
 	negativeTTL  time.Duration
@@ -66,7 +73,7 @@ type SnapshotCache struct {
 	now          func() time.Time
 
 	mu        sync.Mutex
-	entries   map[PolicyKey]*snapshotEntry
+	entries   map[PolicyKey]map[string]*snapshotEntry // policy -> identity -> entry
 	lastSweep time.Time
 
 	hits, shared, misses, fetches, invalidations atomic.Int64
@@ -120,7 +127,7 @@ func NewSnapshotCache(o ...SnapshotOption) *SnapshotCache {
 		negativeTTL:  DefaultSnapshotTTL,
 		fetchTimeout: DefaultFetchTimeout,
 		now:          time.Now,
-		entries:      map[PolicyKey]*snapshotEntry{},
+		entries:      map[PolicyKey]map[string]*snapshotEntry{},
 	}
 	for _, fn := range o {
 		fn(c)
@@ -129,28 +136,34 @@ func NewSnapshotCache(o ...SnapshotOption) *SnapshotCache {
 	return c
 }
 
-// Get returns the policy's snapshot, reading it with fetch when there is no
-// live one. Concurrent callers for one key share one fetch. The returned
+// Get returns the policy's snapshot as identity last read it, reading it with
+// fetch (which must use identity's credentials) when there is no live one.
+// Concurrent callers for one identity and key share one fetch. The returned
 // policy is shared: do not modify it.
-func (c *SnapshotCache) Get(ctx context.Context, key PolicyKey, fetch FetchFn) (*compute.SecurityPolicy, error) {
-	return c.get(ctx, key, fetch, false)
+func (c *SnapshotCache) Get(ctx context.Context, identity string, key PolicyKey, fetch FetchFn) (*compute.SecurityPolicy, error) {
+	return c.get(ctx, identity, key, fetch, false)
 }
 
 // Refresh is Get without the live snapshot: it reads the policy again (or
 // joins a read already in flight, which started after our last write) and
 // stores the result for later Gets.
-func (c *SnapshotCache) Refresh(ctx context.Context, key PolicyKey, fetch FetchFn) (*compute.SecurityPolicy, error) {
-	return c.get(ctx, key, fetch, true)
+func (c *SnapshotCache) Refresh(ctx context.Context, identity string, key PolicyKey, fetch FetchFn) (*compute.SecurityPolicy, error) {
+	return c.get(ctx, identity, key, fetch, true)
 }
 
-func (c *SnapshotCache) get(ctx context.Context, key PolicyKey, fetch FetchFn, fresh bool) (*compute.SecurityPolicy, error) {
+func (c *SnapshotCache) get(ctx context.Context, identity string, key PolicyKey, fetch FetchFn, fresh bool) (*compute.SecurityPolicy, error) {
 	c.mu.Lock()
 	now := c.now()
 	c.sweep(now)
-	e := c.entries[key]
+	byIdentity := c.entries[key]
+	if byIdentity == nil {
+		byIdentity = map[string]*snapshotEntry{}
+		c.entries[key] = byIdentity
+	}
+	e := byIdentity[identity]
 	if e == nil {
 		e = &snapshotEntry{}
-		c.entries[key] = e
+		byIdentity[identity] = e
 	}
 	if !fresh && e.inflight == nil && now.Before(e.expires) {
 		p, err := e.policy, e.err
@@ -163,7 +176,7 @@ func (c *SnapshotCache) get(ctx context.Context, key PolicyKey, fetch FetchFn, f
 		call = &snapshotCall{done: make(chan struct{})}
 		e.inflight = call
 		c.misses.Add(1)
-		go c.fetch(context.WithoutCancel(ctx), key, e.gen, call, fetch)
+		go c.fetch(context.WithoutCancel(ctx), identity, key, e.gen, call, fetch)
 	} else {
 		c.shared.Add(1)
 	}
@@ -182,7 +195,7 @@ func wait(ctx context.Context, call *snapshotCall) (*compute.SecurityPolicy, err
 
 // fetch runs one shared read and stores its result unless the key was
 // invalidated meanwhile.
-func (c *SnapshotCache) fetch(ctx context.Context, key PolicyKey, gen uint64, call *snapshotCall, fetch FetchFn) {
+func (c *SnapshotCache) fetch(ctx context.Context, identity string, key PolicyKey, gen uint64, call *snapshotCall, fetch FetchFn) {
 	ctx, cancel := context.WithTimeout(ctx, c.fetchTimeout)
 	defer cancel()
 	call.policy, call.err = fetch(ctx)
@@ -191,7 +204,7 @@ func (c *SnapshotCache) fetch(ctx context.Context, key PolicyKey, gen uint64, ca
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer close(call.done)
-	e := c.entries[key]
+	e := c.entries[key][identity]
 	if e == nil || e.gen != gen || e.inflight != call {
 		return
 	}
@@ -213,25 +226,26 @@ func (c *SnapshotCache) store(e *snapshotEntry, call *snapshotCall) {
 	}
 }
 
-// Invalidate drops the policy's snapshot. Call it after every write to the
-// policy, successful or not. A fetch in flight keeps serving the callers
-// already waiting on it, but its result is not stored and new callers start
-// a new fetch.
+// Invalidate drops the policy's snapshots, for every identity. Call it after
+// every write to the policy, successful or not. A fetch in flight keeps
+// serving the callers already waiting on it, but its result is not stored
+// and new callers start a new fetch.
 func (c *SnapshotCache) Invalidate(key PolicyKey) {
 	c.invalidations.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[key]
-	if e == nil {
-		return
+	for identity, e := range c.entries[key] {
+		if e.inflight == nil {
+			delete(c.entries[key], identity)
+			continue
+		}
+		e.gen++
+		e.inflight = nil
+		e.policy, e.err, e.expires = nil, nil, time.Time{}
 	}
-	if e.inflight == nil {
+	if len(c.entries[key]) == 0 {
 		delete(c.entries, key)
-		return
 	}
-	e.gen++
-	e.inflight = nil
-	e.policy, e.err, e.expires = nil, nil, time.Time{}
 }
 
 // sweep deletes expired, idle entries at most once per TTL, so memory
@@ -241,8 +255,13 @@ func (c *SnapshotCache) sweep(now time.Time) {
 		return
 	}
 	c.lastSweep = now
-	for k, e := range c.entries {
-		if e.inflight == nil && !now.Before(e.expires) {
+	for k, byIdentity := range c.entries {
+		for identity, e := range byIdentity {
+			if e.inflight == nil && !now.Before(e.expires) {
+				delete(byIdentity, identity)
+			}
+		}
+		if len(byIdentity) == 0 {
 			delete(c.entries, k)
 		}
 	}
@@ -251,7 +270,10 @@ func (c *SnapshotCache) sweep(now time.Time) {
 // Stats returns the cache's counters.
 func (c *SnapshotCache) Stats() SnapshotStats {
 	c.mu.Lock()
-	n := len(c.entries)
+	n := 0
+	for _, byIdentity := range c.entries {
+		n += len(byIdentity)
+	}
 	c.mu.Unlock()
 	return SnapshotStats{
 		Hits:          c.hits.Load(),

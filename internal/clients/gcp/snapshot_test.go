@@ -2,6 +2,8 @@ package gcp
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/compute/v1"
+	"google.golang.org/api/googleapi"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 )
@@ -34,6 +37,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 var testKey = PolicyKey{Project: "p", Name: "n"}
+
+const testIdentity = "tenant-a"
 
 // countingFetch returns a FetchFn that counts its calls and answers with
 // the policy (with Fingerprint set to the call number) or err.
@@ -141,10 +146,10 @@ func TestSnapshotCacheSequences(t *testing.T) {
 					c.Invalidate(testKey)
 				}
 				if s.refresh {
-					p, err = c.Refresh(context.Background(), testKey, fetch)
+					p, err = c.Refresh(context.Background(), testIdentity, testKey, fetch)
 					continue
 				}
-				p, err = c.Get(context.Background(), testKey, fetch)
+				p, err = c.Get(context.Background(), testIdentity, testKey, fetch)
 			}
 			got := want{fetches: n.Load(), err: err}
 			if p != nil {
@@ -171,7 +176,7 @@ func TestSnapshotCacheSingleFlight(t *testing.T) {
 	results := make([]*compute.SecurityPolicy, callers)
 	for i := range callers {
 		wg.Go(func() {
-			results[i], _ = c.Get(context.Background(), testKey, fetch)
+			results[i], _ = c.Get(context.Background(), testIdentity, testKey, fetch)
 		})
 	}
 	waitFor(t, func() bool { s := c.Stats(); return s.Misses+s.Shared == callers })
@@ -184,6 +189,71 @@ func TestSnapshotCacheSingleFlight(t *testing.T) {
 		if p != results[0] {
 			t.Fatalf("caller %d got a different snapshot; all callers must share one", i)
 		}
+	}
+}
+
+// TestSnapshotCacheIdentities proves that one credential identity is never
+// served what another read: not a snapshot, not a shared fetch, not a cached
+// NotFound. A write invalidates the policy for every identity.
+func TestSnapshotCacheIdentities(t *testing.T) {
+	forbidden := &googleapi.Error{Code: http.StatusForbidden, Message: "Required 'compute.securityPolicies.get' permission"}
+	notFound := &googleapi.Error{Code: http.StatusNotFound}
+	answers := map[string]struct {
+		p   *compute.SecurityPolicy
+		err error
+	}{
+		"tenant-a": {p: &compute.SecurityPolicy{Name: "n", Description: "a's view"}},
+		"tenant-b": {err: forbidden},
+		"tenant-c": {err: notFound},
+	}
+	type result struct {
+		Description string
+		Code        int
+	}
+	fetches := map[string]int{}
+	var mu sync.Mutex
+	get := func(c *SnapshotCache, identity string) result {
+		p, err := c.Get(context.Background(), identity, testKey, func(context.Context) (*compute.SecurityPolicy, error) {
+			mu.Lock()
+			fetches[identity]++
+			mu.Unlock()
+			a := answers[identity]
+			return a.p, a.err
+		})
+		var r result
+		if p != nil {
+			r.Description = p.Description
+		}
+		var gerr *googleapi.Error
+		if errors.As(err, &gerr) {
+			r.Code = gerr.Code
+		}
+		return r
+	}
+
+	c := NewSnapshotCache()
+	got := map[string]result{}
+	for _, id := range []string{"tenant-a", "tenant-b", "tenant-c", "tenant-a", "tenant-b", "tenant-c"} {
+		got[id] = get(c, id)
+	}
+	want := map[string]result{
+		"tenant-a": {Description: "a's view"},
+		"tenant-b": {Code: http.StatusForbidden},
+		"tenant-c": {Code: http.StatusNotFound},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("each identity gets its own answer: -want, +got:\n%s", diff)
+	}
+	// a's snapshot and c's NotFound are cached for them alone; b's 403 is
+	// not cached at all.
+	if diff := cmp.Diff(map[string]int{"tenant-a": 1, "tenant-b": 2, "tenant-c": 1}, fetches); diff != "" {
+		t.Errorf("fetches per identity: -want, +got:\n%s", diff)
+	}
+	c.Invalidate(testKey)
+	_ = get(c, "tenant-a")
+	_ = get(c, "tenant-c")
+	if diff := cmp.Diff(map[string]int{"tenant-a": 2, "tenant-b": 2, "tenant-c": 2}, fetches); diff != "" {
+		t.Errorf("a write invalidates every identity's snapshot: -want, +got:\n%s", diff)
 	}
 }
 
@@ -201,7 +271,7 @@ func TestSnapshotCacheInvalidateDuringFetch(t *testing.T) {
 	}
 	done := make(chan *compute.SecurityPolicy)
 	go func() {
-		p, _ := c.Get(context.Background(), testKey, fetch)
+		p, _ := c.Get(context.Background(), testIdentity, testKey, fetch)
 		done <- p
 	}()
 	<-started
@@ -210,7 +280,7 @@ func TestSnapshotCacheInvalidateDuringFetch(t *testing.T) {
 	if p := <-done; p.Fingerprint != "stale" {
 		t.Errorf("the waiting caller gets its own fetch's result, got %q", p.Fingerprint)
 	}
-	p, _ := c.Get(context.Background(), testKey, fetch)
+	p, _ := c.Get(context.Background(), testIdentity, testKey, fetch)
 	if p.Fingerprint != "fresh" {
 		t.Errorf("a read that started before a write must not be cached: got %q", p.Fingerprint)
 	}
@@ -226,7 +296,7 @@ func TestSnapshotCacheCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {
-		_, err := c.Get(ctx, testKey, fetch)
+		_, err := c.Get(ctx, testIdentity, testKey, fetch)
 		errc <- err
 	}()
 	waitFor(t, func() bool { return c.Stats().Misses == 1 })
@@ -238,7 +308,7 @@ func TestSnapshotCacheCallerCancel(t *testing.T) {
 	// The shared fetch was not cancelled with its first caller, so its
 	// result is stored for the next one.
 	waitFor(t, func() bool { return c.Stats().Fetches == 1 })
-	if _, err := c.Get(context.Background(), testKey, fetch); err != nil {
+	if _, err := c.Get(context.Background(), testIdentity, testKey, fetch); err != nil {
 		t.Errorf("Get after the shared fetch: %v", err)
 	}
 	if s := c.Stats(); s.Hits != 1 {
@@ -252,13 +322,13 @@ func TestSnapshotCacheEviction(t *testing.T) {
 	var n atomic.Int64
 	for i := range 100 {
 		k := PolicyKey{Project: "p", Name: string(rune('a'+i%26)) + string(rune('a'+i/26))}
-		_, _ = c.Get(context.Background(), k, countingFetch(&n, nil))
+		_, _ = c.Get(context.Background(), testIdentity, k, countingFetch(&n, nil))
 	}
 	if got := c.Stats().Entries; got != 100 {
 		t.Fatalf("want 100 live entries, got %d", got)
 	}
 	clk.Advance(11 * time.Second)
-	_, _ = c.Get(context.Background(), testKey, countingFetch(&n, nil))
+	_, _ = c.Get(context.Background(), testIdentity, testKey, countingFetch(&n, nil))
 	if got := c.Stats().Entries; got != 1 {
 		t.Errorf("expired entries must be evicted: want 1 entry, got %d", got)
 	}
