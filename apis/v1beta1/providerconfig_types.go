@@ -29,8 +29,16 @@ type ImpersonateServiceAccountSpec struct {
 }
 
 // ProviderConfigSpec is the desired state of a namespaced ProviderConfig.
-// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'Secret' && self.credentials.source != 'AccessToken' || has(self.credentials.secretRef)",message="credentials.secretRef is required when credentials.source is Secret or AccessToken"
-// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'ImpersonateServiceAccount' || has(self.credentials.impersonateServiceAccount)",message="credentials.impersonateServiceAccount is required when credentials.source is ImpersonateServiceAccount"
+//
+// Only credentials this namespace holds itself (a Secret or an access token
+// in a Secret of its own) are admitted: the ambient sources
+// (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount)
+// would let anyone who may create a ProviderConfig in any namespace act with
+// the provider pod's own GCP identity. A ClusterProviderConfig, which only
+// the platform team can create, keeps every source and can be limited to
+// some namespaces with spec.namespaceSelector.
+// +kubebuilder:validation:XValidation:rule="self.credentials.source == 'Secret' || self.credentials.source == 'AccessToken'",message="a namespaced ProviderConfig may only use credentials.source Secret or AccessToken, read from its own namespace: the other sources would act with the provider's own GCP identity. Ask your platform team for a ClusterProviderConfig that admits this namespace (spec.namespaceSelector)"
+// +kubebuilder:validation:XValidation:rule="has(self.credentials.secretRef)",message="credentials.secretRef is required when credentials.source is Secret or AccessToken"
 type ProviderConfigSpec struct {
 	// ProjectID is the GCP project that managed resources using this config
 	// live in, unless they set spec.forProvider.project.
@@ -95,6 +103,14 @@ type ClusterProviderConfigSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^https?://`
 	Endpoint *string `json:"endpoint,omitempty"`
+
+	// NamespaceSelector limits the namespaces whose managed resources may use
+	// this config to those whose labels it matches. Unset admits every
+	// namespace. Any namespace can name a ClusterProviderConfig, so on a
+	// shared cluster set it: a resource in a namespace it does not admit is
+	// Synced=False and makes no call to GCP.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // ClusterProviderCredentials of a ClusterProviderConfig, which may name a

@@ -288,6 +288,50 @@ type SecurityPolicyObservation struct {
 type SecurityPolicySpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              SecurityPolicyParameters `json:"forProvider"`
+
+	// AllowedRules says which namespaces' SecurityPolicyRule objects may
+	// claim priorities of this policy. Unset: only rules in this policy's
+	// own namespace. It is not a GCP field: it decides who in this cluster
+	// may write the policy's rules.
+	// +optional
+	AllowedRules *AllowedRules `json:"allowedRules,omitempty"`
+}
+
+// AllowedRules says which SecurityPolicyRule objects may claim priorities of
+// a policy, after Gateway API's allowedRoutes.
+type AllowedRules struct {
+	// Namespaces whose SecurityPolicyRule objects may claim priorities.
+	// +optional
+	Namespaces *RuleNamespaces `json:"namespaces,omitempty"`
+}
+
+// FromNamespaces says where rules may come from.
+// +kubebuilder:validation:Enum=Same;All;Selector
+type FromNamespaces string
+
+// Where rules may come from.
+const (
+	// NamespacesFromSame admits rules in the policy's own namespace only.
+	NamespacesFromSame FromNamespaces = "Same"
+	// NamespacesFromAll admits rules from every namespace.
+	NamespacesFromAll FromNamespaces = "All"
+	// NamespacesFromSelector admits rules from the policy's own namespace
+	// and from namespaces whose labels match the selector.
+	NamespacesFromSelector FromNamespaces = "Selector"
+)
+
+// RuleNamespaces selects the namespaces whose rules a policy admits.
+// +kubebuilder:validation:XValidation:rule="self.from == 'Selector' ? has(self.selector) : !has(self.selector)",message="selector is required when from is Selector, and only then"
+type RuleNamespaces struct {
+	// From is Same (this policy's namespace), All, or Selector (this
+	// policy's namespace and the namespaces selector matches).
+	// +kubebuilder:default=Same
+	From FromNamespaces `json:"from"`
+
+	// Selector matches the labels of the namespaces admitted when from is
+	// Selector.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // A SecurityPolicyStatus represents the observed state of a SecurityPolicy.
