@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -49,12 +51,18 @@ func parseFlags(args []string) (emulator.Options, string, error) {
 	retry := fs.Int("retry-after", 1, "Retry-After seconds sent with injected 429s")
 	fs.IntVar(&o.Faults.Quota.Policies, "quota-policies", 0, "per-project SECURITY_POLICIES quota (0: unlimited)")
 	fs.IntVar(&o.Faults.Quota.Rules, "quota-rules", 0, "per-project SECURITY_POLICY_RULES quota (0: unlimited)")
+	grantsFile := fs.String("grants-file", "", `JSON file of per-token project grants: {"TOKEN": {"read": ["PROJECT"], "write": ["PROJECT"]}}`)
+	var grants grantFlags
+	fs.Var(&grants, "grant", `TOKEN=PROJECT:r or TOKEN=PROJECT:rw (repeatable): TOKEN may read, or read and write, PROJECT ("*": any)`)
 	if err := fs.Parse(args); err != nil {
 		return o, "", err
 	}
 	rule := emulator.FaultRule{ErrorRate: *rate, Latency: emulator.Duration(*latency), OpErrorRate: *opErr}
 	var err error
 	if rule.ErrorCodes, err = parseCodes(*codes); err != nil {
+		return o, "", err
+	}
+	if o.Grants, err = loadGrants(*grantsFile, grants); err != nil {
 		return o, "", err
 	}
 	o.Faults.RetryAfterSeconds = *retry
@@ -85,6 +93,69 @@ func parseCodes(s string) ([]int, error) {
 	return out, nil
 }
 
+// grantFlags collects repeated --grant flags.
+type grantFlags []grantFlag
+
+type grantFlag struct {
+	token, project string
+	write          bool
+}
+
+func (g *grantFlags) String() string { return "" }
+
+// Set parses TOKEN=PROJECT:MODE. It splits at the last "=" and the last ":"
+// because tokens may end in base64 "=" padding and domain-scoped project ids
+// contain ":" (example.com:proj), while projects never contain "=".
+func (g *grantFlags) Set(v string) error {
+	eq, colon := strings.LastIndex(v, "="), strings.LastIndex(v, ":")
+	if eq <= 0 || colon <= eq+1 {
+		return fmt.Errorf("want TOKEN=PROJECT:r or TOKEN=PROJECT:rw, got %q", v)
+	}
+	f := grantFlag{token: v[:eq], project: v[eq+1 : colon]}
+	switch v[colon+1:] {
+	case "r":
+	case "rw":
+		f.write = true
+	default:
+		return fmt.Errorf("mode of %q must be r or rw", v)
+	}
+	*g = append(*g, f)
+	return nil
+}
+
+// loadGrants reads the grants file, if any, and adds the --grant flags to it.
+// It returns nil when there are no grants, which leaves every token unlimited.
+func loadGrants(file string, flags grantFlags) (map[string]emulator.Grant, error) {
+	grants := map[string]emulator.Grant{}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--grants-file: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields() // a typo like "writes" must not silently grant nothing
+		if err := dec.Decode(&grants); err != nil {
+			return nil, fmt.Errorf("--grants-file %s: %w", file, err)
+		}
+	}
+	if grants == nil { // the file said null
+		grants = map[string]emulator.Grant{}
+	}
+	for _, f := range flags {
+		g := grants[f.token]
+		if f.write {
+			g.Write = append(g.Write, f.project) // write implies read
+		} else {
+			g.Read = append(g.Read, f.project)
+		}
+		grants[f.token] = g
+	}
+	if len(grants) == 0 {
+		return nil, nil
+	}
+	return grants, nil
+}
+
 func run(addr string, opts emulator.Options) error {
 	r, err := emulator.Listen(addr, opts)
 	if err != nil {
@@ -92,6 +163,9 @@ func run(addr string, opts emulator.Options) error {
 	}
 	log.Printf("Cloud Armor emulator listening on %s (endpoint %s, auth %s, op latency %s)",
 		r.URL(), r.Endpoint(), authName(opts.Auth), opts.OpLatency)
+	if len(opts.Grants) > 0 {
+		log.Printf("project grants limit %d tokens; other tokens get 403", len(opts.Grants))
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +13,24 @@ import (
 )
 
 func TestParseFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	grantsFile := write("grants.json", `{"token-a": {"read": ["proj-a"], "write": ["proj-a"]}, "reader": {"read": ["*"]}}`)
+	typoFile := write("typo.json", `{"token-a": {"writes": ["proj-a"]}}`)
+	nullFile := write("null.json", `null`)
+	defaults := emulator.Options{Auth: "require", WaitTimeout: 2 * time.Minute,
+		Faults: emulator.Faults{Global: emulator.FaultRule{ErrorCodes: []int{429, 500, 503}}, RetryAfterSeconds: 1}}
+	withGrants := func(g map[string]emulator.Grant) emulator.Options {
+		o := defaults
+		o.Grants = g
+		return o
+	}
 	cases := map[string]struct {
 		reason string
 		args   []string
@@ -19,10 +39,9 @@ func TestParseFlags(t *testing.T) {
 		err    bool
 	}{
 		"Defaults": {
-			reason: "No flags: strict auth, no faults.",
-			want: emulator.Options{Auth: "require", WaitTimeout: 2 * time.Minute,
-				Faults: emulator.Faults{Global: emulator.FaultRule{ErrorCodes: []int{429, 500, 503}}, RetryAfterSeconds: 1}},
-			addr: "127.0.0.1:8085",
+			reason: "No flags: strict auth, no faults, no grants.",
+			want:   defaults,
+			addr:   "127.0.0.1:8085",
 		},
 		"PerMethodFaults": {
 			reason: "--fault-methods scopes the fault rule to those methods.",
@@ -38,6 +57,39 @@ func TestParseFlags(t *testing.T) {
 			addr: ":9000",
 		},
 		"BadCodes": {reason: "Codes must be numbers.", args: []string{"--fault-codes=x"}, err: true},
+		"GrantFlags": {
+			reason: "--grant repeats; rw grants write (which implies read), r grants read.",
+			args: []string{"--grant=token-a=proj-a:rw", "--grant=token-a=proj-c:r", "--grant=reader=*:r",
+				"--grant=dG9r==example.com:proj:rw"},
+			want: withGrants(map[string]emulator.Grant{
+				"token-a": {Read: []string{"proj-c"}, Write: []string{"proj-a"}},
+				"reader":  {Read: []string{"*"}},
+				"dG9r=":   {Write: []string{"example.com:proj"}},
+			}),
+			addr: "127.0.0.1:8085",
+		},
+		"GrantsFile": {
+			reason: "--grants-file is read as token -> {read, write}; --grant adds to it.",
+			args:   []string{"--grants-file=" + grantsFile, "--grant=token-b=proj-b:rw"},
+			want: withGrants(map[string]emulator.Grant{
+				"token-a": {Read: []string{"proj-a"}, Write: []string{"proj-a"}},
+				"reader":  {Read: []string{"*"}},
+				"token-b": {Write: []string{"proj-b"}},
+			}),
+			addr: "127.0.0.1:8085",
+		},
+		"GrantsFileNull": {
+			reason: "A file holding null grants nothing; --grant still adds.",
+			args:   []string{"--grants-file=" + nullFile, "--grant=t=p:r"},
+			want:   withGrants(map[string]emulator.Grant{"t": {Read: []string{"p"}}}),
+			addr:   "127.0.0.1:8085",
+		},
+		"GrantBadMode":      {reason: "The mode is r or rw.", args: []string{"--grant=t=p:w"}, err: true},
+		"GrantNoMode":       {reason: "The mode is required.", args: []string{"--grant=t=p"}, err: true},
+		"GrantNoToken":      {reason: "The token is required.", args: []string{"--grant==p:r"}, err: true},
+		"GrantNoProject":    {reason: "The project is required.", args: []string{"--grant=t=:rw"}, err: true},
+		"GrantsFileMissing": {reason: "A missing file is an error.", args: []string{"--grants-file=" + filepath.Join(dir, "none.json")}, err: true},
+		"GrantsFileTypo":    {reason: "Unknown fields are refused.", args: []string{"--grants-file=" + typoFile}, err: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

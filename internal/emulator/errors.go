@@ -36,6 +36,14 @@ func errNotFound(resource string) *apiError {
 		Message: fmt.Sprintf("The resource '%s' was not found", resource)}
 }
 
+// errForbidden is compute's answer when IAM denies the permission a method
+// needs, e.g. "Required 'compute.securityPolicies.get' permission for
+// 'projects/p/global/securityPolicies/n'".
+func errForbidden(permission, resource string) *apiError {
+	return &apiError{Code: 403, Reason: "forbidden",
+		Message: fmt.Sprintf("Required '%s' permission for '%s'", permission, resource)}
+}
+
 func errAlreadyExists(resource string) *apiError {
 	return &apiError{Code: 409, Reason: "alreadyExists",
 		Message: fmt.Sprintf("The resource '%s' already exists", resource)}

@@ -31,6 +31,10 @@ type Options struct {
 	Auth string
 	// Token is the only bearer token accepted when Auth is AuthToken.
 	Token string
+	// Grants, if not empty, limits each bearer token to the projects its
+	// Grant lists; a token without a Grant may touch no project. Denied calls
+	// get GCP's 403 forbidden. Empty: every accepted token may do everything.
+	Grants map[string]Grant
 	// User is reported as the operations' user.
 	User string
 	// StateFile, if set, is loaded at start and rewritten after each mutation.
@@ -124,6 +128,9 @@ func (o Options) validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown auth mode %q (want require, any or token)", o.Auth)
+	}
+	if err := validateGrants(o.Grants); err != nil {
+		return err
 	}
 	return o.Faults.validate()
 }

@@ -82,6 +82,12 @@ func (r *Running) NewService(ctx context.Context) (*compute.Service, error) {
 	if r.opts.Auth == AuthToken {
 		token = r.opts.Token
 	}
+	return r.NewServiceWithToken(ctx, token)
+}
+
+// NewServiceWithToken returns an official compute client for this emulator
+// that sends the given bearer token, e.g. one tenant's token in Options.Grants.
+func (r *Running) NewServiceWithToken(ctx context.Context, token string) (*compute.Service, error) {
 	hc := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
 	return compute.NewService(ctx, option.WithEndpoint(r.Endpoint()), option.WithHTTPClient(hc))
 }

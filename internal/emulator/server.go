@@ -22,6 +22,7 @@ type Server struct {
 	faultsMu  sync.RWMutex
 	faults    Faults
 	persistMu sync.Mutex
+	grants    map[string]access // nil: every accepted token may do everything
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -35,7 +36,7 @@ func New(opts Options) (*Server, error) {
 		seed = newGen(0).uint64()
 	}
 	s := &Server{opts: opts, faultGen: newGen(seed + 1), mux: http.NewServeMux(),
-		stats: newCounters(), now: time.Now, faults: opts.Faults}
+		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
 	s.store = newStore(newGen(seed), func() time.Time { return s.now() })
 	if err := s.loadState(); err != nil {
 		return nil, err
@@ -100,16 +101,17 @@ func (s *Server) routes() {
 }
 
 func (s *Server) route(method, path, name string, h handler) {
+	perm := permissionOf(name)
 	for _, prefix := range []string{"", "/compute/v1"} {
 		s.mux.HandleFunc(method+" "+prefix+path, func(w http.ResponseWriter, r *http.Request) {
-			s.serve(w, r, name, h)
+			s.serve(w, r, name, perm, h)
 		})
 	}
 }
 
-// serve runs what every API call goes through: counting, auth, then the
-// injected faults, then the handler.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, h handler) {
+// serve runs what every API call goes through: counting, auth, the project
+// grants, then the injected faults, then the handler.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm permission, h handler) {
 	c := &call{method: name, scope: scope{Project: r.PathValue("project"), Region: r.PathValue("region")},
 		policy: r.PathValue("policy")}
 	s.stats.request(name)
@@ -118,6 +120,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, h ha
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
+		writeError(w, err)
+		return
+	}
+	if err := s.permit(r, c, perm); err != nil {
+		s.stats.forbidden()
 		writeError(w, err)
 		return
 	}

@@ -22,6 +22,8 @@ type Stats struct {
 	NotReady int64 `json:"notReady"`
 	// Unauthenticated counts requests rejected with 401.
 	Unauthenticated int64 `json:"unauthenticated"`
+	// Forbidden counts requests rejected with 403 by Options.Grants.
+	Forbidden int64 `json:"forbidden"`
 	// InjectedErrors counts requests failed by fault injection.
 	InjectedErrors int64 `json:"injectedErrors"`
 }
@@ -71,6 +73,7 @@ func (c *counters) add(field *int64) {
 func (c *counters) mutation()        { c.add(&c.s.Mutations) }
 func (c *counters) notReady()        { c.add(&c.s.NotReady) }
 func (c *counters) unauthenticated() { c.add(&c.s.Unauthenticated) }
+func (c *counters) forbidden()       { c.add(&c.s.Forbidden) }
 func (c *counters) injected()        { c.add(&c.s.InjectedErrors) }
 
 // snapshot returns a deep copy.
