@@ -78,35 +78,6 @@ func FindRule(observed *compute.SecurityPolicy, priority int64) *compute.Securit
 	return nil
 }
 
-// PolicyUpToDate reports whether the top-level fields of observed match p:
-// the fields GeneratePolicyPatch writes, labels and type. A field p leaves
-// unset is "don't care". Labels are compared as maps when set ({} means no
-// labels). Type is immutable, so a mismatch only produces a diff line the
-// user can read; GeneratePolicyPatch never tries to change it. Rules are not
-// compared here: see DefaultRuleUpToDate and PlanRules.
-func PolicyUpToDate(p v1beta1.SecurityPolicyParameters, observed *compute.SecurityPolicy) (bool, string) {
-	if observed == nil {
-		observed = &compute.SecurityPolicy{}
-	}
-	var diffs []string
-	if want := deref(p.Type); want != "" {
-		got := observed.Type
-		if got == "" {
-			got = typeCloudArmor
-		}
-		if got != want {
-			diffs = append(diffs, fmt.Sprintf("type: want %q, GCP has %q (type is immutable: recreate the policy to change it)", want, got))
-		}
-	}
-	if !LabelsUpToDate(p.Labels, observed) {
-		diffs = append(diffs, "labels (-want +got):\n"+cmp.Diff(p.Labels, observed.Labels, cmpopts.EquateEmpty()))
-	}
-	if ok, d := PatchUpToDate(p, observed); !ok {
-		diffs = append(diffs, d)
-	}
-	return len(diffs) == 0, strings.Join(diffs, "\n")
-}
-
 // LabelsUpToDate reports whether observed carries exactly labels; nil labels
 // are "don't care". A false answer means setLabels is needed.
 func LabelsUpToDate(labels map[string]string, observed *compute.SecurityPolicy) bool {

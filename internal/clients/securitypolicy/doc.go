@@ -1,15 +1,17 @@
 // Package securitypolicy converts between provider-cloudarmor's API types and
-// the Compute v1 security policy types, and decides whether GCP is up to
-// date. Everything here is pure: no context, no I/O, no Kubernetes client, so
-// both controllers (SecurityPolicy and SecurityPolicyRule) reach the same
-// answer from the same snapshot.
+// the Compute v1 security policy types, decides whether GCP is up to date and
+// plans what to write. Conversion, comparison and planning are pure: no
+// context, no I/O, no Kubernetes client, so both controllers (SecurityPolicy
+// and SecurityPolicyRule) reach the same answer from the same snapshot.
+// ApplyPolicy runs a policy's plan through a gcp.PolicyClient, the only I/O
+// here.
 //
 // # Comparing rules
 //
 // Rules are compared keyed by priority, field by field, after NormalizeRule
 // has removed GCP's fill-ins. A set hash is never used: hashing whole rules is
-// what made Terraform, upjet and Config Connector plan needless replacements
-// or miss real edits (reference/anchors.md §3). NormalizeRule decides that:
+// what made Terraform (TypeSet rules), upjet and Config Connector plan
+// needless replacements or miss real edits. NormalizeRule decides that:
 //
 //   - kind, ForceSendFields, NullFields and the response metadata are dropped;
 //   - description "", preview false and enum fields "" equal "absent" (GCP
@@ -36,7 +38,7 @@
 // # Top-level policy fields
 //
 // A top-level field the spec leaves unset is "don't care", at every level:
-// GeneratePolicyPatch and PolicyUpToDate overlay the spec onto a copy of what
+// GeneratePolicyPatch and PatchUpToDate overlay the spec onto a copy of what
 // GCP holds, so a server default inside a config the spec sets (for example
 // advancedOptionsConfig.jsonParsing) never shows up as drift.
 //
@@ -45,7 +47,7 @@
 // This package deliberately has no LateInitialize. Because every unset
 // field is "don't care", copying server defaults into spec would change no
 // decision, and it would put values into spec.forProvider that the user never
-// wrote, which a GitOps tool then shows as a diff or reverts (DESIGN.md §4).
+// wrote, which a GitOps tool then shows as a diff or reverts.
 // Server-filled values (type, fingerprints, the rules GCP holds) are reported
 // in status.atProvider by GenerateObservation instead.
 package securitypolicy

@@ -59,7 +59,7 @@ type RulePlan struct {
 }
 
 // PlanRules decides what the SecurityPolicy controller writes to the
-// non-default rules of observed (DESIGN.md §3 "Ownership of rules").
+// non-default rules of observed.
 //
 // With spec.forProvider.rules absent (inlineSet false) the plan is empty: the
 // policy leaves every non-default rule to SecurityPolicyRule objects, other
@@ -141,7 +141,9 @@ func makeBeforeBreak(add, patch []*compute.SecurityPolicyRule, observed *compute
 			continue
 		}
 		narrowing = append(narrowing, p)
-		if kept := allowedRanges(p); isBasicAllow(p) && len(kept)+len(dropped) <= maxSrcIPRanges {
+		// Only an enforced rule holds a range: widening a rule that is
+		// moving to preview would keep nothing allowed.
+		if kept := allowedRanges(p); isBasicAllow(p) && !p.Preview && len(kept)+len(dropped) <= maxSrcIPRanges {
 			w := *p
 			m := *p.Match
 			m.Config = &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: append(slices.Clone(kept), dropped...)}

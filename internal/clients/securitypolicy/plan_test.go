@@ -13,6 +13,11 @@ func inlineRule(priority int64, action string, ranges ...v1beta1.IPRange) v1beta
 	return v1beta1.PolicyRule{Priority: priority, RuleParameters: v1beta1.RuleParameters{Action: action, Match: specSrcIPs(ranges...)}}
 }
 
+func inPreview(r v1beta1.PolicyRule) v1beta1.PolicyRule {
+	r.Preview = ptr(true)
+	return r
+}
+
 func TestPlanRules(t *testing.T) {
 	type args struct {
 		inline    []v1beta1.PolicyRule
@@ -217,6 +222,14 @@ func TestPlanRulesMakeBeforeBreak(t *testing.T) {
 				inlineRule(200, "allow", "10.0.0.99", "10.9.0.1", "10.3.0.1", "10.3.0.2", "10.3.0.3", "10.3.0.4", "10.3.0.5", "10.3.0.6", "10.3.0.7", "10.3.0.8"),
 			},
 			widened: 1,
+		},
+		"MoveToPreview": {
+			reason: "Regression: a rule switching to preview holds no range, so it must not be widened (a widened preview rule enforces nothing); the rule taking its range over is patched first.",
+			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1"), gcp(200, "allow", "10.0.0.2")},
+			inline: []v1beta1.PolicyRule{
+				inPreview(inlineRule(100, "allow", "10.0.0.1")),
+				inlineRule(200, "allow", "10.0.0.2", "10.0.0.1"),
+			},
 		},
 		"FullRule": {
 			reason:   "Ten ranges cannot be widened; ordering still puts the narrowing patch last.",

@@ -247,7 +247,24 @@ func TestGeneratePolicyPatchDoesNotModifyObserved(t *testing.T) {
 	}
 }
 
-func TestPolicyUpToDate(t *testing.T) {
+// topLevelUpToDate is what the SecurityPolicy controller checks of a
+// policy's top-level fields: its type (reported, never written), and the
+// patch and labels PlanPolicy plans.
+func topLevelUpToDate(p v1beta1.SecurityPolicyParameters, observed *compute.SecurityPolicy) (bool, string) {
+	var diffs []string
+	if ok, d := TypeUpToDate(p, observed); !ok {
+		diffs = append(diffs, d)
+	}
+	if !LabelsUpToDate(p.Labels, observed) {
+		diffs = append(diffs, "labels differ")
+	}
+	if ok, d := PatchUpToDate(p, observed); !ok {
+		diffs = append(diffs, d)
+	}
+	return len(diffs) == 0, strings.Join(diffs, "\n")
+}
+
+func TestTopLevelUpToDate(t *testing.T) {
 	type args struct {
 		p        v1beta1.SecurityPolicyParameters
 		observed *compute.SecurityPolicy
@@ -361,7 +378,7 @@ func TestPolicyUpToDate(t *testing.T) {
 			want:   want{upToDate: false, diffHas: []string{"type is immutable", "CLOUD_ARMOR_EDGE"}},
 		},
 		"RulesIgnored": {
-			reason: "Rules are not compared by PolicyUpToDate.",
+			reason: "Rules are not compared with the top-level fields.",
 			args: args{p: v1beta1.SecurityPolicyParameters{Rules: []v1beta1.PolicyRule{}},
 				observed: policy(withRules(rule(1, "allow")))},
 			want: want{upToDate: true},
@@ -369,16 +386,16 @@ func TestPolicyUpToDate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, diff := PolicyUpToDate(tc.args.p, tc.args.observed)
+			got, diff := topLevelUpToDate(tc.args.p, tc.args.observed)
 			if d := cmp.Diff(tc.want.upToDate, got); d != "" {
-				t.Errorf("\n%s\nPolicyUpToDate(...): -want, +got:\n%s\ndiff was:\n%s", tc.reason, d, diff)
+				t.Errorf("\n%s\ntopLevelUpToDate(...): -want, +got:\n%s\ndiff was:\n%s", tc.reason, d, diff)
 			}
 			if got && diff != "" {
-				t.Errorf("\n%s\nPolicyUpToDate(...): an up-to-date policy must have no diff, got:\n%s", tc.reason, diff)
+				t.Errorf("\n%s\ntopLevelUpToDate(...): an up-to-date policy must have no diff, got:\n%s", tc.reason, diff)
 			}
 			for _, s := range tc.want.diffHas {
 				if !strings.Contains(diff, s) {
-					t.Errorf("\n%s\nPolicyUpToDate(...): diff should mention %q, got:\n%s", tc.reason, s, diff)
+					t.Errorf("\n%s\ntopLevelUpToDate(...): diff should mention %q, got:\n%s", tc.reason, s, diff)
 				}
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +39,11 @@ const (
 	errReadFile       = "cannot read credentials file"
 	errNoImpersonate  = "credentials.impersonateServiceAccount is required for source ImpersonateServiceAccount"
 	errBuildClient    = "cannot build GCP client"
+	errGetNamespace   = "cannot get the managed resource's namespace"
+	errNsSelector     = "cannot parse spec.namespaceSelector"
+
+	errFmtNotAdmitted = "ClusterProviderConfig %q does not admit namespace %q: its spec.namespaceSelector does not match the namespace's labels, so resources here may not use it"
+	errFmtAmbient     = "ProviderConfig %s/%s uses credentials.source %s, which would act with the provider's own GCP identity: a namespaced ProviderConfig may only use Secret or AccessToken (the provider runs without --namespaced-ambient-credentials). Use a ClusterProviderConfig that admits this namespace"
 )
 
 // A Connection is what a controller needs to call GCP for one managed resource.
@@ -74,26 +81,47 @@ type Connector struct {
 	readEnv func(string) string
 	readFs  func(string) ([]byte, error)
 	cache   *secretCache // nil reads every time
+
+	// ambient lets namespaced ProviderConfigs use the provider's own
+	// identity (InjectedIdentity, Environment, Filesystem,
+	// ImpersonateServiceAccount).
+	ambient bool
+}
+
+// An Option configures a Connector.
+type Option func(*Connector)
+
+// WithNamespacedAmbientCredentials lets namespaced ProviderConfigs use the
+// credential sources that act with the provider's own identity. Only for
+// clusters with a single tenant: with it, anyone who may write a
+// ProviderConfig in any namespace acts as the provider.
+func WithNamespacedAmbientCredentials() Option {
+	return func(c *Connector) { c.ambient = true }
 }
 
 // New returns a Connector. kube should be the manager's cached client and
 // secrets its API reader, so Secrets are read on demand rather than cached
 // cluster-wide (which would need list/watch on every Secret).
-func New(kube, secrets client.Reader, usage resource.ModernTracker, clients *gcp.ClientCache, build BuildFn) *Connector {
-	return &Connector{kube: kube, secrets: secrets, usage: usage, clients: clients, build: build,
+func New(kube, secrets client.Reader, usage resource.ModernTracker, clients *gcp.ClientCache, build BuildFn, o ...Option) *Connector {
+	c := &Connector{kube: kube, secrets: secrets, usage: usage, clients: clients, build: build,
 		readEnv: os.Getenv, readFs: os.ReadFile, cache: newSecretCache(SecretTTL)}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
 }
 
 // Connect returns a GCP connection for mg:
-//  1. records that mg uses its config (blocking the config's deletion);
-//  2. reads the ProviderConfig (mg's namespace) or ClusterProviderConfig;
-//  3. reads the credentials; a namespaced ProviderConfig can only name a
+//  1. reads the ProviderConfig (mg's namespace) or ClusterProviderConfig;
+//  2. checks that the config admits mg: a ClusterProviderConfig's
+//     namespaceSelector must match mg's namespace, and a namespaced
+//     ProviderConfig may not use the provider's own identity;
+//  3. records that mg uses its config (blocking the config's deletion), so
+//     a namespace a config does not admit cannot block its deletion;
+//  4. reads the credentials; a namespaced ProviderConfig can only name a
 //     Secret in its own namespace;
-//  4. returns the cached client for those credentials, building it once.
+//  5. returns the cached client for those credentials, building it once.
 func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Connection, error) {
-	if err := c.usage.Track(ctx, mg); err != nil {
-		return nil, errors.Wrap(err, errTrackUsage)
-	}
 	ref := mg.GetProviderConfigReference()
 	if ref == nil {
 		return nil, errors.New(errNoConfigRef)
@@ -101,6 +129,12 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	cfg, err := c.resolve(ctx, mg.GetNamespace(), ref)
 	if err != nil {
 		return nil, err
+	}
+	if err := c.admit(ctx, cfg, mg.GetNamespace()); err != nil {
+		return nil, err
+	}
+	if err := c.usage.Track(ctx, mg); err != nil {
+		return nil, errors.Wrap(err, errTrackUsage)
 	}
 	creds, err := c.credentials(ctx, cfg)
 	if err != nil {
@@ -116,8 +150,40 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	return &Connection{Client: cl, Project: cfg.project}, nil
 }
 
+// admit checks that cfg may serve a managed resource in namespace.
+func (c *Connector) admit(ctx context.Context, cfg *config, namespace string) error {
+	if cfg.namespace != "" {
+		switch cfg.source {
+		case xpv2.CredentialsSourceSecret, v1beta1.CredentialsSourceAccessToken:
+			return nil
+		}
+		if c.ambient {
+			return nil
+		}
+		return errors.Errorf(errFmtAmbient, cfg.namespace, cfg.name, cfg.source)
+	}
+	if cfg.namespaces == nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(cfg.namespaces)
+	if err != nil {
+		return errors.Wrap(err, errNsSelector)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return errors.Wrap(err, errGetNamespace)
+	}
+	if !sel.Matches(labels.Set(ns.GetLabels())) {
+		return errors.Errorf(errFmtNotAdmitted, cfg.name, namespace)
+	}
+	return nil
+}
+
 // config is what Connect needs of either kind of ProviderConfig.
 type config struct {
+	name        string
+	namespace   string                // "" for a ClusterProviderConfig
+	namespaces  *metav1.LabelSelector // a ClusterProviderConfig's namespaceSelector
 	uid         string
 	generation  int64
 	project     string
@@ -150,7 +216,7 @@ func (c *Connector) resolve(ctx context.Context, namespace string, ref *xpv2.Pro
 
 func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 	s := pc.Spec
-	cfg := &config{uid: string(pc.GetUID()), generation: pc.GetGeneration(), project: s.ProjectID,
+	cfg := &config{name: pc.GetName(), namespace: pc.GetNamespace(), uid: string(pc.GetUID()), generation: pc.GetGeneration(), project: s.ProjectID,
 		endpoint: deref(s.Endpoint), source: s.Credentials.Source, env: s.Credentials.Env,
 		fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 	if s.Credentials.SecretRef != nil {
@@ -162,7 +228,7 @@ func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 
 func fromClusterProviderConfig(cpc *v1beta1.ClusterProviderConfig) *config {
 	s := cpc.Spec
-	return &config{uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
+	return &config{name: cpc.GetName(), namespaces: s.NamespaceSelector, uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
 		endpoint: deref(s.Endpoint), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
 		env: s.Credentials.Env, fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 }

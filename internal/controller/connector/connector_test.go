@@ -99,8 +99,8 @@ func withGeneration(g int64) pcModifier {
 }
 
 // cpc is a ClusterProviderConfig reading a Secret in otherNamespace.
-func cpc() *v1beta1.ClusterProviderConfig {
-	return &v1beta1.ClusterProviderConfig{
+func cpc(m ...func(*v1beta1.ClusterProviderConfig)) *v1beta1.ClusterProviderConfig {
+	c := &v1beta1.ClusterProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: configName, UID: cpcUID, Generation: 3},
 		Spec: v1beta1.ClusterProviderConfigSpec{ProjectID: project, Credentials: v1beta1.ClusterProviderCredentials{
 			Source: xpv2.CredentialsSourceSecret,
@@ -108,6 +108,20 @@ func cpc() *v1beta1.ClusterProviderConfig {
 				SecretReference: xpv2.SecretReference{Namespace: otherNamespace, Name: secretName}, Key: secretKey},
 		}},
 	}
+	for _, fn := range m {
+		fn(c)
+	}
+	return c
+}
+
+func withNamespaceSelector(k, v string) func(*v1beta1.ClusterProviderConfig) {
+	return func(c *v1beta1.ClusterProviderConfig) {
+		c.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+	}
+}
+
+func namespace(name, k, v string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{k: v}}}
 }
 
 func secret(data map[string][]byte) *corev1.Secret {
@@ -139,6 +153,11 @@ func reader(keys *[]types.NamespacedName, err error, objs ...client.Object) *tes
 					want.DeepCopyInto(got)
 					return nil
 				}
+			case *corev1.Namespace:
+				if got, ok := obj.(*corev1.Namespace); ok && key.Name == want.GetName() {
+					want.DeepCopyInto(got)
+					return nil
+				}
 			}
 		}
 		return kerrors.NewNotFound(schema.GroupResource{}, key.Name)
@@ -156,6 +175,7 @@ func TestConnect(t *testing.T) {
 		buildErr   error
 		env        map[string]string
 		files      map[string]string
+		ambient    bool // --namespaced-ambient-credentials
 	}
 	type args struct {
 		mg resource.ModernManaged
@@ -213,27 +233,27 @@ func TestConnect(t *testing.T) {
 		},
 		"InjectedIdentity": {
 			reason: "InjectedIdentity reads no Secret.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceInjectedIdentity), withoutSecretRef())}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceInjectedIdentity), withoutSecretRef())}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
 				creds: &gcp.Credentials{Source: gcp.SourceInjectedIdentity}},
 		},
 		"Impersonate": {
 			reason: "ImpersonateServiceAccount passes the service account on.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(v1beta1.CredentialsSourceImpersonateServiceAccount), withImpersonate(impersonateName))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(v1beta1.CredentialsSourceImpersonateServiceAccount), withImpersonate(impersonateName))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
 				creds: &gcp.Credentials{Source: gcp.SourceImpersonateServiceAccount, ImpersonateServiceAccount: impersonateName}},
 		},
 		"ImpersonateMissing": {
 			reason: "ImpersonateServiceAccount without a service account is an error.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(v1beta1.CredentialsSourceImpersonateServiceAccount))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(v1beta1.CredentialsSourceImpersonateServiceAccount))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.New(errNoImpersonate), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"Environment": {
 			reason: "Environment reads the named variable.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment), withEnv("GCP_KEY"))},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment), withEnv("GCP_KEY"))},
 				env: map[string]string{"GCP_KEY": fakeKey}},
 			args: args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
@@ -241,19 +261,19 @@ func TestConnect(t *testing.T) {
 		},
 		"EnvironmentEmpty": {
 			reason: "An empty environment variable is an error naming the variable.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment), withEnv("GCP_KEY"))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment), withEnv("GCP_KEY"))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.Errorf(errFmtEmptyEnv, "GCP_KEY"), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"EnvironmentMissing": {
 			reason: "Environment without credentials.env is an error.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceEnvironment))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.New(errNoEnv), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"Filesystem": {
 			reason: "Filesystem reads the named file.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem), withFs("/creds/key.json"))},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem), withFs("/creds/key.json"))},
 				files: map[string]string{"/creds/key.json": fakeKey}},
 			args: args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
@@ -261,21 +281,53 @@ func TestConnect(t *testing.T) {
 		},
 		"FilesystemError": {
 			reason: "A file that cannot be read is an error.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem), withFs("/creds/missing.json"))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem), withFs("/creds/missing.json"))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.Wrap(errBoom, errReadFile), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"FilesystemMissing": {
 			reason: "Filesystem without credentials.fs is an error.",
-			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem))}},
+			fields: fields{ambient: true, kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem))}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.New(errNoFs), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"TrackError": {
-			reason: "A usage that cannot be tracked is an error, and nothing else is read.",
-			fields: fields{track: errBoom},
+			reason: "A usage that cannot be tracked is an error, and no Secret is read.",
+			fields: fields{kubeObjs: []client.Object{pc()}, track: errBoom},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
-			want:   want{err: errors.Wrap(errBoom, errTrackUsage)},
+			want:   want{err: errors.Wrap(errBoom, errTrackUsage), kubeKeys: []types.NamespacedName{pcKey}},
+		},
+		"AmbientRefused": {
+			reason: "A namespaced ProviderConfig may not act with the provider's own identity: refused before any usage is tracked or credential read.",
+			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceInjectedIdentity), withoutSecretRef())}, track: errBoom},
+			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
+			want: want{err: errors.Errorf(errFmtAmbient, mrNamespace, configName, xpv2.CredentialsSourceInjectedIdentity),
+				kubeKeys: []types.NamespacedName{pcKey}},
+		},
+		"AmbientRefusedEveryAmbientSource": {
+			reason: "Filesystem is ambient too: the file is the provider's, not the namespace's.",
+			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceFilesystem), withFs("/creds/key.json"))},
+				files: map[string]string{"/creds/key.json": fakeKey}},
+			args: args{mg: mr(v1beta1.ProviderConfigKind, configName)},
+			want: want{err: errors.Errorf(errFmtAmbient, mrNamespace, configName, xpv2.CredentialsSourceFilesystem),
+				kubeKeys: []types.NamespacedName{pcKey}},
+		},
+		"ClusterProviderConfigAdmitsNamespace": {
+			reason: "A ClusterProviderConfig whose namespaceSelector matches the resource's namespace serves it.",
+			fields: fields{kubeObjs: []client.Object{cpc(withNamespaceSelector("tenant", "a")), namespace(mrNamespace, "tenant", "a")},
+				secretObjs: []client.Object{secret(keyData)}},
+			args: args{mg: mr(v1beta1.ClusterProviderConfigKind, configName)},
+			want: want{conn: &Connection{Client: built, Project: project},
+				kubeKeys:   []types.NamespacedName{cpcKey, {Name: mrNamespace}},
+				secretKeys: []types.NamespacedName{otherSecret}, creds: secretCreds},
+		},
+		"ClusterProviderConfigRefusesNamespace": {
+			reason: "A ClusterProviderConfig whose namespaceSelector does not match refuses the resource before any usage is tracked or Secret read.",
+			fields: fields{kubeObjs: []client.Object{cpc(withNamespaceSelector("tenant", "b")), namespace(mrNamespace, "tenant", "a")},
+				secretObjs: []client.Object{secret(keyData)}, track: errBoom},
+			args: args{mg: mr(v1beta1.ClusterProviderConfigKind, configName)},
+			want: want{err: errors.Errorf(errFmtNotAdmitted, configName, mrNamespace),
+				kubeKeys: []types.NamespacedName{cpcKey, {Name: mrNamespace}}},
 		},
 		"NoConfigRef": {
 			reason: "A managed resource without a providerConfigRef cannot connect.",
@@ -332,6 +384,7 @@ func TestConnect(t *testing.T) {
 			var kubeKeys, secretKeys []types.NamespacedName
 			var creds *gcp.Credentials
 			c := &Connector{
+				ambient: tc.fields.ambient,
 				kube:    reader(&kubeKeys, tc.fields.kubeErr, tc.fields.kubeObjs...),
 				secrets: reader(&secretKeys, tc.fields.secretErr, tc.fields.secretObjs...),
 				usage:   resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return tc.fields.track }),
