@@ -4,28 +4,26 @@
 package setup
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/nocopy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/predicates"
 )
 
 // CreationGracePeriod is how long after a successful create an observation
@@ -61,6 +59,13 @@ type Options struct {
 
 	// Timeout bounds each reconcile's calls to GCP, operation waits included.
 	Timeout time.Duration
+
+	// Indexes are the ownership indexes both managed resource controllers
+	// read; whichever starts first registers them.
+	Indexes *ownership.Indexes
+
+	// Labeler names the owner of each GCP policy in its labels.
+	Labeler ownership.Labeler
 }
 
 // ReconcilerOptions returns the managed.NewReconciler options every kind uses.
@@ -98,9 +103,13 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.Reco
 	return opts
 }
 
-// A Gate may put a reconcile off before it reaches the reconciler.
+// A Gate may put a reconcile off before it reaches the reconciler. A put-off
+// is no outcome of the object's reconcile, so the gate also wraps the
+// controller's per-object rate limiter: putting a reconcile off must not
+// reset the object's error backoff.
 type Gate interface {
 	Reconciler(r reconcile.Reconciler) reconcile.Reconciler
+	RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request]
 }
 
 // Complete registers the state metrics recorder for the kind and builds the
@@ -109,125 +118,21 @@ type Gate interface {
 // puts off spends none of the limiter's budget.
 func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list resource.ManagedList, r reconcile.Reconciler, gate Gate, watches ...func(*ctrl.Builder) *ctrl.Builder) error {
 	if o.MetricOptions != nil && o.MetricOptions.MRStateMetrics != nil {
-		rec := statemetrics.NewMRStateRecorder(NoCopyLister{mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
+		rec := statemetrics.NewMRStateRecorder(nocopy.Lister{Client: mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
 		if err := mgr.Add(rec); err != nil {
 			return err
 		}
 	}
 	co := o.ForControllerRuntime()
-	co.RateLimiter = NewControllerRateLimiter()
+	co.RateLimiter = gate.RateLimiter(NewControllerRateLimiter())
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(co).
 		// Only the kind's own events are filtered here: a watch of another
 		// kind says which of its changes matter to this one.
-		For(of, builder.WithPredicates(DesiredStateChanged()))
+		For(of, builder.WithPredicates(predicates.DesiredStateChanged()))
 	for _, w := range watches {
 		b = w(b)
 	}
 	return b.Complete(gate.Reconciler(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)))
 }
-
-// NoCopyLister lists from the informer cache without deep-copying what it
-// lists, for readers that only look. The state metrics recorder lists every
-// managed resource of its kind every few seconds (--poll-state-metric, 5 s)
-// to count Ready and Synced conditions: with a copy each time, a thousand
-// rules made megabytes of garbage every 5 s, which set the heap's peak and
-// a good part of the provider's steady-state CPU. What it lists must not be
-// modified: it is the cache's own objects.
-type NoCopyLister struct{ client.Client }
-
-// List lists with client.UnsafeDisableDeepCopy.
-func (c NoCopyLister) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...)
-}
-
-// DesiredStateChanged passes events that may change what the reconciler
-// should do: creates, deletes, and updates of the spec (generation), labels
-// or annotations. It is crossplane-runtime's resource.DesiredStateChanged
-// except that it also ignores the annotations the managed reconciler writes
-// to itself around a Create (external-create-succeeded, and the external name
-// it records with it); the reconciler requeues after a Create anyway. Letting
-// that write through started a second reconcile at once, before the
-// informer had the status written after it, so the second reconcile's status
-// update failed with a conflict: about one wasted write per object created.
-func DesiredStateChanged() predicate.Predicate {
-	return predicate.Or(
-		userAnnotationsChanged{},
-		predicate.LabelChangedPredicate{},
-		predicate.GenerationChangedPredicate{},
-	)
-}
-
-// userAnnotationsChanged passes updates that change an annotation other than
-// the ones the managed reconciler writes for its own bookkeeping.
-type userAnnotationsChanged struct {
-	predicate.Funcs
-}
-
-func (userAnnotationsChanged) Update(e ctrlevent.UpdateEvent) bool {
-	if e.ObjectOld == nil || e.ObjectNew == nil {
-		return false
-	}
-	oa, na := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
-	// The reconciler records the external name in the same write as
-	// external-create-succeeded; any other change of it is the user's.
-	createRecorded := oa[meta.AnnotationKeyExternalCreateSucceeded] != na[meta.AnnotationKeyExternalCreateSucceeded]
-	ignored := func(k string) bool {
-		switch k {
-		case meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded, meta.AnnotationKeyExternalCreateFailed:
-			return true
-		case meta.AnnotationKeyExternalName:
-			return createRecorded && oa[k] == ""
-		}
-		return false
-	}
-	for k, v := range na {
-		if !ignored(k) && oa[k] != v {
-			return true
-		}
-	}
-	for k := range oa {
-		if _, ok := na[k]; !ok && !ignored(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// Delayed returns h with every request it makes waiting after in the queue
-// first. The queue holds a request once, so the requests of a burst of
-// events become one reconcile.
-func Delayed(h handler.EventHandler, after time.Duration) handler.EventHandler {
-	return delayed{EventHandler: h, after: after}
-}
-
-// delayed is an event handler whose requests wait a while in the queue.
-type delayed struct {
-	handler.EventHandler
-	after time.Duration
-}
-
-func (d delayed) Create(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Create(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Update(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Update(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Delete(ctx, e, delayQueue{q, d.after})
-}
-
-func (d delayed) Generic(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Generic(ctx, e, delayQueue{q, d.after})
-}
-
-// delayQueue turns Add into AddAfter.
-type delayQueue struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
-	after time.Duration
-}
-
-func (q delayQueue) Add(r reconcile.Request) { q.AddAfter(r, q.after) }

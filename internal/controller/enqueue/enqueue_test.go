@@ -1,0 +1,83 @@
+package enqueue
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+// queued is one request put in the queue, and after how long.
+type queued struct {
+	Request reconcile.Request
+	After   time.Duration
+}
+
+// recordingQueue records what is added to it.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	got []queued
+}
+
+func (q *recordingQueue) Add(r reconcile.Request) { q.got = append(q.got, queued{Request: r}) }
+func (q *recordingQueue) AddAfter(r reconcile.Request, d time.Duration) {
+	q.got = append(q.got, queued{Request: r, After: d})
+}
+
+func TestDelayed(t *testing.T) {
+	const after = 2 * time.Second
+	obj := &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rule"}}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "rule"}}
+	cases := map[string]struct {
+		reason string
+		send   func(h handler.EventHandler, q *recordingQueue)
+		want   []queued
+	}{
+		"Create": {
+			reason: "A create's request waits in the queue first.",
+			send: func(h handler.EventHandler, q *recordingQueue) {
+				h.Create(context.Background(), ctrlevent.CreateEvent{Object: obj}, q)
+			},
+			want: []queued{{Request: req, After: after}},
+		},
+		"Update": {
+			reason: "An update's requests (old and new object) wait in the queue first.",
+			send: func(h handler.EventHandler, q *recordingQueue) {
+				h.Update(context.Background(), ctrlevent.UpdateEvent{ObjectOld: obj, ObjectNew: obj}, q)
+			},
+			want: []queued{{Request: req, After: after}},
+		},
+		"Delete": {
+			reason: "A delete's request waits in the queue first.",
+			send: func(h handler.EventHandler, q *recordingQueue) {
+				h.Delete(context.Background(), ctrlevent.DeleteEvent{Object: obj}, q)
+			},
+			want: []queued{{Request: req, After: after}},
+		},
+		"Generic": {
+			reason: "A generic event's request waits in the queue first.",
+			send: func(h handler.EventHandler, q *recordingQueue) {
+				h.Generic(context.Background(), ctrlevent.GenericEvent{Object: obj}, q)
+			},
+			want: []queued{{Request: req, After: after}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := &recordingQueue{}
+			tc.send(Delayed(&handler.EnqueueRequestForObject{}, after), q)
+			if diff := cmp.Diff(tc.want, q.got); diff != "" {
+				t.Errorf("\n%s\nDelayed(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
