@@ -11,9 +11,12 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -32,6 +35,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 	"github.com/armorplane/provider-cloudarmor/internal/version"
 )
@@ -52,6 +56,8 @@ func main() {
 		gcPercent        = app.Flag("gc-percent", "Garbage collection target percentage, as GOGC (GOGC wins when set): the heap may grow this much over the live heap before a collection; 0 leaves the runtime's default (100).").Default("50").Int()
 		timeout          = app.Flag("timeout", "Bound on one reconcile's GCP calls, operation waits included.").Default("2m").Duration()
 		snapshotTTL      = app.Flag("snapshot-ttl", "How long rule observations reuse one GET of their policy. Keep it well under --poll.").Default("15s").Duration()
+
+		namespacedAmbient = app.Flag("namespaced-ambient-credentials", "Let namespaced ProviderConfigs use the sources that act with the provider's own GCP identity (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount). Only for single-tenant clusters: anyone who may write a ProviderConfig in any namespace then acts as the provider.").Default("false").Bool()
 
 		enableManagementPolicies = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
 		metricsAddr              = app.Flag("metrics-bind-address", "Address of the Prometheus metrics endpoint; 0 disables it.").Default(":8080").String()
@@ -127,10 +133,24 @@ func main() {
 		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
-	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
+	var connOpts []connector.Option
+	if *namespacedAmbient {
+		connOpts = append(connOpts, connector.WithNamespacedAmbientCredentials())
+		log.Info("Namespaced ProviderConfigs may use the provider's own GCP identity", "flag", "--namespaced-ambient-credentials")
+	}
+	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build, connOpts...)
+	cluster, err := clusterID(mgr.GetAPIReader())
+	if err != nil {
+		// Crossplane's RBAC manager does not grant providers namespaces:
+		// without the extra ClusterRole (docs/security.md) owner labels name
+		// objects by namespace and name only, which still tells this
+		// cluster's objects apart but not two clusters' same-named ones.
+		log.Info("Cannot read the kube-system namespace; GCP owner labels will not name this cluster", "error", err.Error())
+	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout}), "Cannot set up controllers")
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout,
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster)}), "Cannot set up controllers")
 	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
@@ -157,6 +177,19 @@ func setGC(percent int, limitMiB int64) {
 	if os.Getenv("GOMEMLIMIT") == "" && limitMiB > 0 {
 		debug.SetMemoryLimit(limitMiB << 20)
 	}
+}
+
+// clusterID returns the UID of the kube-system namespace, which lives as
+// long as the cluster: policies this provider creates are labelled with a
+// hash of it, so another cluster's provider cannot take them over silently.
+func clusterID(kube client.Reader) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := &corev1.Namespace{}
+	if err := kube.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		return "", err
+	}
+	return string(ns.GetUID()), nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -40,7 +40,8 @@ func newScheme() (*runtime.Scheme, error) {
 // group-versions, without the rest of their groups.
 func addBuiltins(s *runtime.Scheme) error {
 	core := corev1.SchemeGroupVersion
-	s.AddKnownTypes(core, &corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{})
+	s.AddKnownTypes(core, &corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{},
+		&corev1.Namespace{}, &corev1.NamespaceList{})
 	metav1.AddToGroupVersion(s, core)
 	coord := coordinationv1.SchemeGroupVersion
 	s.AddKnownTypes(coord, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})

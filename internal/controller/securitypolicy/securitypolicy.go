@@ -5,11 +5,12 @@ package securitypolicy
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -19,6 +20,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -29,22 +32,28 @@ const (
 	errInsertPolicy = "cannot create security policy"
 	errDeletePolicy = "cannot delete security policy"
 	errClaims       = "cannot list SecurityPolicyRules that claim rules of this policy"
+
+	errFmtLabelledForOther = "GCP policy %s carries the label %s=%s: another SecurityPolicy, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the policy to this object, remove that label from the policy in GCP"
+)
+
+// Events.
+const (
+	reasonAdopted event.Reason = "AdoptedExternalPolicy"
+	msgFmtAdopted              = "GCP policy %s existed without an owner label: adopting it and labelling it %s=%s"
 )
 
 // Setup adds a controller that reconciles SecurityPolicies.
 func Setup(mgr ctrl.Manager, o setup.Options) error {
 	name := managed.ControllerName(v1beta1.SecurityPolicyGroupKind)
-	if err := indexRulesByPolicy(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := o.Indexes.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := indexPoliciesByKey(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	fresh := setup.NewReadYourWrites(mgr.GetClient(), func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} })
+	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} })
 	mgr = fresh.Manager(mgr)
-	c := &connecter{conn: o.Connector, kube: mgr.GetClient()}
+	c := &connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient()), labeler: o.Labeler,
+		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
 	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicy](c)))
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))
 }
@@ -61,8 +70,10 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 }
 
 type connecter struct {
-	conn *connector.Connector
-	kube client.Reader
+	conn     *connector.Connector
+	index    *ownership.Index
+	labeler  ownership.Labeler
+	recorder event.Recorder
 }
 
 func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.TypedExternalClient[*v1beta1.SecurityPolicy], error) {
@@ -71,93 +82,128 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (ma
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
-	return &external{policies: conn.Policies(p.Project, p.Region),
-		claims: &claimLister{kube: c.kube, project: conn.ProjectOr(p.Project)}}, nil
+	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
+		owners: c.index, labels: c.labeler.Labels(cr), recorder: c.recorder}, nil
 }
 
-// external manages one policy. Rules at priorities claimed by
-// SecurityPolicyRule objects are never written here.
+// owners answers who owns what; *ownership.Index in production.
+type owners interface {
+	PolicyOwner(ctx context.Context, key gcp.PolicyKey) (*v1beta1.SecurityPolicy, error)
+	Claims(ctx context.Context, policy *v1beta1.SecurityPolicy, key gcp.PolicyKey) (map[int64]string, []ownership.Refusal, error)
+}
+
+// external manages one GCP policy, if cr owns it. Rules at priorities
+// claimed by SecurityPolicyRule objects are never written here.
 type external struct {
 	policies gcp.PolicyClient
-	claims   claimsFn
-}
+	key      gcp.PolicyKey
+	owners   owners
+	labels   map[string]string // the owner label cr's policy carries in GCP
+	recorder event.Recorder
 
-// claimsFn returns the priorities SecurityPolicyRule objects claim in cr's
-// GCP policy.
-type claimsFn interface {
-	Claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Claims, error)
+	// adopting is set by Observe when the policy has no owner label yet,
+	// for the Update that follows in the same reconcile.
+	adopting bool
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalObservation, error) {
-	sp, err := e.policies.Get(ctx, meta.GetExternalName(cr))
+	writes := ownership.Writes(cr)
+	if writes {
+		// Asked of the cluster first: an object that owns nothing makes no
+		// call to GCP, not even a read.
+		owner, err := e.owners.PolicyOwner(ctx, e.key)
+		if err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		if owner != nil && owner.GetUID() != cr.GetUID() {
+			return refuse(cr, ownership.PolicyRefusal(e.key, owner))
+		}
+	}
+	sp, err := e.policies.Get(ctx, e.key.Name)
 	if gcp.IsNotFound(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)
 	}
+	if writes {
+		v, ok := sp.Labels[ownership.LabelKey]
+		if ok && v != e.labels[ownership.LabelKey] {
+			return refuse(cr, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v))
+		}
+		e.adopting = !ok
+	}
+	if ok, msg := securitypolicy.TypeUpToDate(cr.Spec.ForProvider, sp); !ok {
+		// Type is immutable in GCP: report it, write nothing.
+		return managed.ExternalObservation{}, errors.New(msg)
+	}
 	cr.Status.AtProvider = securitypolicy.GenerateObservation(sp)
 	cr.SetConditions(xpv2.Available())
 
-	claims, err := e.claims.Claims(ctx, cr)
+	own, refused, err := e.ownership(ctx, cr)
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, errClaims)
+		return managed.ExternalObservation{}, err
 	}
-	d := diff(cr.Spec.ForProvider, sp, claims)
-	cr.SetConditions(conflictCondition(d.plan.Conflicts, d.defaultClaimedBy))
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.upToDate(), Diff: d.String()}, nil
+	d := securitypolicy.PlanPolicy(cr.Spec.ForProvider, sp, own)
+	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, refused))
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate(), Diff: d.String()}, nil
+}
+
+// refuse reports that cr may not write its GCP policy. While cr is being
+// deleted, the policy is reported gone, so that the reconciler removes cr's
+// finalizer without deleting what another object owns.
+func refuse(cr *v1beta1.SecurityPolicy, msg string) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(cr) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	return managed.ExternalObservation{}, errors.New(msg)
+}
+
+// ownership returns what the cluster decided about cr's GCP policy: the
+// priorities rule objects own, the owner label, and the rule objects refused.
+func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Ownership, []ownership.Refusal, error) {
+	claims, refused, err := e.owners.Claims(ctx, cr, e.key)
+	if err != nil {
+		return securitypolicy.Ownership{}, nil, errors.Wrap(err, errClaims)
+	}
+	own := securitypolicy.Ownership{Claims: claims}
+	if ownership.Writes(cr) {
+		// An object that only observes does not own the policy: it neither
+		// wants nor reports our label.
+		own.Labels = e.labels
+	}
+	return own, refused, nil
 }
 
 func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalCreation, error) {
-	claims, err := e.claims.Claims(ctx, cr)
+	own, _, err := e.ownership(ctx, cr)
 	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, errClaims)
+		return managed.ExternalCreation{}, err
 	}
-	err = e.policies.Insert(ctx, securitypolicy.GeneratePolicy(meta.GetExternalName(cr), withImplicitDefault(unclaimed(cr.Spec.ForProvider, claims))))
-	// A policy that already exists under our deterministic name is ours to
-	// adopt: the next Observe compares it with the spec.
-	return managed.ExternalCreation{}, errors.Wrap(resource.Ignore(gcp.IsAlreadyExists, err), errInsertPolicy)
+	// A policy that appeared under this name since Observe (another writer
+	// was faster) is not ours: the error is reported and the next Observe
+	// decides, by its owner label, whether it may be adopted.
+	err = e.policies.Insert(ctx, securitypolicy.InsertBody(e.key.Name, cr.Spec.ForProvider, own))
+	return managed.ExternalCreation{}, errors.Wrap(err, errInsertPolicy)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalUpdate, error) {
-	claims, err := e.claims.Claims(ctx, cr)
+	own, _, err := e.ownership(ctx, cr)
 	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, errClaims)
+		return managed.ExternalUpdate{}, err
 	}
-	return managed.ExternalUpdate{}, e.update(ctx, meta.GetExternalName(cr), cr.Spec.ForProvider, claims)
+	if e.adopting {
+		// Observe refuses a policy labelled for another owner, so an
+		// unlabelled one is adopted, as Crossplane adopts what an external
+		// name points at; say so when it is labelled.
+		e.recorder.Event(cr, event.Normal(reasonAdopted, fmt.Sprintf(msgFmtAdopted, e.key, ownership.LabelKey, e.labels[ownership.LabelKey])))
+	}
+	return managed.ExternalUpdate{}, securitypolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own)
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalDelete, error) {
-	err := e.policies.Delete(ctx, meta.GetExternalName(cr))
+	err := e.policies.Delete(ctx, e.key.Name)
 	return managed.ExternalDelete{}, errors.Wrap(resource.Ignore(gcp.IsNotFound, err), errDeletePolicy)
 }
 
 func (e *external) Disconnect(_ context.Context) error { return nil }
-
-// unclaimed returns p without inline rules (or default rule) at priorities a
-// SecurityPolicyRule claims, for the body of insert.
-func unclaimed(p v1beta1.SecurityPolicyParameters, claims securitypolicy.Claims) v1beta1.SecurityPolicyParameters {
-	out := *p.DeepCopy()
-	// Keep [] apart from unset: rules: [] means "own every unclaimed
-	// priority", unset means "hands off", even when every rule is claimed.
-	out.Rules = out.Rules[:0:0]
-	for _, r := range p.Rules {
-		if _, ok := claims[r.Priority]; !ok {
-			out.Rules = append(out.Rules, r)
-		}
-	}
-	if _, ok := claims[v1beta1.DefaultRulePriority]; ok {
-		out.DefaultRule = nil
-	}
-	return out
-}
-
-// withImplicitDefault spells out GCP's implicit "allow *" default rule when p
-// has inline rules but no default rule: GCP refuses an insert whose rules
-// lack a default rule, yet adds exactly this one to an insert without rules.
-func withImplicitDefault(p v1beta1.SecurityPolicyParameters) v1beta1.SecurityPolicyParameters {
-	if p.DefaultRule == nil && len(p.Rules) > 0 {
-		p.DefaultRule = &v1beta1.RuleParameters{Action: v1beta1.ActionAllow}
-	}
-	return p
-}

@@ -12,8 +12,10 @@ import (
 	"google.golang.org/api/googleapi"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
@@ -22,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
 const (
@@ -33,6 +36,14 @@ const (
 	srcIPsV1   = "SRC_IPS_V1"
 	defPrio    = v1beta1.DefaultRulePriority
 	claimant   = "team-a/block-bad"
+)
+
+// The errors ApplyPolicy wraps GCP's with; a change of wording shows here.
+const (
+	errPatchPolicy   = "cannot patch security policy"
+	errFmtAddRule    = "cannot add inline rule at priority %d"
+	errFmtPatchRule  = "cannot patch inline rule at priority %d"
+	errFmtRemoveRule = "cannot remove rule at priority %d"
 )
 
 var (
@@ -145,18 +156,35 @@ func (f *fakePolicies) SetLabels(_ context.Context, _ string, labels map[string]
 	return f.SetLabelsFn(labels, fingerprint)
 }
 
-// claimsFunc adapts a function to the claimsFn interface.
-type claimsFunc func(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Claims, error)
-
-func (fn claimsFunc) Claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Claims, error) {
-	return fn(ctx, cr)
+// fakeOwners answers ownership questions with fixed answers: owner is the
+// policy's owner (nil: none in the cluster, so the object may write).
+type fakeOwners struct {
+	owner   *v1beta1.SecurityPolicy
+	claims  securitypolicy.Claims
+	refused []ownership.Refusal
+	err     error
 }
 
-func claimed(c securitypolicy.Claims, err error) claimsFunc {
-	return func(context.Context, *v1beta1.SecurityPolicy) (securitypolicy.Claims, error) { return c, err }
+func (f fakeOwners) PolicyOwner(context.Context, gcp.PolicyKey) (*v1beta1.SecurityPolicy, error) {
+	return f.owner, nil
+}
+
+func (f fakeOwners) Claims(context.Context, *v1beta1.SecurityPolicy, gcp.PolicyKey) (map[int64]string, []ownership.Refusal, error) {
+	return f.claims, f.refused, f.err
+}
+
+func claimed(c securitypolicy.Claims, err error) fakeOwners {
+	return fakeOwners{claims: c, err: err}
 }
 
 var noClaims = claimed(nil, nil)
+
+// newExternal returns the external client Connect would build for cr's
+// policy, with the owner label ownerLabel (nil: none).
+func newExternal(cr *v1beta1.SecurityPolicy, policies gcp.PolicyClient, o owners, ownerLabel map[string]string) *external {
+	return &external{policies: policies, owners: o, labels: ownerLabel, recorder: event.NewNopRecorder(),
+		key: ownership.PolicyKey(cr, "p")}
+}
 
 // SecurityPolicy builders.
 
@@ -295,7 +323,7 @@ func claimMsg(priority int64) string {
 func TestObserve(t *testing.T) {
 	type fields struct {
 		policies *fakePolicies
-		claims   claimsFn
+		claims   owners
 	}
 	type args struct {
 		cr *v1beta1.SecurityPolicy
@@ -437,7 +465,7 @@ func TestObserve(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.fields.policies, claims: tc.fields.claims}
+			e := newExternal(tc.args.cr, tc.fields.policies, tc.fields.claims, nil)
 			got, err := e.Observe(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -462,8 +490,8 @@ func TestObserveAtProvider(t *testing.T) {
 	// One explicit status, so that Observe's status is checked by more than
 	// GenerateObservation agreeing with itself.
 	sp := gcpPolicy(withGCPRules(gcpRule(1000, deny403, rangeA)))
-	e := &external{policies: &fakePolicies{GetFn: returns(sp, nil)}, claims: noClaims}
 	cr := policy()
+	e := newExternal(cr, &fakePolicies{GetFn: returns(sp, nil)}, noClaims, nil)
 	if _, err := e.Observe(context.Background(), cr); err != nil {
 		t.Fatalf("Observe(...): %v", err)
 	}
@@ -480,7 +508,7 @@ func TestObserveAtProvider(t *testing.T) {
 func TestCreate(t *testing.T) {
 	type fields struct {
 		policies *fakePolicies
-		claims   claimsFn
+		claims   owners
 	}
 	type args struct {
 		cr *v1beta1.SecurityPolicy
@@ -536,10 +564,11 @@ func TestCreate(t *testing.T) {
 			want:   want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: "imported"}},
 		},
 		"AlreadyExists": {
-			reason: "A 409 alreadyExists means the policy is there to adopt: success.",
+			reason: "A policy that appeared since Observe is not silently taken over: the 409 is reported, and the next Observe decides by its owner label.",
 			fields: fields{policies: &fakePolicies{InsertFn: insert(errAlreadyExists)}, claims: noClaims},
 			args:   args{cr: policy()},
-			want:   want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: policyName}},
+			want: want{err: errors.Wrap(errAlreadyExists, errInsertPolicy), calls: []string{"Insert"},
+				inserted: &compute.SecurityPolicy{Name: policyName}},
 		},
 		"InsertError": {
 			reason: "A failed insert operation is returned with GCP's message verbatim.",
@@ -558,7 +587,7 @@ func TestCreate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			inserted = nil
-			e := &external{policies: tc.fields.policies, claims: tc.fields.claims}
+			e := newExternal(tc.args.cr, tc.fields.policies, tc.fields.claims, nil)
 			got, err := e.Create(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -579,7 +608,7 @@ func TestCreate(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	type fields struct {
 		policies *fakePolicies
-		claims   claimsFn
+		claims   owners
 	}
 	type args struct {
 		cr *v1beta1.SecurityPolicy
@@ -693,7 +722,7 @@ func TestUpdate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.fields.policies, claims: tc.fields.claims}
+			e := newExternal(tc.args.cr, tc.fields.policies, tc.fields.claims, nil)
 			got, err := e.Update(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -734,9 +763,9 @@ func TestUpdateWrites(t *testing.T) {
 			return nil
 		},
 	}
-	e := &external{policies: f, claims: noClaims}
 	cr := policy(withDescription("new"), withLabels(map[string]string{}), withDefaultRule(deny403),
 		withRules(inline(1000, deny403, rangeA)))
+	e := newExternal(cr, f, noClaims, nil)
 	if _, err := e.Update(context.Background(), cr); err != nil {
 		t.Fatalf("Update(...): %v", err)
 	}
@@ -793,7 +822,7 @@ func TestDelete(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies, claims: noClaims}
+			e := newExternal(tc.args.cr, tc.policies, noClaims, nil)
 			got, err := e.Delete(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -803,6 +832,167 @@ func TestDelete(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.calls, tc.policies.calls); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// recorder records the reasons of the events it is given.
+type recorder struct{ reasons []event.Reason }
+
+func (r *recorder) Event(_ runtime.Object, e event.Event) { r.reasons = append(r.reasons, e.Reason) }
+
+func (r *recorder) WithAnnotations(...string) event.Recorder { return r }
+
+func withManagementPolicies(p ...xpv2.ManagementAction) policyModifier {
+	return func(cr *v1beta1.SecurityPolicy) { cr.SetManagementPolicies(p) }
+}
+
+func TestObserveOwnership(t *testing.T) {
+	mine := map[string]string{ownership.LabelKey: "11111111111111111111111111111111"}
+	theirs := map[string]string{ownership.LabelKey: "22222222222222222222222222222222"}
+	older := policy(func(cr *v1beta1.SecurityPolicy) { cr.SetNamespace("team-a"); cr.SetUID("older") })
+	key := gcp.PolicyKey{Project: "p", Name: policyName}
+
+	type want struct {
+		o        managed.ExternalObservation
+		err      error
+		calls    []string
+		adopting bool
+		ready    bool
+	}
+	cases := map[string]struct {
+		reason string
+		owners fakeOwners
+		gcp    *compute.SecurityPolicy
+		cr     *v1beta1.SecurityPolicy
+		want   want
+	}{
+		"NotTheOwner": {
+			reason: "An object that does not own its GCP policy is refused before any call to GCP, naming the owner.",
+			owners: fakeOwners{owner: older},
+			cr:     policy(),
+			want:   want{err: errors.New(ownership.PolicyRefusal(key, older))},
+		},
+		"NotTheOwnerDeleting": {
+			reason: "Deleting an object that does not own its GCP policy leaves the policy alone: it is reported gone, so Delete is never called.",
+			owners: fakeOwners{owner: older},
+			cr:     policy(withDeletionTimestamp()),
+			want:   want{o: managed.ExternalObservation{ResourceExists: false}},
+		},
+		"ObserveOnlyIsNeverRefused": {
+			reason: "An Observe-only object writes nothing, so it competes with no one and is not refused.",
+			owners: fakeOwners{owner: older},
+			gcp:    gcpPolicy(withGCPLabels(theirs)),
+			cr:     policy(withManagementPolicies(xpv2.ManagementActionObserve)),
+			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, calls: []string{"Get"}, ready: true},
+		},
+		"LabelledForAnotherOwner": {
+			reason: "A policy whose owner label names another object is refused, and nothing is written.",
+			gcp:    gcpPolicy(withGCPLabels(theirs)),
+			cr:     policy(),
+			want: want{err: errors.Errorf(errFmtLabelledForOther, key, ownership.LabelKey, theirs[ownership.LabelKey]),
+				calls: []string{"Get"}},
+		},
+		"LabelledForAnotherOwnerDeleting": {
+			reason: "Deleting an object whose policy is labelled for another owner leaves the policy alone.",
+			gcp:    gcpPolicy(withGCPLabels(theirs)),
+			cr:     policy(withDeletionTimestamp()),
+			want:   want{o: managed.ExternalObservation{ResourceExists: false}, calls: []string{"Get"}},
+		},
+		"LabelledForUs": {
+			reason: "Our own label is no drift.",
+			gcp:    gcpPolicy(withGCPLabels(mine)),
+			cr:     policy(),
+			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, calls: []string{"Get"}, ready: true},
+		},
+		"Unlabelled": {
+			reason: "An unlabelled policy is adopted: it is not up to date until it carries our label.",
+			gcp:    gcpPolicy(),
+			cr:     policy(),
+			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false}, calls: []string{"Get"}, adopting: true, ready: true},
+		},
+		"TypeMismatch": {
+			reason: "Regression: a policy of another type was reported Ready. Type is immutable in GCP, so it is an error and nothing is written.",
+			gcp:    gcpPolicy(withGCPLabels(mine)),
+			cr:     policy(func(cr *v1beta1.SecurityPolicy) { cr.Spec.ForProvider.Type = ptr("CLOUD_ARMOR_EDGE") }),
+			want: want{err: errors.New(`spec.forProvider.type is "CLOUD_ARMOR_EDGE" but GCP policy "edge-policy" has type "CLOUD_ARMOR"; type is immutable in GCP: delete the policy to recreate it with the new type, or set type to "CLOUD_ARMOR"`),
+				calls: []string{"Get"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakePolicies{GetFn: returns(tc.gcp, nil)}
+			e := newExternal(tc.cr, f, tc.owners, mine)
+			got, err := e.Observe(context.Background(), tc.cr)
+			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.o, got, cmpopts.IgnoreFields(managed.ExternalObservation{}, "Diff")); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.calls, f.calls); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
+			if e.adopting != tc.want.adopting {
+				t.Errorf("\n%s\nObserve(...): adopting = %t, want %t", tc.reason, e.adopting, tc.want.adopting)
+			}
+			if ready := tc.cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue; ready != tc.want.ready {
+				t.Errorf("\n%s\nObserve(...): Ready = %t, want %t", tc.reason, ready, tc.want.ready)
+			}
+		})
+	}
+}
+
+func TestObserveRefusedClaims(t *testing.T) {
+	refused := ownership.Refusal{Rule: "team-b/sneaky", Priority: 100, Message: "SecurityPolicyRule team-b/sneaky may not claim priority 100"}
+	cr := policy(withRules(inline(100, deny403, rangeA)))
+	f := &fakePolicies{GetFn: returns(gcpPolicy(withGCPRules(gcpRule(100, deny403, rangeA))), nil)}
+	e := newExternal(cr, f, fakeOwners{refused: []ownership.Refusal{refused}}, nil)
+	got, err := e.Observe(context.Background(), cr)
+	if err != nil {
+		t.Fatalf("Observe(...): %v", err)
+	}
+	if !got.ResourceUpToDate {
+		t.Errorf("Observe(...): a refused claim leaves the policy's own inline rule in place and up to date; diff: %s", got.Diff)
+	}
+	want := xpv2.Condition{Type: TypeRuleConflict, Status: corev1.ConditionTrue, Reason: ReasonClaimRefused, Message: refused.Message}
+	if diff := cmp.Diff(want, cr.GetCondition(TypeRuleConflict), test.EquateConditions()); diff != "" {
+		t.Errorf("Observe(...): -want RuleConflict, +got RuleConflict:\n%s", diff)
+	}
+}
+
+func TestUpdateAdoption(t *testing.T) {
+	mine := map[string]string{ownership.LabelKey: "11111111111111111111111111111111"}
+	cases := map[string]struct {
+		reason   string
+		adopting bool
+		events   []event.Reason
+	}{
+		"Adopting":    {reason: "Labelling an unlabelled policy is announced with an event.", adopting: true, events: []event.Reason{reasonAdopted}},
+		"NotAdopting": {reason: "An update of a policy already ours is no adoption."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var labels map[string]string
+			f := &fakePolicies{
+				GetFreshFn:  returns(gcpPolicy(withGCPLabels(map[string]string{"env": "prod"})), nil),
+				SetLabelsFn: func(l map[string]string, _ string) error { labels = l; return nil },
+			}
+			cr := policy()
+			e := newExternal(cr, f, noClaims, mine)
+			rec := &recorder{}
+			e.recorder, e.adopting = rec, tc.adopting
+			if _, err := e.Update(context.Background(), cr); err != nil {
+				t.Fatalf("Update(...): %v", err)
+			}
+			if diff := cmp.Diff(tc.events, rec.reasons); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want events, +got events:\n%s", tc.reason, diff)
+			}
+			// With spec.labels unset, GCP's labels are kept and ours added.
+			want := map[string]string{"env": "prod", ownership.LabelKey: mine[ownership.LabelKey]}
+			if diff := cmp.Diff(want, labels); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want labels, +got labels:\n%s", tc.reason, diff)
 			}
 		})
 	}

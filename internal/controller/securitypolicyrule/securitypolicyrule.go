@@ -9,7 +9,11 @@ import (
 	"google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -21,6 +25,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -49,26 +55,55 @@ const (
 // Setup adds a controller that reconciles SecurityPolicyRules.
 func Setup(mgr ctrl.Manager, o setup.Options) error {
 	name := managed.ControllerName(v1beta1.SecurityPolicyRuleGroupKind)
-	fresh := setup.NewReadYourWrites(mgr.GetClient(), func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
+	if err := o.Indexes.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
 	mgr = fresh.Manager(mgr)
 	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector(setup.FinalizeWithCreate[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector})),
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient())}),
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, fresh)
+	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, fresh, watchPolicies(mgr.GetClient()))
 }
 
-// SetupGated registers Setup to run once the SecurityPolicyRule CRD exists.
+// SetupGated registers Setup to run once the SecurityPolicyRule and
+// SecurityPolicy CRDs exist (a rule asks the policies that name its GCP
+// policy whether it may claim its priority).
 func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	o.Gate.Register(func() {
 		if err := Setup(mgr, o); err != nil {
 			panic(errors.Wrap(err, "cannot set up SecurityPolicyRule controller"))
 		}
-	}, v1beta1.SecurityPolicyRuleGroupVersionKind)
+	}, v1beta1.SecurityPolicyRuleGroupVersionKind, v1beta1.SecurityPolicyGroupVersionKind)
 	return nil
+}
+
+// watchPolicies re-reconciles the rule objects, in every namespace, that
+// name a policy's GCP policy when the policy's spec changes: a policy that
+// opens spec.allowedRules to a namespace, or declares inline the priority of
+// a rule being deleted, changes what those rules may do.
+func watchPolicies(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
+	return func(b *ctrl.Builder) *ctrl.Builder {
+		return b.Watches(&v1beta1.SecurityPolicy{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			p, ok := o.(*v1beta1.SecurityPolicy)
+			if !ok {
+				return nil
+			}
+			rules, err := ownership.RulesNaming(ctx, kube, p)
+			if err != nil {
+				return nil
+			}
+			out := make([]reconcile.Request, len(rules))
+			for i, r := range rules {
+				out[i] = reconcile.Request{NamespacedName: r}
+			}
+			return out
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
 }
 
 // resolver resolves a rule's policy reference or selector and writes the
@@ -100,7 +135,8 @@ func (r *resolver) ResolveReferences(ctx context.Context, mg resource.Managed) e
 }
 
 type connecter struct {
-	conn *connector.Connector
+	conn  *connector.Connector
+	index *ownership.Index
 }
 
 func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.TypedExternalClient[*v1beta1.SecurityPolicyRule], error) {
@@ -108,7 +144,13 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule)
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	return &external{policies: conn.Policies(cr.Spec.ForProvider.Project, cr.Spec.ForProvider.Region)}, nil
+	p := cr.Spec.ForProvider
+	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index}, nil
+}
+
+// owners answers who owns what; *ownership.Index in production.
+type owners interface {
+	RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule, key gcp.PolicyKey) (ownership.Standing, error)
 }
 
 // external manages one rule through the policy's PolicyClient. Reads go
@@ -116,12 +158,25 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule)
 // GCP one read per snapshot lifetime, not one each.
 type external struct {
 	policies gcp.PolicyClient
+	key      gcp.PolicyKey // the GCP policy the rule belongs to
+	owners   owners
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
 	policy := policyName(cr)
 	if policy == "" {
 		return managed.ExternalObservation{}, errors.New(errNoPolicy)
+	}
+	if ownership.Writes(cr) {
+		// Asked of the cluster first: an object that may not write its rule
+		// makes no call to GCP.
+		st, err := e.owners.RuleStanding(ctx, cr, e.key)
+		if err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		if st.Refused != "" || (st.Inline && meta.WasDeleted(cr)) {
+			return refuse(cr, st.Refused)
+		}
 	}
 	sp, err := e.policies.Get(ctx, policy)
 	if gcp.IsNotFound(err) && meta.WasDeleted(cr) {
@@ -153,6 +208,18 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, Diff: diff}, nil
 }
 
+// refuse reports that cr may not write its GCP rule. While cr is being
+// deleted, the rule is reported gone, so that the reconciler removes cr's
+// finalizer and leaves the rule to its owner: another rule object, or the
+// policy that declares it inline and takes the priority back without the
+// rule ever leaving GCP.
+func refuse(cr *v1beta1.SecurityPolicyRule, msg string) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(cr) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	return managed.ExternalObservation{}, errors.New(msg)
+}
+
 // releasedDefaultRule reports whether a deleted object at the default
 // priority has nothing left to do. The default rule always exists in GCP, so
 // "gone" for it means "no longer ours": either the user did not ask for a
@@ -181,9 +248,12 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 		// The default rule cannot be added, only patched.
 		err = e.patch(ctx, policy, desired(cr))
 	} else {
-		// A rule already at this priority (someone was faster, or our
-		// create annotation was lost) is adopted: the next Observe compares it.
-		err = errors.Wrap(resource.Ignore(gcp.IsAlreadyExists, e.policies.AddRule(ctx, policy, desired(cr))), errAddRule)
+		// A rule that appeared at this priority since Observe read the
+		// policy was written by something outside this cluster: report it.
+		// The write invalidated the snapshot, so the next Observe sees the
+		// rule and adopts it, as Crossplane adopts what an external name
+		// points at (GCP rules carry no label to tell their owner by).
+		err = errors.Wrap(e.policies.AddRule(ctx, policy, desired(cr)), errAddRule)
 	}
 	if gcp.IsNotFound(err) {
 		return managed.ExternalCreation{}, errors.Wrap(err, errPolicyNotFound)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
 const (
@@ -43,6 +44,9 @@ var (
 	errNoRuleAtPriority = &googleapi.Error{Code: http.StatusBadRequest,
 		Message: "Invalid value for field 'priority': '1000'. The security policy does not contain a rule at priority 1000.",
 		Errors:  []googleapi.ErrorItem{{Reason: "invalid"}}}
+	errAlreadyExists = &googleapi.Error{Code: http.StatusConflict,
+		Message: "The resource 'projects/p/global/securityPolicies/edge-policy' already has a rule at priority 1000",
+		Errors:  []googleapi.ErrorItem{{Reason: "alreadyExists"}}}
 	errRateLimited = &googleapi.Error{Code: http.StatusTooManyRequests, Message: "Rate Limit Exceeded",
 		Errors: []googleapi.ErrorItem{{Reason: "rateLimitExceeded"}}}
 	errQuota = &gcp.OperationError{Operation: "operation-1", Errors: []gcp.OperationErrorItem{{
@@ -406,7 +410,7 @@ func TestObserve(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies}
+			e := &external{policies: tc.policies, owners: fakeOwners{}}
 			got, err := e.Observe(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -519,7 +523,7 @@ func TestCreate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies}
+			e := &external{policies: tc.policies, owners: fakeOwners{}}
 			got, err := e.Create(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -538,7 +542,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateOperationErrorVerbatim(t *testing.T) {
-	e := &external{policies: &fakePolicies{AddRuleFn: returns(errQuota)}}
+	e := &external{policies: &fakePolicies{AddRuleFn: returns(errQuota)}, owners: fakeOwners{}}
 	_, err := e.Create(context.Background(), rule(withRanges(rangeA)))
 	const verbatim = "QUOTA_EXCEEDED: Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally."
 	if err == nil || !strings.Contains(err.Error(), verbatim) {
@@ -607,7 +611,7 @@ func TestUpdate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies}
+			e := &external{policies: tc.policies, owners: fakeOwners{}}
 			got, err := e.Update(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -688,7 +692,7 @@ func TestDelete(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies}
+			e := &external{policies: tc.policies, owners: fakeOwners{}}
 			got, err := e.Delete(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -700,5 +704,96 @@ func TestDelete(t *testing.T) {
 				t.Errorf("\n%s\nDelete(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// fakeOwners answers RuleStanding with a fixed standing.
+type fakeOwners struct {
+	standing ownership.Standing
+	err      error
+}
+
+func (f fakeOwners) RuleStanding(context.Context, *v1beta1.SecurityPolicyRule, gcp.PolicyKey) (ownership.Standing, error) {
+	return f.standing, f.err
+}
+
+func withRuleManagementPolicies(p ...xpv2.ManagementAction) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) { cr.SetManagementPolicies(p) }
+}
+
+func TestObserveOwnership(t *testing.T) {
+	refusal := "the rule at priority 1000 of GCP policy projects/p/global/securityPolicies/edge-policy is managed by SecurityPolicyRule team-a/older, the oldest object for it"
+	gcpWithRule := gcpPolicy(gcpRule(1000, deny403, rangeA), gcpRule(defPrio, "allow", "*"))
+	cases := map[string]struct {
+		reason   string
+		standing ownership.Standing
+		cr       *v1beta1.SecurityPolicyRule
+		want     managed.ExternalObservation
+		err      error
+		calls    int
+	}{
+		"Refused": {
+			reason:   "A rule object that may not claim its priority is Synced=False with the owner's name and makes no call to GCP.",
+			standing: ownership.Standing{Refused: refusal},
+			cr:       rule(withRanges(rangeA)),
+			err:      errors.New(refusal),
+		},
+		"RefusedDeleting": {
+			reason:   "Deleting a rule object that does not own its rule leaves the GCP rule alone.",
+			standing: ownership.Standing{Refused: refusal},
+			cr:       rule(withRanges(rangeA), withDeletionTimestamp()),
+			want:     managed.ExternalObservation{ResourceExists: false},
+		},
+		"ObserveOnlyIsNeverRefused": {
+			reason:   "An Observe-only rule object writes nothing and is not asked whether it may.",
+			standing: ownership.Standing{Refused: refusal},
+			cr:       rule(withRanges(rangeA), withRuleManagementPolicies(xpv2.ManagementActionObserve)),
+			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			calls:    1,
+		},
+		"DeletingHandsInlinePriorityBack": {
+			reason:   "Regression: deleting a rule object whose priority the owning policy declares inline removed the GCP rule and the policy added it back a second later, a gap in an allowlist. The rule stays for the policy to take over.",
+			standing: ownership.Standing{Inline: true},
+			cr:       rule(withRanges(rangeA), withDeletionTimestamp()),
+			want:     managed.ExternalObservation{ResourceExists: false},
+		},
+		"InlineWhileLiving": {
+			reason:   "While the rule object lives, a policy that declares the same priority inline does not stop it.",
+			standing: ownership.Standing{Inline: true},
+			cr:       rule(withRanges(rangeA)),
+			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			calls:    1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakePolicies{GetFn: getReturns(gcpWithRule, nil)}
+			e := &external{policies: f, owners: fakeOwners{standing: tc.standing}}
+			got, err := e.Observe(context.Background(), tc.cr)
+			if diff := cmp.Diff(tc.err, err, test.EquateErrors()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(managed.ExternalObservation{}, "Diff")); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(f.calls) != tc.calls {
+				t.Errorf("\n%s\nObserve(...): %d calls to GCP, want %d: %v", tc.reason, len(f.calls), tc.calls, f.calls)
+			}
+		})
+	}
+}
+
+func TestCreateAlreadyExists(t *testing.T) {
+	// A rule that appeared at our priority since Observe read the policy was
+	// written outside this cluster: reported, not silently taken over. The
+	// next Observe, reading afresh, sees it and adopts it.
+	e := &external{policies: &fakePolicies{AddRuleFn: returns(errAlreadyExists)}, owners: fakeOwners{}}
+	cr := rule(withRanges(rangeA))
+	_, err := e.Create(context.Background(), cr)
+	if diff := cmp.Diff(errors.Wrap(errAlreadyExists, errAddRule), err, test.EquateErrors()); diff != "" {
+		t.Errorf("Create(...): -want error, +got error:\n%s", diff)
+	}
+	if got := meta.GetExternalName(cr); got != "" {
+		t.Errorf("Create(...): a failed create must not record an external name, got %q", got)
 	}
 }
