@@ -100,6 +100,44 @@ func TestAdmission(t *testing.T) {
 			object:  strings.Replace(ruleYAML("cross-ns", `priority: 1`, `action: allow`, srcRanges("10.0.0.0/8")), "securityPolicy: some-policy", "securityPolicyRef: {name: p, namespace: other}", 1),
 			wantErr: "securityPolicyRef must name a SecurityPolicy in this rule's namespace",
 		},
+		"AllowedRulesFromAll": {
+			reason: "A policy may open its priorities to rules from every namespace.",
+			object: policyYAML("open-all", "") + "  allowedRules: {namespaces: {from: All}}\n",
+		},
+		"AllowedRulesSelector": {
+			reason: "A policy may open its priorities to rules from selected namespaces.",
+			object: policyYAML("open-some", "") + "  allowedRules: {namespaces: {from: Selector, selector: {matchLabels: {team: edge}}}}\n",
+		},
+		"AllowedRulesSelectorMissing": {
+			reason:  "from: Selector without a selector would admit nothing it says.",
+			object:  policyYAML("open-nothing", "") + "  allowedRules: {namespaces: {from: Selector}}\n",
+			wantErr: "selector is required when from is Selector, and only then",
+		},
+		"AllowedRulesSelectorWithSame": {
+			reason:  "A selector with from: Same would be ignored: refused rather than misread.",
+			object:  policyYAML("open-same", "") + "  allowedRules: {namespaces: {from: Same, selector: {matchLabels: {team: edge}}}}\n",
+			wantErr: "selector is required when from is Selector, and only then",
+		},
+		"AllowedRulesUnknownFrom": {
+			reason:  "from is Same, All or Selector.",
+			object:  policyYAML("open-typo", "") + "  allowedRules: {namespaces: {from: Everyone}}\n",
+			wantErr: `Unsupported value: "Everyone"`,
+		},
+		"ProviderConfigInjectedIdentity": {
+			reason: "A namespaced ProviderConfig may not act with the provider's own identity.",
+			object: `apiVersion: armorplane.io/v1beta1
+kind: ProviderConfig
+metadata: {name: ambient, namespace: default}
+spec: {projectID: p, credentials: {source: InjectedIdentity}}`,
+			wantErr: "a namespaced ProviderConfig may only use credentials.source Secret or AccessToken",
+		},
+		"ClusterProviderConfigInjectedIdentity": {
+			reason: "A ClusterProviderConfig, which only the platform team can write, keeps every source, and may limit the namespaces it serves.",
+			object: `apiVersion: armorplane.io/v1beta1
+kind: ClusterProviderConfig
+metadata: {name: ambient}
+spec: {projectID: p, credentials: {source: InjectedIdentity}, namespaceSelector: {matchLabels: {tenant: platform}}}`,
+		},
 		"ProviderConfigSecretWithoutRef": {
 			reason: "A Secret credentials source needs a secretRef.",
 			object: `apiVersion: armorplane.io/v1beta1

@@ -28,6 +28,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
@@ -94,7 +95,8 @@ func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
-	if err := armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second}); err != nil {
+	if err := armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration")}); err != nil {
 		t.Fatal(err)
 	}
 	// No CRD gate controller runs here: the CRDs exist before the manager

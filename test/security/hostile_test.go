@@ -80,10 +80,16 @@ var hostileCreates = map[string]struct {
 	"UnknownFieldSmuggled":    {rule("r33", srcRanges("*"), `evil: {priority: 0}`, "allow"), `unknown field "spec.forProvider.evil"`},
 	// ProviderConfigs.
 	"ProviderConfigOtherNamespaceSecret": {providerConfig(`{source: Secret, secretRef: {namespace: tenant-b, name: creds, key: key}}`), `unknown field "spec.credentials.secretRef.namespace"`},
-	"ProviderConfigFileEndpoint":         {providerConfig(`{source: InjectedIdentity}`, `endpoint: "file:///etc/passwd"`), "spec.endpoint in body should match '^https?://'"},
+	"ProviderConfigFileEndpoint":         {providerConfig(`{source: AccessToken, secretRef: {name: creds, key: token}}`, `endpoint: "file:///etc/passwd"`), "spec.endpoint in body should match '^https?://'"},
 	"ProviderConfigUnknownSource":        {providerConfig(`{source: Vault}`), `Unsupported value: "Vault"`},
-	"ProviderConfigEmptyProject":         {strings.Replace(providerConfig(`{source: InjectedIdentity}`), "projectID: p", `projectID: ""`, 1), "spec.projectID in body should be at least 1 chars long"},
-	"ProviderConfigImpersonateNoTarget":  {providerConfig(`{source: ImpersonateServiceAccount}`), "credentials.impersonateServiceAccount is required when credentials.source is ImpersonateServiceAccount"},
+	"ProviderConfigEmptyProject":         {strings.Replace(providerConfig(`{source: AccessToken, secretRef: {name: creds, key: token}}`), "projectID: p", `projectID: ""`, 1), "spec.projectID in body should be at least 1 chars long"},
+	"ProviderConfigAmbientIdentity":      {providerConfig(`{source: InjectedIdentity}`), "a namespaced ProviderConfig may only use credentials.source Secret or AccessToken"},
+	"ProviderConfigAmbientFilesystem":    {providerConfig(`{source: Filesystem, fs: {path: /var/run/secrets/kubernetes.io/serviceaccount/token}}`), "a namespaced ProviderConfig may only use credentials.source Secret or AccessToken"},
+	"ProviderConfigImpersonate":          {providerConfig(`{source: ImpersonateServiceAccount, impersonateServiceAccount: {name: admin@p.iam.gserviceaccount.com}}`), "a namespaced ProviderConfig may only use credentials.source Secret or AccessToken"},
+	"ClusterProviderConfigImpersonateNoTarget": {`apiVersion: armorplane.io/v1beta1
+kind: ClusterProviderConfig
+metadata: {name: hostile-cpc-impersonate}
+spec: {projectID: p, credentials: {source: ImpersonateServiceAccount}}`, "credentials.impersonateServiceAccount is required when credentials.source is ImpersonateServiceAccount"},
 	"ClusterProviderConfigNoSecretRef": {`apiVersion: armorplane.io/v1beta1
 kind: ClusterProviderConfig
 metadata: {name: hostile-cpc}
