@@ -122,9 +122,14 @@ func RulePolicyKey(cr *v1beta1.SecurityPolicyRule, project string) gcp.PolicyKey
 	return gcp.PolicyKey{Project: project, Region: deref(cr.Spec.ForProvider.Region), Name: deref(cr.Spec.ForProvider.SecurityPolicy)}
 }
 
+// managementPolicies is what Writes needs of a managed resource.
+type managementPolicies interface {
+	GetManagementPolicies() xpv2.ManagementPolicies
+}
+
 // Writes reports whether mg's management policies let it change GCP. Only
 // such objects compete for ownership.
-func Writes(mg interface{ GetManagementPolicies() xpv2.ManagementPolicies }) bool {
+func Writes(mg managementPolicies) bool {
 	mp := mg.GetManagementPolicies()
 	if len(mp) == 0 {
 		return true // The API default is ["*"].
@@ -269,7 +274,11 @@ func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule
 		if project, err := projects.of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
 			continue
 		}
-		if ok, err := admits(ctx, r.GetNamespace()); err != nil || !ok {
+		ok, err := admits(ctx, r.GetNamespace())
+		if err != nil {
+			return Standing{}, err
+		}
+		if !ok {
 			continue
 		}
 		s.Refused = fmt.Sprintf("the rule at priority %d of GCP policy %s is managed by SecurityPolicyRule %s, the oldest object for it: this object makes no change to GCP and leaves the rule in place when deleted", prio, key, nameOf(r))
@@ -350,7 +359,10 @@ func (r *projectResolver) of(ctx context.Context, mg ManagedResource, project *s
 	if ref == nil {
 		return "", errors.New("no providerConfigRef")
 	}
-	key := ref.Kind + "/" + mg.GetNamespace() + "/" + ref.Name
+	key := ref.Kind + "/" + ref.Name
+	if ref.Kind == pcv1beta1.ProviderConfigKind {
+		key = ref.Kind + "/" + mg.GetNamespace() + "/" + ref.Name
+	}
 	if p, ok := r.configs[key]; ok {
 		return p, nil
 	}
