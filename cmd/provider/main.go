@@ -127,10 +127,14 @@ func main() {
 		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
 	}
 
+	// One counter, snapshot cache and write queue for every GCP client, so
+	// the metrics show the whole provider's traffic.
+	calls := gcp.NewCallCounter()
 	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(*snapshotTTL))
 	queue := gcp.NewWriteQueue()
+	metrics.Registry.MustRegister(gcp.NewCollector(calls, snapshots, queue))
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
-		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
+		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls))
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	var connOpts []connector.Option

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -32,8 +31,6 @@ type ClientCache struct {
 	entries map[string]*list.Element // key -> *clientEntry
 	owners  map[string]string        // owner -> its current key
 	group   singleflight.Group
-
-	builds atomic.Int64
 }
 
 type clientEntry struct {
@@ -64,7 +61,6 @@ func (c *ClientCache) Get(ctx context.Context, owner, key string, build BuildFn)
 		if cl := c.lookup(owner, key); cl != nil {
 			return cl, nil
 		}
-		c.builds.Add(1)
 		cl, err := build(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
@@ -134,13 +130,3 @@ func (c *ClientCache) Forget(owner string) {
 		delete(c.owners, owner)
 	}
 }
-
-// Len returns the number of cached clients.
-func (c *ClientCache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
-}
-
-// Builds returns how many times a BuildFn ran, for metrics and tests.
-func (c *ClientCache) Builds() int64 { return c.builds.Load() }

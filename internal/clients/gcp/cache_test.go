@@ -115,7 +115,8 @@ func TestClientCacheEntries(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := NewClientCache(tc.size)
-			build := func(context.Context) (*Client, error) { return &Client{}, nil }
+			var builds int64
+			build := func(context.Context) (*Client, error) { builds++; return &Client{}, nil }
 			for _, g := range tc.gets {
 				if _, err := c.Get(context.Background(), g.owner, g.key, build); err != nil {
 					t.Fatalf("Get: %v", err)
@@ -124,7 +125,9 @@ func TestClientCacheEntries(t *testing.T) {
 			if tc.forget != "" {
 				c.Forget(tc.forget)
 			}
-			got := want{builds: c.Builds(), len: c.Len()}
+			c.mu.Lock()
+			got := want{builds: builds, len: c.lru.Len()}
+			c.mu.Unlock()
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
 			}

@@ -3,7 +3,6 @@ package gcp
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/api/compute/v1"
 
@@ -52,8 +51,8 @@ func (m Method) String() string {
 	return methodNames[m]
 }
 
-// CallCounter counts compute API calls per method. Share one across all
-// Clients of a process to count the provider's total traffic.
+// CallCounter counts compute API calls per method. The provider shares one
+// across all its Clients and exports it with NewCollector.
 type CallCounter struct {
 	n [methodCount]atomic.Int64
 }
@@ -61,7 +60,13 @@ type CallCounter struct {
 // NewCallCounter returns a zeroed CallCounter.
 func NewCallCounter() *CallCounter { return &CallCounter{} }
 
-func (c *CallCounter) inc(m Method) { c.n[m].Add(1) }
+// inc counts a call; a nil counter (a Client built without
+// WithCallCounter) counts nothing.
+func (c *CallCounter) inc(m Method) {
+	if c != nil {
+		c.n[m].Add(1)
+	}
+}
 
 // Count returns the number of calls of m.
 func (c *CallCounter) Count(m Method) int64 {
@@ -71,19 +76,8 @@ func (c *CallCounter) Count(m Method) int64 {
 	return c.n[m].Load()
 }
 
-// Counts returns all non-zero counts keyed by method name.
-func (c *CallCounter) Counts() map[string]int64 {
-	out := map[string]int64{}
-	for m := range methodCount {
-		if v := c.n[m].Load(); v != 0 {
-			out[m.String()] = v
-		}
-	}
-	return out
-}
-
 // A Client is what a ClientCache stores for one credential set: a compute
-// service plus the process-wide SnapshotCache and WriteQueue.
+// service plus the process-wide SnapshotCache, WriteQueue and CallCounter.
 type Client struct {
 	svc *compute.Service
 	// identity is the credential identity the Client's snapshots are kept
@@ -92,17 +86,15 @@ type Client struct {
 	identity  string
 	snapshots *SnapshotCache
 	queue     *WriteQueue
-	calls     *CallCounter
-	waitOpts  []WaitOption
-
-	boundWait bool
-	writeWait time.Duration
+	calls     *CallCounter // nil counts nothing
+	waitOpts  []waitOption // set by tests only
 }
 
 // A ClientOption configures a Client.
 type ClientOption func(*Client)
 
-// WithCallCounter makes the Client count its calls in c.
+// WithCallCounter makes the Client count its calls in c. Without it the
+// Client counts nothing.
 func WithCallCounter(c *CallCounter) ClientOption {
 	return func(cl *Client) { cl.calls = c }
 }
@@ -114,17 +106,10 @@ func WithIdentity(id string) ClientOption {
 	return func(cl *Client) { cl.identity = id }
 }
 
-// WithWaitOptions configures how the Client waits for operations.
-func WithWaitOptions(o ...WaitOption) ClientOption {
+// withWaitOptions configures how the Client waits for operations; tests
+// use it to poll quickly.
+func withWaitOptions(o ...waitOption) ClientOption {
 	return func(cl *Client) { cl.waitOpts = append(cl.waitOpts, o...) }
-}
-
-// WithWriteWait bounds how long a mutation waits behind our other writes to
-// the same policy before it gives up with a *BusyError (IsNotReady), so a
-// controller worker can requeue instead of idling. Zero means do not wait at
-// all. Without this option a mutation waits as long as its ctx allows.
-func WithWriteWait(d time.Duration) ClientOption {
-	return func(cl *Client) { cl.boundWait, cl.writeWait = true, d }
 }
 
 // NewClient returns a Client over svc. snapshots and queue must be shared by
@@ -136,7 +121,7 @@ func NewClient(svc *compute.Service, snapshots *SnapshotCache, queue *WriteQueue
 	if queue == nil {
 		queue = NewWriteQueue()
 	}
-	c := &Client{svc: svc, snapshots: snapshots, queue: queue, calls: NewCallCounter()}
+	c := &Client{svc: svc, snapshots: snapshots, queue: queue}
 	for _, fn := range o {
 		fn(c)
 	}
@@ -147,7 +132,7 @@ func NewClient(svc *compute.Service, snapshots *SnapshotCache, queue *WriteQueue
 // Client over it. Use it as a ClientCache BuildFn:
 //
 //	cache.Get(ctx, uid, gcp.IdentityKey(uid, creds.Hash()), func(ctx context.Context) (*gcp.Client, error) {
-//		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
+//		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls))
 //	})
 func NewClientForCredentials(ctx context.Context, creds Credentials, snapshots *SnapshotCache, queue *WriteQueue, o ...ClientOption) (*Client, error) {
 	opts, err := ClientOptions(ctx, creds)
@@ -161,12 +146,6 @@ func NewClientForCredentials(ctx context.Context, creds Credentials, snapshots *
 	return NewClient(svc, snapshots, queue, append([]ClientOption{WithIdentity(creds.Hash())}, o...)...), nil
 }
 
-// Service returns the underlying compute service.
-func (c *Client) Service() *compute.Service { return c.svc }
-
-// Calls returns the Client's call counter.
-func (c *Client) Calls() *CallCounter { return c.calls }
-
 // Policies returns a PolicyClient for the security policies of project in
 // region; region "" means global policies.
 func (c *Client) Policies(project, region string) PolicyClient {
@@ -176,16 +155,8 @@ func (c *Client) Policies(project, region string) PolicyClient {
 	return &policyClient{Client: c, project: project, region: region, api: regionalAPI{svc: c.svc, region: region}}
 }
 
-// write runs fn in the policy's write queue, honouring WithWriteWait.
-func (c *Client) write(ctx context.Context, key PolicyKey, fn func(ctx context.Context) error) error {
-	if c.boundWait {
-		return c.queue.DoWithin(ctx, key, c.writeWait, fn)
-	}
-	return c.queue.Do(ctx, key, fn)
-}
-
 // wait waits for op, counting each wait call.
 func (c *Client) wait(ctx context.Context, project, region string, op *compute.Operation) error {
-	o := append([]WaitOption{withPollHook(func() { c.calls.inc(MethodWaitOperation) })}, c.waitOpts...)
+	o := append([]waitOption{withPollHook(func() { c.calls.inc(MethodWaitOperation) })}, c.waitOpts...)
 	return WaitForOperation(ctx, c.svc, project, region, op, o...)
 }

@@ -30,15 +30,14 @@ const (
 	// KindAlreadyExists means an insert collided with an existing policy.
 	KindAlreadyExists
 	// KindNotReady means another operation on the same policy is running
-	// (resourceNotReady, a 409 conflict, an operation we stopped waiting for,
-	// or our own write queue being busy). Retry soon; it is not the user's
-	// fault.
+	// (resourceNotReady, a 409 conflict, or an operation we stopped waiting
+	// for). Retry soon; it is not the user's fault.
 	KindNotReady
 	// KindPreconditionFailed means a stale fingerprint (412 conditionNotMet).
 	// Read again, then retry.
 	KindPreconditionFailed
 	// KindRateLimited means GCP asked us to slow down (429, or 403 with a
-	// rate limit reason). Honour RetryAfter when present.
+	// rate limit reason). Back off.
 	KindRateLimited
 	// KindQuotaExceeded means a project quota is exhausted. Retrying soon
 	// cannot help; report and back off.
@@ -86,7 +85,6 @@ const (
 	msgDuplicatePriority    = "Cannot have rules with the same priorities"
 	msgNotReady             = "is not ready"
 	msgAlreadyExists        = "already exists"
-	headerRetryAfter        = "Retry-After"
 	operationCodeQuota      = "QUOTA_EXCEEDED"
 	operationCodeNotReady   = "RESOURCE_NOT_READY"
 	operationCodeRateLimits = "RATE_LIMIT_EXCEEDED"
@@ -100,10 +98,6 @@ func Kind(err error) ErrorKind {
 	var oe *OperationError
 	if errors.As(err, &oe) {
 		return oe.Kind()
-	}
-	var be *BusyError
-	if errors.As(err, &be) {
-		return KindNotReady
 	}
 	var pe *OperationPendingError
 	if errors.As(err, &pe) {
@@ -225,84 +219,6 @@ func IsNotFound(err error) bool { return Kind(err) == KindNotFound }
 // IsAlreadyExists reports whether err is a 409 alreadyExists.
 func IsAlreadyExists(err error) bool { return Kind(err) == KindAlreadyExists }
 
-// IsNotReady reports whether err means another operation on the same policy
-// is running. Retry soon.
-func IsNotReady(err error) bool { return Kind(err) == KindNotReady }
-
-// IsPreconditionFailed reports whether err is a 412 conditionNotMet: the
-// fingerprint we sent is stale.
-func IsPreconditionFailed(err error) bool { return Kind(err) == KindPreconditionFailed }
-
-// IsRateLimited reports whether GCP asked us to slow down.
-func IsRateLimited(err error) bool { return Kind(err) == KindRateLimited }
-
-// IsQuotaExceeded reports whether a project quota is exhausted.
-func IsQuotaExceeded(err error) bool { return Kind(err) == KindQuotaExceeded }
-
-// IsPermissionDenied reports whether the credentials were refused.
-func IsPermissionDenied(err error) bool { return Kind(err) == KindPermissionDenied }
-
-// IsInvalid reports whether GCP rejected the request as invalid (a 400 that
-// is neither a missing rule nor a busy policy).
-func IsInvalid(err error) bool { return Kind(err) == KindInvalid }
-
-// IsTransient reports whether err is a 5xx, a network error or a timeout.
-func IsTransient(err error) bool { return Kind(err) == KindTransient }
-
-// IsRetryable reports whether retrying soon can succeed without anything
-// changing: NotReady, PreconditionFailed (after a re-read), RateLimited and
-// Transient errors.
-func IsRetryable(err error) bool {
-	switch Kind(err) {
-	case KindNotReady, KindPreconditionFailed, KindRateLimited, KindTransient:
-		return true
-	}
-	return false
-}
-
-// RetryAfter returns how long GCP asked us to wait, from the Retry-After
-// header of an HTTP error response (delta-seconds or an HTTP date). It
-// returns false when err carries no usable Retry-After.
-func RetryAfter(err error) (time.Duration, bool) {
-	return retryAfter(err, time.Now)
-}
-
-func retryAfter(err error, now func() time.Time) (time.Duration, bool) {
-	var ge *googleapi.Error
-	if !errors.As(err, &ge) || ge.Header == nil {
-		return 0, false
-	}
-	v := strings.TrimSpace(ge.Header.Get(headerRetryAfter))
-	if v == "" {
-		return 0, false
-	}
-	if s, perr := strconv.Atoi(v); perr == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	t, perr := http.ParseTime(v)
-	if perr != nil {
-		return 0, false
-	}
-	return max(t.Sub(now()), 0), true
-}
-
-// Message returns the text GCP sent for err, without the Go client's
-// "googleapi: Error 400:" decoration, so a condition can show it verbatim.
-// Errors that did not come from GCP are returned as err.Error().
-func Message(err error) string {
-	if err == nil {
-		return ""
-	}
-	var ge *googleapi.Error
-	if errors.As(err, &ge) && ge.Message != "" {
-		return ge.Message
-	}
-	return err.Error()
-}
-
 // An OperationError is the error carried by a compute.Operation that
 // finished (status DONE) unsuccessfully. The Go client returns such an
 // operation without an error, so WaitForOperation converts it.
@@ -413,23 +329,4 @@ type OperationPendingError struct {
 // Error says which operation is still running.
 func (e *OperationPendingError) Error() string {
 	return "operation " + e.Operation + " is still running after " + e.Waited.Round(time.Millisecond).String()
-}
-
-// A BusyError means a write to the policy was not started because another
-// write of ours to the same policy was running and the caller chose not to
-// wait (WriteQueue.TryDo, or a Client built WithWriteWait).
-type BusyError struct {
-	// Policy is the busy policy.
-	Policy PolicyKey
-}
-
-// Error names the busy policy.
-func (e *BusyError) Error() string {
-	return "security policy " + e.Policy.String() + " is busy with another write"
-}
-
-// IsBusy reports whether err is a BusyError. Busy errors are also NotReady.
-func IsBusy(err error) bool {
-	var be *BusyError
-	return errors.As(err, &be)
 }

@@ -3,11 +3,8 @@ package gcp
 import (
 	"context"
 	"net"
-	"net/http"
 	"net/url"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/compute/v1"
@@ -172,11 +169,6 @@ func TestKind(t *testing.T) {
 			err:    &OperationPendingError{Operation: "op"},
 			want:   KindNotReady,
 		},
-		"Busy": {
-			reason: "A busy write queue is NotReady.",
-			err:    errors.Wrap(&BusyError{}, "cannot add rule"),
-			want:   KindNotReady,
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -189,9 +181,7 @@ func TestKind(t *testing.T) {
 }
 
 func TestIsFunctions(t *testing.T) {
-	type want struct {
-		notFound, exists, notReady, precondition, rate, quota, denied, invalid, transient, retryable, busy bool
-	}
+	type want struct{ notFound, exists, quota bool }
 	cases := map[string]struct {
 		reason string
 		err    error
@@ -202,40 +192,28 @@ func TestIsFunctions(t *testing.T) {
 			err:    apiErr(404, "notFound", "gone"),
 			want:   want{notFound: true},
 		},
-		"Busy": {
-			reason: "A busy policy is NotReady, busy and retryable.",
-			err:    &BusyError{},
-			want:   want{notReady: true, retryable: true, busy: true},
+		"MissingRule": {
+			reason: "A wrapped 400 naming a missing rule priority is NotFound.",
+			err:    errors.Wrap(apiErr(400, "invalid", "The security policy does not contain a rule at priority 5."), "cannot remove rule"),
+			want:   want{notFound: true},
+		},
+		"AlreadyExists": {
+			reason: "Only IsAlreadyExists reports a 409 alreadyExists.",
+			err:    apiErr(409, "alreadyExists", "exists"),
+			want:   want{exists: true},
 		},
 		"Quota": {
-			reason: "Quota is not retryable soon.",
+			reason: "An operation's QUOTA_EXCEEDED is KindQuotaExceeded, neither NotFound nor AlreadyExists.",
 			err:    &OperationError{Errors: []OperationErrorItem{{Code: "QUOTA_EXCEEDED"}}},
 			want:   want{quota: true},
 		},
-		"Precondition": {
-			reason: "A stale fingerprint is retryable after a re-read.",
-			err:    apiErr(412, "conditionNotMet", "stale"),
-			want:   want{precondition: true, retryable: true},
-		},
-		"ServerError": {
-			reason: "A 5xx is transient and retryable.",
-			err:    apiErr(500, "", "oops"),
-			want:   want{transient: true, retryable: true},
-		},
-		"Invalid": {
-			reason: "An invalid request is not retryable.",
-			err:    apiErr(400, "invalid", "bad"),
-			want:   want{invalid: true},
+		"Nil": {
+			reason: "A nil error is none of them.",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := want{
-				notFound: IsNotFound(tc.err), exists: IsAlreadyExists(tc.err), notReady: IsNotReady(tc.err),
-				precondition: IsPreconditionFailed(tc.err), rate: IsRateLimited(tc.err), quota: IsQuotaExceeded(tc.err),
-				denied: IsPermissionDenied(tc.err), invalid: IsInvalid(tc.err), transient: IsTransient(tc.err),
-				retryable: IsRetryable(tc.err), busy: IsBusy(tc.err),
-			}
+			got := want{notFound: IsNotFound(tc.err), exists: IsAlreadyExists(tc.err), quota: Kind(tc.err) == KindQuotaExceeded}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("\n%s\nIs*(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -257,68 +235,6 @@ func TestErrorKindString(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.kind.String()); diff != "" {
 				t.Errorf("\n%s\nString(): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	withHeader := func(v string) error {
-		e := apiErr(429, "rateLimitExceeded", "slow down")
-		e.Header = http.Header{"Retry-After": []string{v}}
-		return errors.Wrap(e, "cannot get policy")
-	}
-	type want struct {
-		d  time.Duration
-		ok bool
-	}
-	cases := map[string]struct {
-		reason string
-		err    error
-		want   want
-	}{
-		"Seconds": {
-			reason: "Delta-seconds are honoured.",
-			err:    withHeader("7"),
-			want:   want{d: 7 * time.Second, ok: true},
-		},
-		"Date": {
-			reason: "An HTTP date is turned into a duration from now.",
-			err:    withHeader(now.Add(90 * time.Second).Format(http.TimeFormat)),
-			want:   want{d: 90 * time.Second, ok: true},
-		},
-		"PastDate": {
-			reason: "A date in the past means retry now.",
-			err:    withHeader(now.Add(-time.Hour).Format(http.TimeFormat)),
-			want:   want{d: 0, ok: true},
-		},
-		"Garbage": {
-			reason: "An unparsable header is ignored.",
-			err:    withHeader("soon"),
-			want:   want{},
-		},
-		"Negative": {
-			reason: "Negative seconds are ignored.",
-			err:    withHeader("-3"),
-			want:   want{},
-		},
-		"NoHeader": {
-			reason: "No header, no hint.",
-			err:    apiErr(429, "", "slow down"),
-			want:   want{},
-		},
-		"NotAPIError": {
-			reason: "Other errors carry no hint.",
-			err:    errBoom,
-			want:   want{},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			d, ok := retryAfter(tc.err, func() time.Time { return now })
-			if diff := cmp.Diff(tc.want, want{d: d, ok: ok}, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("\n%s\nRetryAfter(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -369,36 +285,4 @@ func TestOperationError(t *testing.T) {
 			t.Errorf("NewOperationError(success): want nil, got %v", oe)
 		}
 	})
-}
-
-func TestMessage(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		err    error
-		want   string
-	}{
-		"API": {
-			reason: "GCP's message is returned without the client's decoration.",
-			err:    errors.Wrap(apiErr(400, "invalid", "Invalid value for field 'priority'."), "cannot add rule"),
-			want:   "Invalid value for field 'priority'.",
-		},
-		"Other": {
-			reason: "Other errors are returned whole.",
-			err:    errBoom,
-			want:   "boom",
-		},
-		"Nil": {
-			reason: "Nil has no message.",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Message(tc.err)); diff != "" {
-				t.Errorf("\n%s\nMessage(...): -want, +got:\n%s", tc.reason, diff)
-			}
-			if tc.err != nil && !strings.Contains(tc.err.Error(), tc.want) {
-				t.Errorf("\n%s\nerr.Error() %q must contain GCP's message verbatim", tc.reason, tc.err.Error())
-			}
-		})
-	}
 }

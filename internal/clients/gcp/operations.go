@@ -39,22 +39,23 @@ type waitConfig struct {
 	now         func() time.Time
 }
 
-// A WaitOption configures WaitForOperation.
-type WaitOption func(*waitConfig)
+// A waitOption configures WaitForOperation. Only the Client (to count wait
+// calls) and tests (to poll quickly) set any.
+type waitOption func(*waitConfig)
 
-// WithOperationTimeout bounds how long WaitForOperation waits in total.
-func WithOperationTimeout(d time.Duration) WaitOption {
+// withOperationTimeout bounds how long WaitForOperation waits in total.
+func withOperationTimeout(d time.Duration) waitOption {
 	return func(c *waitConfig) { c.timeout = d }
 }
 
-// WithPollInterval sets the first and the largest pause between wait calls
+// withPollInterval sets the first and the largest pause between wait calls
 // that returned an unfinished operation.
-func WithPollInterval(first, largest time.Duration) WaitOption {
+func withPollInterval(first, largest time.Duration) waitOption {
 	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
 }
 
 // withPollHook calls fn before each wait call, so a Client can count them.
-func withPollHook(fn func()) WaitOption {
+func withPollHook(fn func()) waitOption {
 	return func(c *waitConfig) { c.onPoll = fn }
 }
 
@@ -62,10 +63,10 @@ func withPollHook(fn func()) WaitOption {
 // an *OperationError: a failed operation is never reported as success.
 // region "" means a global operation. Waiting is bounded by ctx and by the
 // operation timeout; an operation still running then yields an
-// *OperationPendingError (IsNotReady). Transient and rate-limit errors of the
-// wait call itself are retried within that bound, because the write already
-// happened and only its outcome is unknown.
-func WaitForOperation(ctx context.Context, svc *compute.Service, project, region string, op *compute.Operation, o ...WaitOption) error {
+// *OperationPendingError (KindNotReady). Transient and rate-limit errors of
+// the wait call itself are retried within that bound, because the write
+// already happened and only its outcome is unknown.
+func WaitForOperation(ctx context.Context, svc *compute.Service, project, region string, op *compute.Operation, o ...waitOption) error {
 	if op == nil {
 		return errors.New(errNoOperation)
 	}

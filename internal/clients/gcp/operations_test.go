@@ -18,7 +18,7 @@ func TestWaitForOperation(t *testing.T) {
 	type args struct {
 		region string
 		op     *compute.Operation
-		opts   []WaitOption
+		opts   []waitOption
 	}
 	type want struct {
 		err  error
@@ -92,7 +92,7 @@ func TestWaitForOperation(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f, svc := newFakeGCP(t, tc.routes)
-			opts := append([]WaitOption{WithPollInterval(time.Millisecond, 2*time.Millisecond)}, tc.args.opts...)
+			opts := append([]waitOption{withPollInterval(time.Millisecond, 2*time.Millisecond)}, tc.args.opts...)
 			err := WaitForOperation(context.Background(), svc, "p", tc.args.region, tc.args.op, opts...)
 			seen, _ := f.log()
 			got := want{err: err, kind: Kind(err), seen: seen}
@@ -107,9 +107,9 @@ func TestWaitForOperationTimeout(t *testing.T) {
 	_, svc := newFakeGCP(t, routes{"POST /global/operations/op-1/wait": {ok(opJSON("op-1", "RUNNING"))}})
 	start := time.Now()
 	err := WaitForOperation(context.Background(), svc, "p", "", &compute.Operation{Name: "op-1", Status: "RUNNING"},
-		WithOperationTimeout(50*time.Millisecond), WithPollInterval(time.Millisecond, 5*time.Millisecond))
+		withOperationTimeout(50*time.Millisecond), withPollInterval(time.Millisecond, 5*time.Millisecond))
 	var pe *OperationPendingError
-	if !errors.As(err, &pe) || !IsNotReady(err) {
+	if !errors.As(err, &pe) || Kind(err) != KindNotReady {
 		t.Fatalf("an operation still running at the bound: want *OperationPendingError (NotReady), got %T %v", err, err)
 	}
 	if d := time.Since(start); d > 2*time.Second {

@@ -11,8 +11,8 @@ import (
 // A PolicyClient manages the security policies of one project and region.
 //
 // Errors are returned unwrapped, as GCP sent them (*googleapi.Error) or as
-// an *OperationError, *OperationPendingError or *BusyError, so a controller
-// wraps each exactly once and classifies it with Kind or the Is functions.
+// an *OperationError or *OperationPendingError, so a controller wraps each
+// exactly once and classifies it with Kind or the Is functions.
 // Deleting or removing something already gone returns a NotFound error;
 // ignore it with resource.Ignore(gcp.IsNotFound, err).
 //
@@ -22,7 +22,7 @@ import (
 type PolicyClient interface {
 	// Get returns the policy from the shared snapshot cache, reading GCP
 	// only when the snapshot is missing or expired. The result is shared
-	// and read-only: use DeepCopyPolicy before modifying it.
+	// and read-only: deep-copy it before modifying it.
 	Get(ctx context.Context, name string) (*compute.SecurityPolicy, error)
 	// GetFresh reads the policy from GCP (joining a read already in
 	// flight) and refreshes the snapshot. Use it before a write that needs
@@ -97,7 +97,7 @@ func (p *policyClient) GetFresh(ctx context.Context, name string) (*compute.Secu
 // policy, and a cached NotFound must not outlive an Insert.
 func (p *policyClient) mutate(ctx context.Context, name string, m Method, call func(ctx context.Context) (*compute.Operation, error)) error {
 	key := p.key(name)
-	return p.write(ctx, key, func(ctx context.Context) error {
+	return p.queue.Do(ctx, key, func(ctx context.Context) error {
 		defer p.snapshots.Invalidate(key)
 		p.calls.inc(m)
 		op, err := call(ctx)

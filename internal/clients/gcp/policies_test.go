@@ -243,16 +243,6 @@ func TestPolicyClient(t *testing.T) {
 	}
 }
 
-func TestPolicyClientRetryAfter(t *testing.T) {
-	_, svc := newFakeGCP(t, routes{"GET " + policyPath: {{status: http.StatusTooManyRequests,
-		header: map[string]string{"Retry-After": "7"}, body: errJSON(429, "rateLimitExceeded", "Rate Limit Exceeded")}}})
-	_, err := NewClient(svc, nil, nil).Policies("p", "").Get(context.Background(), "n")
-	d, ok := RetryAfter(err)
-	if diff := cmp.Diff(7*time.Second, d); diff != "" || !ok {
-		t.Errorf("RetryAfter(429 with Retry-After: 7): ok %v, -want, +got:\n%s", ok, diff)
-	}
-}
-
 func TestPolicyClientDoesNotModifyArguments(t *testing.T) {
 	_, svc := newFakeGCP(t, routes{
 		"POST " + policyPath + "/addRule": {ok(opJSON("op-1", "DONE"))},
@@ -290,8 +280,8 @@ func TestPolicyClientSerialisesWrites(t *testing.T) {
 		_, _ = w.Write([]byte(opJSON("op-1", "DONE")))
 	}
 	svc := newHandlerService(t, http.HandlerFunc(handler))
-	snapshots, queue := NewSnapshotCache(), NewWriteQueue()
-	a, b := NewClient(svc, snapshots, queue), NewClient(svc, snapshots, queue)
+	snapshots, queue, calls := NewSnapshotCache(), NewWriteQueue(), NewCallCounter()
+	a, b := NewClient(svc, snapshots, queue, WithCallCounter(calls)), NewClient(svc, snapshots, queue, WithCallCounter(calls))
 	var wg sync.WaitGroup
 	for i := range 10 {
 		c := a
@@ -308,26 +298,7 @@ func TestPolicyClientSerialisesWrites(t *testing.T) {
 	if most != 1 {
 		t.Errorf("writes to one policy overlapped: up to %d at once", most)
 	}
-	if got := a.Calls().Count(MethodAddRule) + b.Calls().Count(MethodAddRule); got != 10 {
-		t.Errorf("want 10 AddRule calls counted, got %d", got)
-	}
-}
-
-func TestPolicyClientBusy(t *testing.T) {
-	_, svc := newFakeGCP(t, routes{"POST " + policyPath + "/removeRule": {ok(opJSON("op-1", "DONE"))}})
-	queue := NewWriteQueue()
-	c := NewClient(svc, nil, queue, WithWriteWait(0)).Policies("p", "")
-	hold, holding := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = queue.Do(context.Background(), testKey, func(context.Context) error { close(holding); <-hold; return nil })
-	}()
-	<-holding
-	err := c.RemoveRule(context.Background(), "n", 1)
-	close(hold)
-	if diff := cmp.Diff(error(&BusyError{Policy: testKey}), err, test.EquateErrors()); diff != "" {
-		t.Errorf("a write to a busy policy with WithWriteWait(0): -want, +got:\n%s", diff)
-	}
-	if !IsNotReady(err) {
-		t.Errorf("a BusyError must be NotReady")
+	if got := calls.Count(MethodAddRule); got != 10 {
+		t.Errorf("want the shared counter to count 10 AddRule calls, got %d", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // A WriteQueue serialises our writes to each policy and lets writes to
@@ -19,7 +18,6 @@ type WriteQueue struct {
 	slots map[PolicyKey]*writeSlot
 
 	waits   atomic.Int64
-	busy    atomic.Int64
 	running atomic.Int64
 }
 
@@ -31,12 +29,10 @@ type writeSlot struct {
 	refs  int
 }
 
-// QueueStats are a WriteQueue's counters.
+// QueueStats are a WriteQueue's counters, as NewCollector exports them.
 type QueueStats struct {
 	// Waits counts writes that had to wait behind another write.
 	Waits int64
-	// Busy counts writes refused because the policy was busy.
-	Busy int64
 	// Running is the number of writes running now.
 	Running int64
 	// Keys is the number of policies with a running or waiting write.
@@ -51,37 +47,6 @@ func NewWriteQueue() *WriteQueue {
 // Do runs fn once no other write to key runs, waiting as long as ctx
 // allows. It returns ctx.Err() if ctx ends first, or fn's error.
 func (q *WriteQueue) Do(ctx context.Context, key PolicyKey, fn func(ctx context.Context) error) error {
-	return q.do(ctx, key, nil, fn)
-}
-
-// TryDo runs fn only if no other write to key runs now; otherwise it returns
-// a *BusyError at once (IsBusy and IsNotReady report true), so a controller
-// can requeue instead of blocking a worker.
-func (q *WriteQueue) TryDo(ctx context.Context, key PolicyKey, fn func(ctx context.Context) error) error {
-	return q.DoWithin(ctx, key, 0, fn)
-}
-
-// DoWithin is Do that waits at most wait for the policy; then it returns a
-// *BusyError. A wait of zero or less behaves like TryDo.
-func (q *WriteQueue) DoWithin(ctx context.Context, key PolicyKey, wait time.Duration, fn func(ctx context.Context) error) error {
-	if wait <= 0 {
-		return q.do(ctx, key, closedChan, fn)
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	return q.do(ctx, key, t.C, fn)
-}
-
-// closedChan makes the wait in do give up at once.
-var closedChan = func() chan time.Time {
-	c := make(chan time.Time)
-	close(c)
-	return c
-}()
-
-// do acquires key's token, giving up when ctx ends or giveUp fires (nil
-// means never), runs fn and releases the token.
-func (q *WriteQueue) do(ctx context.Context, key PolicyKey, giveUp <-chan time.Time, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -91,26 +56,15 @@ func (q *WriteQueue) do(ctx context.Context, key PolicyKey, giveUp <-chan time.T
 	case s.token <- struct{}{}:
 	default:
 		q.waits.Add(1)
-		if err := q.wait(ctx, key, s, giveUp); err != nil {
-			return err
+		select {
+		case s.token <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	q.running.Add(1)
 	defer func() { q.running.Add(-1); <-s.token }()
 	return fn(ctx)
-}
-
-func (q *WriteQueue) wait(ctx context.Context, key PolicyKey, s *writeSlot, giveUp <-chan time.Time) error {
-	select {
-	case s.token <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-giveUp:
-		q.waits.Add(-1)
-		q.busy.Add(1)
-		return &BusyError{Policy: key}
-	}
 }
 
 func (q *WriteQueue) acquireRef(key PolicyKey) *writeSlot {
@@ -134,19 +88,10 @@ func (q *WriteQueue) releaseRef(key PolicyKey, s *writeSlot) {
 	}
 }
 
-// Busy reports whether a write to key is running or waiting now. The answer
-// may be stale by the time the caller acts on it; use TryDo to act on it
-// atomically.
-func (q *WriteQueue) Busy(key PolicyKey) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.slots[key] != nil
-}
-
 // Stats returns the queue's counters.
 func (q *WriteQueue) Stats() QueueStats {
 	q.mu.Lock()
 	n := len(q.slots)
 	q.mu.Unlock()
-	return QueueStats{Waits: q.waits.Load(), Busy: q.busy.Load(), Running: q.running.Load(), Keys: n}
+	return QueueStats{Waits: q.waits.Load(), Running: q.running.Load(), Keys: n}
 }

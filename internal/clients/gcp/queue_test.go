@@ -75,66 +75,26 @@ func TestWriteQueueParallelKeys(t *testing.T) {
 	wg.Wait()
 }
 
-func TestWriteQueueWhileBusy(t *testing.T) {
-	type want struct {
-		err  error
-		ran  bool
-		busy bool
+func TestWriteQueueWaitEndsWithContext(t *testing.T) {
+	q := NewWriteQueue()
+	hold, holding := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = q.Do(context.Background(), testKey, func(context.Context) error { close(holding); <-hold; return nil })
+	}()
+	<-holding
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	ran := false
+	err := q.Do(ctx, testKey, func(context.Context) error { ran = true; return nil })
+	got := q.Stats()
+	close(hold)
+	if !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Errorf("Do behind a busy policy: want context.DeadlineExceeded without running, got %v, ran %v", err, ran)
 	}
-	cases := map[string]struct {
-		reason string
-		call   func(ctx context.Context, q *WriteQueue, fn func(context.Context) error) error
-		ctx    func() (context.Context, context.CancelFunc)
-		want   want
-	}{
-		"TryDo": {
-			reason: "TryDo on a busy policy returns a BusyError at once.",
-			call: func(ctx context.Context, q *WriteQueue, fn func(context.Context) error) error {
-				return q.TryDo(ctx, testKey, fn)
-			},
-			want: want{err: &BusyError{Policy: testKey}, busy: true},
-		},
-		"DoWithin": {
-			reason: "DoWithin gives up with a BusyError after its wait.",
-			call: func(ctx context.Context, q *WriteQueue, fn func(context.Context) error) error {
-				return q.DoWithin(ctx, testKey, 10*time.Millisecond, fn)
-			},
-			want: want{err: &BusyError{Policy: testKey}, busy: true},
-		},
-		"DoContext": {
-			reason: "Do gives up when its context ends.",
-			call: func(ctx context.Context, q *WriteQueue, fn func(context.Context) error) error {
-				return q.Do(ctx, testKey, fn)
-			},
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 10*time.Millisecond)
-			},
-			want: want{err: context.DeadlineExceeded, busy: true},
-		},
+	if want := (QueueStats{Waits: 1, Running: 1, Keys: 1}); got != want {
+		t.Errorf("while the first write runs: want stats %+v, got %+v", want, got)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			q := NewWriteQueue()
-			hold, holding := make(chan struct{}), make(chan struct{})
-			go func() {
-				_ = q.Do(context.Background(), testKey, func(context.Context) error { close(holding); <-hold; return nil })
-			}()
-			<-holding
-			ctx, cancel := context.Background(), context.CancelFunc(func() {})
-			if tc.ctx != nil {
-				ctx, cancel = tc.ctx()
-			}
-			defer cancel()
-			ran := false
-			err := tc.call(ctx, q, func(context.Context) error { ran = true; return nil })
-			got := want{err: err, ran: ran, busy: q.Busy(testKey)}
-			close(hold)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
-			}
-			waitFor(t, func() bool { return !q.Busy(testKey) })
-		})
-	}
+	waitFor(t, func() bool { return q.Stats().Keys == 0 })
 }
 
 func TestWriteQueueReturnsFnError(t *testing.T) {
@@ -149,12 +109,12 @@ func TestWriteQueueReturnsFnError(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			q := NewWriteQueue()
-			err := q.TryDo(context.Background(), testKey, func(context.Context) error { return tc.fnErr })
+			err := q.Do(context.Background(), testKey, func(context.Context) error { return tc.fnErr })
 			if diff := cmp.Diff(tc.want, err, test.EquateErrors()); diff != "" {
-				t.Errorf("\n%s\nTryDo(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("\n%s\nDo(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if q.Busy(testKey) {
-				t.Errorf("the policy must not stay busy after the write")
+			if s := q.Stats(); s.Keys != 0 || s.Running != 0 {
+				t.Errorf("the policy must not stay busy after the write, stats %+v", s)
 			}
 		})
 	}

@@ -112,7 +112,7 @@ func errJSON(code int, reason, msg string) string {
 func ok(body string) reply { return reply{body: body} }
 
 // fastWait keeps operation polling quick in tests.
-var fastWait = WithWaitOptions(WithPollInterval(time.Millisecond, 5*time.Millisecond), WithOperationTimeout(5*time.Second))
+var fastWait = withWaitOptions(withPollInterval(time.Millisecond, 5*time.Millisecond), withOperationTimeout(5*time.Second))
 
 // newHandlerService returns a real compute service pointed at h.
 func newHandlerService(t *testing.T, h http.Handler) *compute.Service {

@@ -19,16 +19,17 @@ const (
 	// bounds how stale a view of other writers' changes can be. Controllers
 	// with a different poll interval should pass about half of it.
 	DefaultSnapshotTTL = 30 * time.Second
-	// DefaultFetchTimeout bounds a shared fetch. It runs detached from the
-	// caller that started it, so that caller's cancellation does not fail
-	// the others sharing the fetch.
-	DefaultFetchTimeout = 30 * time.Second
+	// fetchTimeout bounds a shared fetch. It runs detached from the caller
+	// that started it, so that caller's cancellation does not fail the
+	// others sharing the fetch.
+	fetchTimeout = 30 * time.Second
 )
 
 // A FetchFn reads one policy from GCP.
 type FetchFn func(ctx context.Context) (*compute.SecurityPolicy, error)
 
-// SnapshotStats are a SnapshotCache's counters since it was created.
+// SnapshotStats are a SnapshotCache's counters since it was created, as
+// NewCollector exports them.
 type SnapshotStats struct {
 	// Hits are Gets answered from a live snapshot, including a cached
 	// NotFound.
@@ -51,13 +52,13 @@ type SnapshotStats struct {
 //
 // Snapshots are shared and read-only: every caller receives the same
 // *compute.SecurityPolicy and must not modify it or anything it points to;
-// call DeepCopyPolicy first when you need to change it. Handing out copies
+// deep-copy it first when you need to change it. Handing out copies
 // would cost an allocation of the whole policy (every rule) per rule Observe,
 // which is most of the provider's garbage at 1,000 rules, while the
 // conversion code deep-copies the observed policy before overlaying desired
 // state anyway.
 //
-// A NotFound answer is cached like a policy (for NegativeTTL), so the rules
+// A NotFound answer is cached like a policy, for the same TTL, so the rules
 // of a missing policy do not each ask GCP. Other errors are shared with the
 // callers waiting on that fetch but are not cached.
 //
@@ -67,10 +68,8 @@ type SnapshotStats struct {
 // invalidates the policy for every identity, because it changed the policy
 // whoever reads it.
 type SnapshotCache struct {
-	ttl          time.Duration
-	negativeTTL  time.Duration
-	fetchTimeout time.Duration
-	now          func() time.Time
+	ttl time.Duration
+	now func() time.Time
 
 	mu        sync.Mutex
 	entries   map[PolicyKey]map[string]*snapshotEntry // policy -> identity -> entry
@@ -99,35 +98,22 @@ type snapshotCall struct {
 // A SnapshotOption configures a SnapshotCache.
 type SnapshotOption func(*SnapshotCache)
 
-// WithSnapshotTTL sets how long a snapshot is served. It also sets the
-// NotFound TTL unless WithNegativeTTL is given after it.
+// WithSnapshotTTL sets how long a snapshot, or a NotFound answer, is served.
 func WithSnapshotTTL(d time.Duration) SnapshotOption {
-	return func(c *SnapshotCache) { c.ttl, c.negativeTTL = d, d }
+	return func(c *SnapshotCache) { c.ttl = d }
 }
 
-// WithNegativeTTL sets how long a NotFound answer is served.
-func WithNegativeTTL(d time.Duration) SnapshotOption {
-	return func(c *SnapshotCache) { c.negativeTTL = d }
-}
-
-// WithFetchTimeout bounds each shared fetch.
-func WithFetchTimeout(d time.Duration) SnapshotOption {
-	return func(c *SnapshotCache) { c.fetchTimeout = d }
-}
-
-// WithSnapshotClock replaces time.Now, for tests.
-func WithSnapshotClock(now func() time.Time) SnapshotOption {
+// withSnapshotClock replaces time.Now, for tests.
+func withSnapshotClock(now func() time.Time) SnapshotOption {
 	return func(c *SnapshotCache) { c.now = now }
 }
 
 // NewSnapshotCache returns an empty SnapshotCache.
 func NewSnapshotCache(o ...SnapshotOption) *SnapshotCache {
 	c := &SnapshotCache{
-		ttl:          DefaultSnapshotTTL,
-		negativeTTL:  DefaultSnapshotTTL,
-		fetchTimeout: DefaultFetchTimeout,
-		now:          time.Now,
-		entries:      map[PolicyKey]map[string]*snapshotEntry{},
+		ttl:     DefaultSnapshotTTL,
+		now:     time.Now,
+		entries: map[PolicyKey]map[string]*snapshotEntry{},
 	}
 	for _, fn := range o {
 		fn(c)
@@ -196,7 +182,7 @@ func wait(ctx context.Context, call *snapshotCall) (*compute.SecurityPolicy, err
 // fetch runs one shared read and stores its result unless the key was
 // invalidated meanwhile.
 func (c *SnapshotCache) fetch(ctx context.Context, identity string, key PolicyKey, gen uint64, call *snapshotCall, fetch FetchFn) {
-	ctx, cancel := context.WithTimeout(ctx, c.fetchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	call.policy, call.err = fetch(ctx)
 	c.fetches.Add(1)
@@ -220,7 +206,7 @@ func (c *SnapshotCache) store(e *snapshotEntry, call *snapshotCall) {
 	case call.err == nil:
 		e.policy, e.err, e.expires = call.policy, nil, now.Add(c.ttl)
 	case IsNotFound(call.err):
-		e.policy, e.err, e.expires = nil, call.err, now.Add(c.negativeTTL)
+		e.policy, e.err, e.expires = nil, call.err, now.Add(c.ttl)
 	default:
 		e.policy, e.err, e.expires = nil, nil, time.Time{}
 	}
@@ -251,7 +237,7 @@ func (c *SnapshotCache) Invalidate(key PolicyKey) {
 // sweep deletes expired, idle entries at most once per TTL, so memory
 // follows the number of policies read recently, not ever. c.mu must be held.
 func (c *SnapshotCache) sweep(now time.Time) {
-	if now.Sub(c.lastSweep) < min(c.ttl, c.negativeTTL) {
+	if now.Sub(c.lastSweep) < c.ttl {
 		return
 	}
 	c.lastSweep = now

@@ -120,9 +120,9 @@ func TestSnapshotCacheSequences(t *testing.T) {
 			want:     want{fetches: 1, err: notFound},
 		},
 		"NotFoundExpires": {
-			reason:   "A cached NotFound expires with the negative TTL.",
+			reason:   "A cached NotFound expires with the TTL.",
 			fetchErr: notFound,
-			steps:    []step{{}, {advance: 6 * time.Second}},
+			steps:    []step{{}, {advance: 11 * time.Second}},
 			want:     want{fetches: 2, err: notFound},
 		},
 		"TransientNotCached": {
@@ -135,7 +135,7 @@ func TestSnapshotCacheSequences(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			clk := newFakeClock()
-			c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), WithNegativeTTL(5*time.Second), WithSnapshotClock(clk.Now))
+			c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), withSnapshotClock(clk.Now))
 			var n atomic.Int64
 			fetch := countingFetch(&n, tc.fetchErr)
 			var p *compute.SecurityPolicy
@@ -318,7 +318,7 @@ func TestSnapshotCacheCallerCancel(t *testing.T) {
 
 func TestSnapshotCacheEviction(t *testing.T) {
 	clk := newFakeClock()
-	c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), WithSnapshotClock(clk.Now))
+	c := NewSnapshotCache(WithSnapshotTTL(10*time.Second), withSnapshotClock(clk.Now))
 	var n atomic.Int64
 	for i := range 100 {
 		k := PolicyKey{Project: "p", Name: string(rune('a'+i%26)) + string(rune('a'+i/26))}
@@ -335,24 +335,6 @@ func TestSnapshotCacheEviction(t *testing.T) {
 	c.Invalidate(testKey)
 	if got := c.Stats().Entries; got != 0 {
 		t.Errorf("Invalidate must drop an idle entry: want 0, got %d", got)
-	}
-}
-
-func TestDeepCopyPolicy(t *testing.T) {
-	in := &compute.SecurityPolicy{Name: "n", Labels: map[string]string{"a": "b"}, Rules: []*compute.SecurityPolicyRule{
-		{Priority: 0, Action: "allow", Match: &compute.SecurityPolicyRuleMatcher{Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: []string{"10.0.0.0/8"}}}},
-	}}
-	out := DeepCopyPolicy(in)
-	if diff := cmp.Diff(in, out); diff != "" {
-		t.Errorf("DeepCopyPolicy: -in, +out:\n%s", diff)
-	}
-	out.Rules[0].Match.Config.SrcIpRanges[0] = "0.0.0.0/0"
-	out.Labels["a"] = "c"
-	if in.Rules[0].Match.Config.SrcIpRanges[0] != "10.0.0.0/8" || in.Labels["a"] != "b" {
-		t.Errorf("DeepCopyPolicy: the copy shares memory with the original")
-	}
-	if DeepCopyPolicy(nil) != nil || DeepCopyRule(nil) != nil {
-		t.Errorf("DeepCopy of nil must be nil")
 	}
 }
 

@@ -224,7 +224,7 @@ func TestPlanRulesMakeBeforeBreak(t *testing.T) {
 			widened: 1,
 		},
 		"MoveToPreview": {
-			reason: "Regression: a rule switching to preview holds no range, so it must not be widened (a widened preview rule enforces nothing); the rule taking its range over is patched first.",
+			reason:   "Regression: a rule switching to preview holds no range, so it must not be widened (a widened preview rule enforces nothing); the rule taking its range over is patched first.",
 			observed: []*compute.SecurityPolicyRule{gcp(100, "allow", "10.0.0.1"), gcp(200, "allow", "10.0.0.2")},
 			inline: []v1beta1.PolicyRule{
 				inPreview(inlineRule(100, "allow", "10.0.0.1")),

@@ -548,7 +548,7 @@ func TestCreateOperationErrorVerbatim(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), verbatim) {
 		t.Errorf("Create(...): want an error containing %q, got %v", verbatim, err)
 	}
-	if !gcp.IsQuotaExceeded(err) {
+	if gcp.Kind(err) != gcp.KindQuotaExceeded {
 		t.Errorf("Create(...): want an error that is still classified QuotaExceeded, got %v", gcp.Kind(err))
 	}
 }
