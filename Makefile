@@ -36,7 +36,7 @@ FUNCTION_AUTO_READY := $(CACHE_DIR)/bin/function-auto-ready-$(FUNCTION_AUTO_READ
 TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY)
 
 # Test suites that drive separate processes rather than our code in-process.
-PROCESS_SUITES := /test/(e2e|chaos|security|argocd|xpkg|validate|render)$$
+PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|argocd|xpkg|validate|render)$$
 FUZZTIME ?= 10s
 
 .PHONY: help

@@ -6,7 +6,10 @@ import (
 	"context"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -48,3 +51,29 @@ type delayQueue struct {
 }
 
 func (q delayQueue) Add(r reconcile.Request) { q.AddAfter(r, q.after) }
+
+// NamespaceMembers maps a Namespace to a request for every object of list's
+// kind in it, read from kube (the informer cache) without copying. Watching
+// Namespaces with it re-reconciles a namespace's managed resources when its
+// labels change, since labels decide which ClusterProviderConfigs and
+// policies admit them: without it, a refused resource would wait out its
+// error backoff (up to a minute) after its namespace is admitted.
+func NamespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFunc {
+	return func(ctx context.Context, ns client.Object) []reconcile.Request {
+		l, ok := list.DeepCopyObject().(client.ObjectList)
+		if !ok {
+			return nil
+		}
+		if err := kube.List(ctx, l, client.InNamespace(ns.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		_ = apimeta.EachListItem(l, func(o runtime.Object) error {
+			if m, ok := o.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+			}
+			return nil
+		})
+		return out
+	}
+}

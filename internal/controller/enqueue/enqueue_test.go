@@ -6,13 +6,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 )
 
@@ -77,6 +82,40 @@ func TestDelayed(t *testing.T) {
 			tc.send(Delayed(&handler.EnqueueRequestForObject{}, after), q)
 			if diff := cmp.Diff(tc.want, q.got); diff != "" {
 				t.Errorf("\n%s\nDelayed(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestNamespaceMembers(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	policy := func(ns, name string) *v1beta1.SecurityPolicy {
+		return &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		policy("team-a", "one"), policy("team-a", "two"), policy("team-b", "three"),
+		&v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "rule"}},
+	).Build()
+	req := func(ns, name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	}
+	cases := map[string]struct {
+		reason string
+		ns     string
+		want   []reconcile.Request
+	}{
+		"Members":      {reason: "Every object of the kind in the namespace is enqueued, and nothing of other kinds.", ns: "team-a", want: []reconcile.Request{req("team-a", "one"), req("team-a", "two")}},
+		"OtherMembers": {reason: "Another namespace enqueues its own objects only.", ns: "team-b", want: []reconcile.Request{req("team-b", "three")}},
+		"Empty":        {reason: "A namespace without objects of the kind enqueues nothing.", ns: "team-c"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := NamespaceMembers(kube, &v1beta1.SecurityPolicyList{})(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}})
+			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b reconcile.Request) bool { return a.String() < b.String() }), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\nNamespaceMembers(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -39,7 +39,7 @@ const (
 // Events.
 const (
 	reasonAdopted event.Reason = "AdoptedExternalPolicy"
-	msgFmtAdopted              = "GCP policy %s existed without an owner label: adopting it and labelling it %s=%s"
+	msgFmtAdopted              = "GCP policy %s existed without an owner label: adopted it and labelled it %s=%s"
 )
 
 // Setup adds a controller that reconciles SecurityPolicies.
@@ -192,13 +192,16 @@ func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
+	if err := securitypolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	if e.adopting {
 		// Observe refuses a policy labelled for another owner, so an
 		// unlabelled one is adopted, as Crossplane adopts what an external
-		// name points at; say so when it is labelled.
+		// name points at; say so once it carries our label.
 		e.recorder.Event(cr, event.Normal(reasonAdopted, fmt.Sprintf(msgFmtAdopted, e.key, ownership.LabelKey, e.labels[ownership.LabelKey])))
 	}
-	return managed.ExternalUpdate{}, securitypolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own)
+	return managed.ExternalUpdate{}, nil
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalDelete, error) {

@@ -965,25 +965,28 @@ func TestObserveRefusedClaims(t *testing.T) {
 func TestUpdateAdoption(t *testing.T) {
 	mine := map[string]string{ownership.LabelKey: "11111111111111111111111111111111"}
 	cases := map[string]struct {
-		reason   string
-		adopting bool
-		events   []event.Reason
+		reason       string
+		adopting     bool
+		setLabelsErr error
+		events       []event.Reason
 	}{
 		"Adopting":    {reason: "Labelling an unlabelled policy is announced with an event.", adopting: true, events: []event.Reason{reasonAdopted}},
 		"NotAdopting": {reason: "An update of a policy already ours is no adoption."},
+		"AdoptionFailed": {reason: "An adoption whose labels could not be written is not announced: the retry will be.",
+			adopting: true, setLabelsErr: errBoom},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var labels map[string]string
 			f := &fakePolicies{
 				GetFreshFn:  returns(gcpPolicy(withGCPLabels(map[string]string{"env": "prod"})), nil),
-				SetLabelsFn: func(l map[string]string, _ string) error { labels = l; return nil },
+				SetLabelsFn: func(l map[string]string, _ string) error { labels = l; return tc.setLabelsErr },
 			}
 			cr := policy()
 			e := newExternal(cr, f, noClaims, mine)
 			rec := &recorder{}
 			e.recorder, e.adopting = rec, tc.adopting
-			if _, err := e.Update(context.Background(), cr); err != nil {
+			if _, err := e.Update(context.Background(), cr); (err != nil) != (tc.setLabelsErr != nil) {
 				t.Fatalf("Update(...): %v", err)
 			}
 			if diff := cmp.Diff(tc.events, rec.reasons); diff != "" {

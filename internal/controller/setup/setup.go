@@ -6,10 +6,13 @@ package setup
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -21,6 +24,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/nocopy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/predicates"
@@ -130,7 +134,11 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 		WithOptions(co).
 		// Only the kind's own events are filtered here: a watch of another
 		// kind says which of its changes matter to this one.
-		For(of, builder.WithPredicates(predicates.DesiredStateChanged()))
+		For(of, builder.WithPredicates(predicates.DesiredStateChanged())).
+		// A namespace's labels decide which configs and policies admit its
+		// resources (namespaceSelector, allowedRules).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(enqueue.NamespaceMembers(mgr.GetClient(), list)),
+			builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, w := range watches {
 		b = w(b)
 	}
