@@ -19,38 +19,60 @@ import (
 // first. The queue holds a request once, so the requests of a burst of
 // events become one reconcile.
 func Delayed(h handler.EventHandler, after time.Duration) handler.EventHandler {
-	return delayed{EventHandler: h, after: after}
+	return queueing{EventHandler: h, wrap: func(q queue) queue { return delayQueue{q, after} }}
 }
 
-// delayed is an event handler whose requests wait a while in the queue.
-type delayed struct {
+// Afresh returns h with the error backoff of every object it enqueues
+// forgotten first, for events that may have removed the cause of an
+// object's errors: a namespace admitted by its labels, a policy that opens
+// itself to a namespace. Without it, the object's next requeue (crossplane's
+// managed reconciler requeues through the rate limiter after a create) still
+// waits out the backoff its refusals built up: 25 s after a few minutes
+// refused, measured by the tenancy suite. Only such rare events may use it:
+// an object that keeps failing backs off again from the base delay.
+func Afresh(h handler.EventHandler) handler.EventHandler {
+	return queueing{EventHandler: h, wrap: func(q queue) queue { return freshQueue{q} }}
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// queueing is an event handler that hands h a wrapped queue.
+type queueing struct {
 	handler.EventHandler
-	after time.Duration
+	wrap func(queue) queue
 }
 
-func (d delayed) Create(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Create(ctx, e, delayQueue{q, d.after})
+func (h queueing) Create(ctx context.Context, e ctrlevent.CreateEvent, q queue) {
+	h.EventHandler.Create(ctx, e, h.wrap(q))
 }
 
-func (d delayed) Update(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Update(ctx, e, delayQueue{q, d.after})
+func (h queueing) Update(ctx context.Context, e ctrlevent.UpdateEvent, q queue) {
+	h.EventHandler.Update(ctx, e, h.wrap(q))
 }
 
-func (d delayed) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Delete(ctx, e, delayQueue{q, d.after})
+func (h queueing) Delete(ctx context.Context, e ctrlevent.DeleteEvent, q queue) {
+	h.EventHandler.Delete(ctx, e, h.wrap(q))
 }
 
-func (d delayed) Generic(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	d.EventHandler.Generic(ctx, e, delayQueue{q, d.after})
+func (h queueing) Generic(ctx context.Context, e ctrlevent.GenericEvent, q queue) {
+	h.EventHandler.Generic(ctx, e, h.wrap(q))
 }
 
 // delayQueue turns Add into AddAfter.
 type delayQueue struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	queue
 	after time.Duration
 }
 
 func (q delayQueue) Add(r reconcile.Request) { q.AddAfter(r, q.after) }
+
+// freshQueue forgets a request's failures before adding it.
+type freshQueue struct{ queue }
+
+func (q freshQueue) Add(r reconcile.Request) {
+	q.Forget(r)
+	q.queue.Add(r)
+}
 
 // NamespaceMembers maps a Namespace to a request for every object of list's
 // kind in it, read from kube (the informer cache) without copying. Watching

@@ -120,3 +120,40 @@ func TestNamespaceMembers(t *testing.T) {
 		})
 	}
 }
+
+func TestAfresh(t *testing.T) {
+	obj := &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gated"}}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "gated"}}
+	cases := map[string]struct {
+		reason string
+		h      func(handler.EventHandler) handler.EventHandler
+		want   int
+	}{
+		"Afresh": {
+			reason: "An event that may have removed the cause of an object's errors forgets its backoff.",
+			h:      Afresh,
+			want:   0,
+		},
+		"Plain": {
+			reason: "Other events leave the backoff alone: five failures stay five.",
+			h:      func(h handler.EventHandler) handler.EventHandler { return h },
+			want:   5,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Minute))
+			defer q.ShutDown()
+			for range 5 {
+				q.AddRateLimited(req)
+			}
+			tc.h(&handler.EnqueueRequestForObject{}).Update(context.Background(), ctrlevent.UpdateEvent{ObjectOld: obj, ObjectNew: obj}, q)
+			if got := q.NumRequeues(req); got != tc.want {
+				t.Errorf("\n%s\nNumRequeues after the event: want %d, got %d", tc.reason, tc.want, got)
+			}
+			if q.Len() != 1 {
+				t.Errorf("\n%s\nthe event must enqueue the object at once: queue length %d", tc.reason, q.Len())
+			}
+		})
+	}
+}

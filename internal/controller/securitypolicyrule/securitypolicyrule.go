@@ -25,6 +25,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -88,7 +89,7 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 // a rule being deleted, changes what those rules may do.
 func watchPolicies(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
 	return func(b *ctrl.Builder) *ctrl.Builder {
-		return b.Watches(&v1beta1.SecurityPolicy{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return b.Watches(&v1beta1.SecurityPolicy{}, enqueue.Afresh(handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			p, ok := o.(*v1beta1.SecurityPolicy)
 			if !ok {
 				return nil
@@ -102,7 +103,7 @@ func watchPolicies(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
 				out[i] = reconcile.Request{NamespacedName: r}
 			}
 			return out
-		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		})), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 }
 

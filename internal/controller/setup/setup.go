@@ -137,7 +137,7 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 		For(of, builder.WithPredicates(predicates.DesiredStateChanged())).
 		// A namespace's labels decide which configs and policies admit its
 		// resources (namespaceSelector, allowedRules).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(enqueue.NamespaceMembers(mgr.GetClient(), list)),
+		Watches(&corev1.Namespace{}, enqueue.Afresh(handler.EnqueueRequestsFromMapFunc(enqueue.NamespaceMembers(mgr.GetClient(), list))),
 			builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, w := range watches {
 		b = w(b)
