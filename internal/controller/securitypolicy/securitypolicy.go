@@ -51,6 +51,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} })
 	mgr = fresh.Manager(mgr)
 	c := &connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient()), labeler: o.Labeler,
+		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
 		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
 	opts := append(o.ReconcilerOptions(mgr, name),
 		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c))
