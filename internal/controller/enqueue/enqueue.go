@@ -8,6 +8,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -96,6 +97,27 @@ func NamespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFun
 			}
 			return nil
 		})
+		return out
+	}
+}
+
+// Related returns a MapFunc that enqueues the objects related names for an
+// object of type T. Other types, and a lookup that fails, enqueue nothing:
+// the poll reconciles them later.
+func Related[T client.Object](kube client.Reader, related func(context.Context, client.Reader, T) ([]types.NamespacedName, error)) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		t, ok := o.(T)
+		if !ok {
+			return nil
+		}
+		names, err := related(ctx, kube, t)
+		if err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, len(names))
+		for i, n := range names {
+			out[i] = reconcile.Request{NamespacedName: n}
+		}
 		return out
 	}
 }

@@ -2,6 +2,7 @@ package enqueue
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -153,6 +155,36 @@ func TestAfresh(t *testing.T) {
 			}
 			if q.Len() != 1 {
 				t.Errorf("\n%s\nthe event must enqueue the object at once: queue length %d", tc.reason, q.Len())
+			}
+		})
+	}
+}
+
+func TestRelated(t *testing.T) {
+	names := []types.NamespacedName{{Namespace: "team-a", Name: "edge"}, {Namespace: "team-b", Name: "edge"}}
+	found := func(context.Context, client.Reader, *v1beta1.SecurityPolicyRule) ([]types.NamespacedName, error) {
+		return names, nil
+	}
+	failed := func(context.Context, client.Reader, *v1beta1.SecurityPolicyRule) ([]types.NamespacedName, error) {
+		return nil, errors.New("boom")
+	}
+	rule := &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "r"}}
+	cases := map[string]struct {
+		reason  string
+		related func(context.Context, client.Reader, *v1beta1.SecurityPolicyRule) ([]types.NamespacedName, error)
+		obj     client.Object
+		want    []reconcile.Request
+	}{
+		"Found": {reason: "Every related object is enqueued.", related: found, obj: rule,
+			want: []reconcile.Request{{NamespacedName: names[0]}, {NamespacedName: names[1]}}},
+		"Failed":    {reason: "A lookup that fails enqueues nothing.", related: failed, obj: rule},
+		"OtherType": {reason: "An object of another type enqueues nothing.", related: found, obj: &v1beta1.SecurityPolicy{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Related(nil, tc.related)(context.Background(), tc.obj)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\nRelated(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

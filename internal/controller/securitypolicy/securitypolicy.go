@@ -36,11 +36,11 @@ const (
 	errFmtLabelledForOther = "GCP policy %s carries the label %s=%s: another SecurityPolicy, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the policy to this object, remove that label from the policy in GCP"
 )
 
-// Events.
-const (
-	reasonAdopted event.Reason = "AdoptedExternalPolicy"
-	msgFmtAdopted              = "GCP policy %s existed without an owner label: adopted it and labelled it %s=%s"
-)
+// reasonAdopted is the event recorded when an unlabelled GCP policy is
+// adopted and labelled.
+const reasonAdopted event.Reason = "AdoptedExternalPolicy"
+
+const msgFmtAdopted = "GCP policy %s existed without an owner label: adopted it and labelled it %s=%s"
 
 // Setup adds a controller that reconciles SecurityPolicies.
 func Setup(mgr ctrl.Manager, o setup.Options) error {

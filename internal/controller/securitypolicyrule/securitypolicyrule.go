@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -89,21 +88,8 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 // a rule being deleted, changes what those rules may do.
 func watchPolicies(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
 	return func(b *ctrl.Builder) *ctrl.Builder {
-		return b.Watches(&v1beta1.SecurityPolicy{}, enqueue.Afresh(handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			p, ok := o.(*v1beta1.SecurityPolicy)
-			if !ok {
-				return nil
-			}
-			rules, err := ownership.RulesNaming(ctx, kube, p)
-			if err != nil {
-				return nil
-			}
-			out := make([]reconcile.Request, len(rules))
-			for i, r := range rules {
-				out[i] = reconcile.Request{NamespacedName: r}
-			}
-			return out
-		})), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		return b.Watches(&v1beta1.SecurityPolicy{}, enqueue.Afresh(handler.EnqueueRequestsFromMapFunc(
+			enqueue.Related(kube, ownership.RulesNaming))), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 }
 
