@@ -62,6 +62,54 @@ func TestAdmission(t *testing.T) {
 			object:  ruleYAML("throttle", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8")),
 			wantErr: "rateLimitOptions must be set when action is throttle, rate_based_ban or fairshare, and only then",
 		},
+		"RateLimitWithoutThreshold": {
+			reason:  "GCP requires rateLimitThreshold.",
+			object:  ruleYAML("rl-no-threshold", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", enforceOnKey: IP}`),
+			wantErr: "spec.forProvider.rateLimitOptions.rateLimitThreshold: Required value",
+		},
+		"BanOnThrottle": {
+			reason:  "banThreshold and banDurationSec belong to rate_based_ban.",
+			object:  ruleYAML("ban-on-throttle", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, banDurationSec: 600}`),
+			wantErr: "rateLimitOptions.banThreshold and banDurationSec apply only to rate_based_ban rules",
+		},
+		"ExceedRedirectWithoutOptions": {
+			reason:  "exceedAction redirect needs exceedRedirectOptions.",
+			object:  ruleYAML("exceed-redirect", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: redirect, rateLimitThreshold: {count: 1, intervalSec: 60}}`),
+			wantErr: "exceedRedirectOptions must be set when exceedAction is redirect",
+		},
+		"ExceedRedirectOptionsOnDeny": {
+			reason:  "exceedRedirectOptions only go with exceedAction redirect.",
+			object:  ruleYAML("exceed-deny", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, exceedRedirectOptions: {type: GOOGLE_RECAPTCHA}}`),
+			wantErr: "exceedRedirectOptions may only be set when exceedAction is redirect",
+		},
+		"DefaultRuleNarrowMatch": {
+			reason:  "The default rule matches everything; GCP refuses any other match.",
+			object:  ruleYAML("default-narrow", `priority: 2147483647`, `action: "deny(403)"`, srcRanges("10.0.0.0/8")),
+			wantErr: "the default rule (priority 2147483647) matches every request",
+		},
+		"DefaultRuleMatchAll": {
+			reason: "A default rule may spell out its match-all.",
+			object: ruleYAML("default-all", `priority: 2147483647`, `action: "deny(403)"`, srcRanges("*")),
+		},
+		"PolicyDefaultRuleNarrowMatch": {
+			reason:  "spec.forProvider.defaultRule matches everything too.",
+			object:  policyYAML("default-narrow", "\n    defaultRule: {action: \"deny(403)\", match: {expr: {expression: \"origin.region_code == 'FR'\"}}}"),
+			wantErr: "defaultRule matches every request",
+		},
+		"EdgePolicyRegional": {
+			reason:  "CLOUD_ARMOR_EDGE policies are global only.",
+			object:  policyYAML("edge-regional", "\n    type: CLOUD_ARMOR_EDGE\n    region: europe-west1"),
+			wantErr: "CLOUD_ARMOR_EDGE policies are global: remove region",
+		},
+		"NetworkPolicyGlobal": {
+			reason:  "CLOUD_ARMOR_NETWORK policies are regional only.",
+			object:  policyYAML("network-global", "\n    type: CLOUD_ARMOR_NETWORK"),
+			wantErr: "CLOUD_ARMOR_NETWORK policies are regional: set region",
+		},
+		"NetworkPolicyRegional": {
+			reason: "A regional CLOUD_ARMOR_NETWORK policy is accepted.",
+			object: policyYAML("network-regional", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1"),
+		},
 		"BothEnforceOnKeyForms": {
 			reason:  "enforceOnKey and enforceOnKeyConfigs are mutually exclusive.",
 			object:  ruleYAML("both-keys", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, enforceOnKey: IP, enforceOnKeyConfigs: [{enforceOnKeyType: IP}]}`),

@@ -29,6 +29,7 @@ type IPRange string
 // +kubebuilder:validation:XValidation:rule="has(self.rateLimitOptions) == (self.action in ['throttle', 'rate_based_ban', 'fairshare'])",message="rateLimitOptions must be set when action is throttle, rate_based_ban or fairshare, and only then"
 // +kubebuilder:validation:XValidation:rule="self.action != 'redirect' || has(self.redirectOptions)",message="redirectOptions must be set when action is redirect"
 // +kubebuilder:validation:XValidation:rule="!has(self.redirectOptions) || self.action == 'redirect'",message="redirectOptions may only be set when action is redirect"
+// +kubebuilder:validation:XValidation:rule="!has(self.rateLimitOptions) || self.action == 'rate_based_ban' || (!has(self.rateLimitOptions.banThreshold) && !has(self.rateLimitOptions.banDurationSec))",message="rateLimitOptions.banThreshold and banDurationSec apply only to rate_based_ban rules"
 type RuleParameters struct {
 	// Action to take when the rule matches: allow, deny(STATUS) where STATUS
 	// is 403, 404, 429 or 502, redirect, throttle, rate_based_ban or fairshare.
@@ -209,10 +210,12 @@ type UserDefinedFieldMatch struct {
 
 // RateLimitOptions configure throttle and rate_based_ban rules.
 // +kubebuilder:validation:XValidation:rule="!has(self.enforceOnKeyConfigs) || !(has(self.enforceOnKey) || has(self.enforceOnKeyName))",message="set enforceOnKey/enforceOnKeyName or enforceOnKeyConfigs, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.exceedAction) || self.exceedAction != 'redirect' || has(self.exceedRedirectOptions)",message="exceedRedirectOptions must be set when exceedAction is redirect"
+// +kubebuilder:validation:XValidation:rule="!has(self.exceedRedirectOptions) || (has(self.exceedAction) && self.exceedAction == 'redirect')",message="exceedRedirectOptions may only be set when exceedAction is redirect"
 type RateLimitOptions struct {
 	// RateLimitThreshold is the rate above which exceedAction applies.
-	// +optional
-	RateLimitThreshold *RateLimitThreshold `json:"rateLimitThreshold,omitempty"`
+	// GCP requires it.
+	RateLimitThreshold *RateLimitThreshold `json:"rateLimitThreshold"`
 
 	// ConformAction for requests under the threshold; only "allow".
 	// +optional

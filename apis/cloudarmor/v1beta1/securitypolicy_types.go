@@ -13,6 +13,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region is immutable: a policy cannot move between global and regional"
 // +kubebuilder:validation:XValidation:rule="has(self.project) == has(oldSelf.project)",message="project is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.type) == has(oldSelf.type)",message="type is immutable: it can only be set when the policy is created"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'CLOUD_ARMOR_EDGE' || !has(self.region)",message="CLOUD_ARMOR_EDGE policies are global: remove region"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'CLOUD_ARMOR_NETWORK' || has(self.region)",message="CLOUD_ARMOR_NETWORK policies are regional: set region"
+// +kubebuilder:validation:XValidation:rule="!has(self.defaultRule) || !has(self.defaultRule.match) || (has(self.defaultRule.match.config) && self.defaultRule.match.config.srcIpRanges == ['*']) || (has(self.defaultRule.match.expr) && self.defaultRule.match.expr.expression == 'true')",message="defaultRule matches every request: leave its match unset, or set srcIpRanges [\"*\"] or expression \"true\""
 type SecurityPolicyParameters struct {
 	// Project that holds the policy. Defaults to the ProviderConfig's
 	// projectID. Immutable.

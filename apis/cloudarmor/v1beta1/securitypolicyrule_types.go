@@ -18,6 +18,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicyRef) || !has(self.securityPolicyRef.namespace)",message="securityPolicyRef must name a SecurityPolicy in this rule's namespace: remove securityPolicyRef.namespace"
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicySelector) || !has(self.securityPolicySelector.namespace)",message="securityPolicySelector must select a SecurityPolicy in this rule's namespace: remove securityPolicySelector.namespace"
 // +kubebuilder:validation:XValidation:rule="self.priority == 2147483647 || has(self.match) || has(self.networkMatch)",message="a rule needs match or networkMatch (only the default rule, priority 2147483647, matches everything implicitly)"
+// +kubebuilder:validation:XValidation:rule="self.priority != 2147483647 || !has(self.match) || (has(self.match.config) && self.match.config.srcIpRanges == ['*']) || (has(self.match.expr) && self.match.expr.expression == 'true')",message="the default rule (priority 2147483647) matches every request: leave match unset, or set srcIpRanges [\"*\"] or expression \"true\""
 type SecurityPolicyRuleParameters struct {
 	// SecurityPolicy is the GCP name of the policy this rule belongs to.
 	// Usually resolved from securityPolicyRef or securityPolicySelector.
