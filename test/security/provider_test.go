@@ -234,7 +234,9 @@ spec:
 		}
 
 		// CEL-injection text is data: GCP receives exactly what was written.
-		expr := `request.headers['x-a'] == "\" || true || \"" && origin.ip == '1.2.3.4' /* ${jndi:ldap://x} */`
+		// Valid CEL (GCP, and the emulator, refuse expressions that do not
+		// parse), with injection attempts inside its string literals.
+		expr := `request.headers['x-a'] == "\" || true || \"" && origin.ip == '1.2.3.4' && request.path != '${jndi:ldap://x} /* */'`
 		p := mustCreate(t, admin, `apiVersion: cloudarmor.armorplane.io/v1beta1
 kind: SecurityPolicy
 metadata: {name: sec-cel, namespace: default}
