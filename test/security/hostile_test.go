@@ -59,7 +59,8 @@ var hostileCreates = map[string]struct {
 	"RedirectOptionsOnAllow":         {rule("r23", srcRanges("*"), `redirectOptions: {type: GOOGLE_RECAPTCHA}`, "allow"), "redirectOptions may only be set when action is redirect"},
 	"External302WithoutTarget":       {rule("r24", srcRanges("*"), `redirectOptions: {type: EXTERNAL_302}`, "redirect"), "target is required for EXTERNAL_302 redirects"},
 	// Huge strings and expressions.
-	"HugeDescription":       {rule("r25", srcRanges("*"), `description: "`+strings.Repeat("A", 100000)+`"`, "allow"), "Too long: may not be more than 2048 bytes"},
+	"HugeDescription":       {rule("r25", srcRanges("*"), `description: "`+strings.Repeat("A", 100000)+`"`, "allow"), "Too long: may not be more than 64 bytes"},
+	"LongRuleDescription":   {rule("r25b", srcRanges("*"), `description: "`+strings.Repeat("A", 65)+`"`, "allow"), "Too long: may not be more than 64 bytes"},
 	"HugeExpression":        {rule("r26", `match: {expr: {expression: "`+strings.Repeat("origin.ip == '1.2.3.4' || ", 200)+`true"}}`, "", "allow"), "Too long: may not be more than 2048 bytes"},
 	"EmptyExpression":       {rule("r27", `match: {expr: {expression: ""}}`, "", "allow"), "should be at least 1 chars long"},
 	"HugePolicyDescription": {policy("p-huge", `description: "`+strings.Repeat("B", 5000)+`"`), "Too long: may not be more than 2048 bytes"},

@@ -36,9 +36,10 @@ type RuleParameters struct {
 	// +kubebuilder:validation:Enum=allow;deny(403);deny(404);deny(429);deny(502);redirect;throttle;rate_based_ban;fairshare
 	Action string `json:"action"`
 
-	// Description of the rule.
+	// Description of the rule: at most 64 characters, Cloud Armor's limit for
+	// rule descriptions.
 	// +optional
-	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:MaxLength=64
 	Description *string `json:"description,omitempty"`
 
 	// Preview logs what the rule would do without enforcing it.
