@@ -64,7 +64,8 @@ func seedPolicy(t *testing.T, s *Server) {
 	body := `{"name":"base","rules":[
 	 {"action":"allow","priority":2147483647,"match":{"versionedExpr":"SRC_IPS_V1","config":{"srcIpRanges":["*"]}}},
 	 {"action":"throttle","priority":100,"match":{"versionedExpr":"SRC_IPS_V1","config":{"srcIpRanges":["*"]}},
-	  "rateLimitOptions":{"conformAction":"allow","exceedAction":"deny(429)","enforceOnKey":"IP"}}]}`
+	  "rateLimitOptions":{"conformAction":"allow","exceedAction":"deny(429)","enforceOnKey":"IP",
+	   "rateLimitThreshold":{"count":10,"intervalSec":60}}}]}`
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/projects/p/global/securityPolicies", strings.NewReader(body)))
 	if rec.Code != 200 {
