@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// authorize checks the bearer token the way the Google front end does before
-// any API logic runs.
+// authorize checks the caller's OAuth token the way the Google front end does
+// before any API logic runs.
 func (s *Server) authorize(r *http.Request) error {
 	if s.opts.Auth == AuthAny {
 		return nil
 	}
-	token := bearerToken(r)
+	token := requestToken(r)
 	if token == "" {
 		return errUnauthenticated()
 	}
@@ -19,6 +19,21 @@ func (s *Server) authorize(r *http.Request) error {
 		return errBadCredentials()
 	}
 	return nil
+}
+
+// requestToken returns the caller's OAuth token: the "Authorization: Bearer"
+// header, else the access_token query parameter, else the older oauth_token
+// one (both are standard parameters of every Google API, see the discovery
+// document), or "" when there is none. The header wins when both are sent.
+func requestToken(r *http.Request) string {
+	if token := bearerToken(r); token != "" {
+		return token
+	}
+	q := r.URL.Query()
+	if token := strings.TrimSpace(q.Get("access_token")); token != "" {
+		return token
+	}
+	return strings.TrimSpace(q.Get("oauth_token"))
 }
 
 // bearerToken returns the token of an "Authorization: Bearer" header, or ""

@@ -107,7 +107,7 @@ func (s *Server) permit(r *http.Request, c *call, p permission) error {
 	if s.grants == nil {
 		return nil
 	}
-	if a, ok := s.grants[bearerToken(r)]; ok && a.allows(c.scope.Project, p.write) {
+	if a, ok := s.grants[requestToken(r)]; ok && a.allows(c.scope.Project, p.write) {
 		return nil
 	}
 	return errForbidden(p.name, deniedResource(c, r.PathValue("operation")))

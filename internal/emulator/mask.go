@@ -33,23 +33,6 @@ func camel(s string) string {
 	return strings.Join(parts, "")
 }
 
-// hasPath reports whether m has a (normalised, hence non-empty) value at path.
-func hasPath(m map[string]any, path []string) bool {
-	for i, seg := range path {
-		v, ok := m[seg]
-		if !ok {
-			return false
-		}
-		if i == len(path)-1 {
-			return true
-		}
-		if m, ok = v.(map[string]any); !ok {
-			return false
-		}
-	}
-	return false
-}
-
 // deletePath removes the value at path, if any.
 func deletePath(m map[string]any, path []string) {
 	for i, seg := range path {
@@ -65,17 +48,40 @@ func deletePath(m map[string]any, path []string) {
 	}
 }
 
-// merge copies src into dst: objects merge recursively, anything else
-// (scalars, arrays) replaces.
-func merge(dst, src map[string]any) map[string]any {
+// applyPatch is how PATCH and patchRule change a stored object: every path
+// the updateMask names is cleared first ("fields to be cleared"), then the
+// body is merged in with mergePatch. So a field the body sends is set (a
+// masked one replaced whole), a masked field the body leaves out is cleared,
+// and any other field the body leaves out is kept. cur is modified.
+func applyPatch(cur, body map[string]any, mask [][]string) map[string]any {
+	if cur == nil {
+		cur = map[string]any{}
+	}
+	for _, path := range mask {
+		deletePath(cur, path)
+	}
+	return normalize(mergePatch(cur, body))
+}
+
+// mergePatch merges src into dst the way JSON merge patch (RFC 7396) does,
+// which is how compute documents its PATCH methods: objects merge field by
+// field, anything else (scalars, and lists, which are never appended to)
+// replaces, and null removes the field. The caller normalises the result, so
+// a sent [] or enum "" ends up cleared too.
+func mergePatch(dst, src map[string]any) map[string]any {
 	for k, v := range src {
-		sm, sok := v.(map[string]any)
-		dm, dok := dst[k].(map[string]any)
-		if sok && dok {
-			dst[k] = merge(dm, sm)
-			continue
+		switch sv := v.(type) {
+		case nil:
+			delete(dst, k)
+		case map[string]any:
+			dm, ok := dst[k].(map[string]any)
+			if !ok {
+				dm = map[string]any{}
+			}
+			dst[k] = mergePatch(dm, sv)
+		default:
+			dst[k] = cloneValue(v)
 		}
-		dst[k] = cloneValue(v)
 	}
 	return dst
 }

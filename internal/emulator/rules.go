@@ -30,14 +30,13 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
-	if err := validateRule("resource", &in); err != nil {
-		writeError(w, err)
-		return
-	}
 	m := s.mutation(r, c, c.policy, "AddRule")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur == nil {
 			return nil, errNotFound(c.scope.policyPath(c.policy))
+		}
+		if err := validateRule(cur, &in, "resource"); err != nil { // the policy's scope and type matter
+			return nil, err
 		}
 		if cur.ruleIndex(in.Priority) >= 0 {
 			return nil, errDuplicatePriority(in.Priority)
@@ -90,29 +89,24 @@ func (s *Server) patchRule(w http.ResponseWriter, r *http.Request, c *call) {
 	s.finish(w, c, m, op, err)
 }
 
-// patchOneRule applies patchRule. With an empty updateMask the body replaces
-// the rule (R2: srcIpRanges ["*"] stays ["*"]). With a mask, the body is
-// merged in and every masked path the body leaves empty is cleared (R6).
+// patchOneRule applies patchRule (see applyPatch): the body is merged into
+// the rule and the updateMask paths the body leaves out are cleared. Without
+// a mask a field the body omits is kept, as GCP does for gcloud's
+// "rules update --description x", which sends only priority and
+// description. A full body replaces every field it carries (R2: srcIpRanges
+// ["*"] stays ["*"], lists are replaced, not appended to); a mask clears what
+// the body leaves empty (R6).
 func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) error {
 	i := cur.ruleIndex(prio)
 	if i < 0 {
 		return errNoRule(prio)
 	}
-	body := ruleBody(raw)
-	if len(mask) > 0 {
-		merged := merge(cloneMap(cur.Rules[i].Body), body)
-		for _, path := range mask {
-			if !hasPath(body, path) {
-				deletePath(merged, path)
-			}
-		}
-		body = normalize(merged)
-	}
+	body := ruleBody(applyPatch(cloneMap(cur.Rules[i].Body), raw, mask))
 	newPrio := prio
 	if n, ok := raw["priority"].(json.Number); ok {
 		newPrio, _ = n.Int64()
 	}
-	if err := validateStoredRule(newPrio, body); err != nil {
+	if err := validateStoredRule(cur, newPrio, body); err != nil {
 		return err
 	}
 	if prio == defaultPriority && newPrio != prio {
@@ -125,8 +119,9 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 	return nil
 }
 
-// validateStoredRule validates the rule that would result from a patch.
-func validateStoredRule(prio int64, body map[string]any) error {
+// validateStoredRule validates the rule that would result from a patch of
+// a rule in cur.
+func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
 	withPrio := cloneMap(body)
 	withPrio["priority"] = prio
 	b, err := json.Marshal(withPrio)
@@ -137,7 +132,7 @@ func validateStoredRule(prio int64, body map[string]any) error {
 	if err := json.Unmarshal(b, &typed); err != nil {
 		return typeError(err, "security_policy_rule")
 	}
-	return validateRule("resource", &typed)
+	return validateRule(cur, &typed, "resource")
 }
 
 func (s *Server) removeRule(w http.ResponseWriter, r *http.Request, c *call) {

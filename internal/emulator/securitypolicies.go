@@ -16,13 +16,19 @@ var policyOutputKeys = set("kind", "id", "creationTimestamp", "selfLink", "selfL
 // settable returns the normalised top-level fields of a policy body that are
 // stored as sent.
 func settable(raw map[string]any) map[string]any {
+	return normalize(settableRaw(raw))
+}
+
+// settableRaw is settable before normalisation, for merging: a PATCH that
+// sends [] or null clears the field.
+func settableRaw(raw map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range raw {
 		if !policyOutputKeys[k] {
 			out[k] = cloneValue(v)
 		}
 	}
-	return normalize(out)
+	return out
 }
 
 // ruleBodies returns the stored form of the rules in a body, in body order.
@@ -99,7 +105,7 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	if err := validateType(in.Type); err != nil {
 		return nil, err
 	}
-	if err := validateRuleSet(in.Rules); err != nil {
+	if err := validatePolicy(sc, in); err != nil {
 		return nil, err
 	}
 	if err := validateLabels(in.Labels); err != nil {
@@ -155,6 +161,9 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		if err := patchFields(cur, &in, raw, mask); err != nil {
 			return nil, err
 		}
+		if err := validateStoredFields(cur); err != nil { // the fields as merged
+			return nil, err
+		}
 		if replaceRules {
 			return cur, replaceRuleSet(cur, in.Rules, raw)
 		}
@@ -163,8 +172,10 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	s.finish(w, c, m, op, err)
 }
 
-// patchFields applies the non-rule part of a PATCH: present fields replace,
-// updateMask paths are cleared, labels are left to setLabels ([DOC]).
+// patchFields applies the non-rule part of a PATCH like patchRule (see
+// applyPatch): updateMask paths are cleared, then the body is merged in, so
+// nested objects such as adaptiveProtectionConfig keep the sub-fields the
+// body leaves out. Labels are left to setLabels ([DOC]).
 func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, mask [][]string) error {
 	if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
 		return errFingerprint()
@@ -178,17 +189,13 @@ func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, ma
 	if err := checkRegion(cur.Scope, in.Region); err != nil {
 		return err
 	}
-	if cur.Fields == nil {
-		cur.Fields = map[string]any{}
-	}
-	for k, v := range settable(raw) {
-		cur.Fields[k] = v
-	}
+	var clear [][]string
 	for _, path := range mask {
 		if !policyOutputKeys[path[0]] {
-			deletePath(cur.Fields, path)
+			clear = append(clear, path)
 		}
 	}
+	cur.Fields = applyPatch(cur.Fields, settableRaw(raw), clear)
 	return nil
 }
 
@@ -200,7 +207,7 @@ func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[st
 		return errInvalidField("resource.rules", "",
 			"Every security policy must have a default rule at priority 2147483647 with match condition *.")
 	}
-	if err := validateRuleSet(rules); err != nil {
+	if err := validateRuleSet(cur, rules); err != nil {
 		return err
 	}
 	old := cur.Rules

@@ -110,13 +110,16 @@ func (s *Server) route(method, path, name string, h handler) {
 }
 
 // serve runs what every API call goes through: counting, auth, the project
-// grants, then the injected faults, then the handler.
+// grants, the fields= selection, then the injected faults, then the handler.
+// A policy named by its numeric id is resolved to its name for the handler
+// and the counters; auth errors and 403s name it as the caller did.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm permission, h handler) {
-	c := &call{method: name, scope: scope{Project: r.PathValue("project"), Region: r.PathValue("region")},
-		policy: r.PathValue("policy")}
+	sc := scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
+	c := &call{method: name, scope: sc, policy: r.PathValue("policy")}
+	resolved := s.policyName(sc, c.policy)
 	s.stats.request(name)
 	if c.policy != "" {
-		s.stats.policy(c.scope.policyPath(c.policy), name)
+		s.stats.policy(sc.policyPath(resolved), name)
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
@@ -128,10 +131,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 		writeError(w, err)
 		return
 	}
+	sel, err := requestedFields(r, name)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if s.inject(w, r, name) {
 		return
 	}
-	h(w, r, c)
+	c.policy = resolved
+	if sel == nil {
+		h(w, r, c)
+		return
+	}
+	pw := &partialWriter{ResponseWriter: w, sel: sel}
+	h(pw, r, c)
+	pw.flush()
 }
 
 // ServeHTTP implements http.Handler.
