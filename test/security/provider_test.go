@@ -193,11 +193,61 @@ spec:
 	})
 
 	t.Run("GCPJudged", func(t *testing.T) {
+		// What GCP refuses must reach Synced=False with GCP's message; the
+		// injected faults only delay that, so they are off here (and back
+		// on for the subtests after this one).
+		if err := e.Emu.SetFaults(emulator.Faults{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = e.Emu.SetFaults(emulator.Faults{Global: emulator.FaultRule{ErrorRate: 0.2, OpErrorRate: 0.1}, RetryAfterSeconds: 1})
+		})
+		// judgedRule is a rule object only GCP can judge, in a policy of its
+		// own so that the calls it causes can be counted.
+		judgedRule := func(name, region, fields string) (string, string) {
+			regionField, path := "", "projects/"+secProject+"/global/securityPolicies/"+name
+			if region != "" {
+				regionField, path = "\n    region: "+region, "projects/"+secProject+"/regions/"+region+"/securityPolicies/"+name
+			}
+			return fmt.Sprintf(`apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicy
+metadata: {name: %[1]s, namespace: default}
+spec:
+  forProvider:
+    defaultRule: {action: "deny(403)"}%[2]s
+---
+apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicyRule
+metadata: {name: %[1]s, namespace: default}
+spec:
+  forProvider:
+    securityPolicy: %[1]s%[2]s
+    priority: 100
+%[3]s`, name, regionField, fields), path
+		}
+		cel, celPath := judgedRule("sec-cel-broken", "", `    action: "deny(403)"
+    match: {expr: {expression: "this is ((( not CEL"}}`)
+		subexprs, subexprsPath := judgedRule("sec-cel-six", "", `    action: "deny(403)"
+    match: {expr: {expression: "origin.region_code == 'AA' || origin.region_code == 'BB' || origin.region_code == 'CC' || origin.region_code == 'DD' || origin.region_code == 'EE' || origin.region_code == 'FF'"}}`)
+		waf, wafPath := judgedRule("sec-waf-unknown", "", `    action: "deny(403)"
+    match: {expr: {expression: "evaluatePreconfiguredWaf('no-such-set-v33-stable')"}}`)
+		redirect, redirectPath := judgedRule("sec-redirect-regional", "europe-west1", `    action: redirect
+    redirectOptions: {type: EXTERNAL_302, target: "https://example.com/blocked"}
+    match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["*"]}}`)
+
 		cases := map[string]struct {
 			object  string
 			path    string
 			wantMsg string
 		}{
+			// What only GCP can judge about a rule: CEL semantics, limits
+			// inside an expression, rule sets, and what the policy's scope
+			// supports (a rule object does not know its policy's scope at
+			// admission). The path is a full resource path.
+			"BrokenExpression":      {cel, celPath, "The expression is not valid"},
+			"TooManySubexpressions": {subexprs, subexprsPath, "the limit is 5"},
+			"UnknownWafRuleSet":     {waf, wafPath, "unknown preconfigured WAF rule set 'no-such-set-v33-stable'"},
+			"RedirectInRegional":    {redirect, redirectPath, "This action is only supported in Global Security Policies of type CLOUD_ARMOR"},
 			"UppercaseLabelKey": {`apiVersion: cloudarmor.armorplane.io/v1beta1
 kind: SecurityPolicy
 metadata: {name: sec-labels, namespace: default}
@@ -211,7 +261,12 @@ spec:
 		}
 		objs := map[string]*unstructured.Unstructured{}
 		for name, tc := range cases {
-			objs[name] = mustCreate(t, admin, tc.object)
+			// The last document is the object judged; any before it (its
+			// policy) are created first.
+			docs := strings.Split(tc.object, "\n---\n")
+			for _, d := range docs {
+				objs[name] = mustCreate(t, admin, d)
+			}
 		}
 		for name, tc := range cases {
 			o := objs[name]
@@ -223,7 +278,10 @@ spec:
 		time.Sleep(window)
 		after := e.Emu.Stats()
 		for name, tc := range cases {
-			path := "projects/" + secProject + "/global/securityPolicies/" + tc.path
+			path := tc.path
+			if !strings.HasPrefix(path, "projects/") {
+				path = "projects/" + secProject + "/global/securityPolicies/" + tc.path
+			}
 			calls := sum(after.Policies[path]) - sum(before.Policies[path])
 			// Backoff doubles from 1 s up to 60 s: at most ~6 attempts of
 			// a read and a write each in 20 s, plus polls.

@@ -167,6 +167,9 @@ func applyAdvancedOptions(s *v1beta1.AdvancedOptionsConfig, into *compute.Securi
 	setValue(&into.RequestBodyInspectionSize, s.RequestBodyInspectionSize)
 	if s.JsonCustomConfig != nil {
 		into.JsonCustomConfig = &compute.SecurityPolicyAdvancedOptionsConfigJsonCustomConfig{ContentTypes: clip(s.JsonCustomConfig.ContentTypes)}
+		// GCP merges a PATCH into what it holds: an empty list must be
+		// sent to clear the old one.
+		forceIf(&into.JsonCustomConfig.ForceSendFields, "ContentTypes", len(s.JsonCustomConfig.ContentTypes) == 0)
 	}
 	if s.UserIpRequestHeaders != nil {
 		into.UserIpRequestHeaders = clip(s.UserIpRequestHeaders)
@@ -183,6 +186,8 @@ func applyRecaptchaOptions(s *v1beta1.RecaptchaOptionsConfig, into *compute.Secu
 		into = &compute.SecurityPolicyRecaptchaOptionsConfig{}
 	}
 	into.RedirectSiteKey = s.RedirectSiteKey
+	// An empty key must be sent to clear the old one: GCP merges a PATCH.
+	forceIf(&into.ForceSendFields, "RedirectSiteKey", s.RedirectSiteKey == "")
 	return into
 }
 

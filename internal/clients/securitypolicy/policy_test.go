@@ -186,6 +186,24 @@ func TestGeneratePolicyPatch(t *testing.T) {
 					ThresholdConfigs: []*thresholdConfig{{Name: "b", DetectionLoadThreshold: 0.5, DetectionAbsoluteQps: 5}}}},
 			},
 		},
+		"ClearSiteKeyAndContentTypes": {
+			reason: "GCP merges a PATCH into what it holds, so an empty reCAPTCHA site key and an empty contentTypes list are force-sent: left out, they would keep the old values.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{
+					RecaptchaOptionsConfig: &v1beta1.RecaptchaOptionsConfig{},
+					AdvancedOptionsConfig:  &v1beta1.AdvancedOptionsConfig{JsonCustomConfig: &v1beta1.JSONCustomConfig{}},
+				},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.RecaptchaOptionsConfig = &compute.SecurityPolicyRecaptchaOptionsConfig{RedirectSiteKey: "old-key"}
+					p.AdvancedOptionsConfig = &compute.SecurityPolicyAdvancedOptionsConfig{
+						JsonCustomConfig: &compute.SecurityPolicyAdvancedOptionsConfigJsonCustomConfig{ContentTypes: []string{"application/json"}}}
+				}),
+			},
+			want: &compute.SecurityPolicy{Fingerprint: "C80RqDu3TxA=",
+				RecaptchaOptionsConfig: &compute.SecurityPolicyRecaptchaOptionsConfig{ForceSendFields: []string{"RedirectSiteKey"}},
+				AdvancedOptionsConfig: &compute.SecurityPolicyAdvancedOptionsConfig{
+					JsonCustomConfig: &compute.SecurityPolicyAdvancedOptionsConfigJsonCustomConfig{ForceSendFields: []string{"ContentTypes"}}}},
+		},
 		"ClearLists": {
 			reason: "Explicitly empty lists are force-sent so that they clear GCP's.",
 			args: args{
