@@ -110,6 +110,40 @@ func TestAdmission(t *testing.T) {
 			reason: "A regional CLOUD_ARMOR_NETWORK policy is accepted.",
 			object: policyYAML("network-regional", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1"),
 		},
+		"RedirectInRegionalInline": {
+			reason:  "An inline redirect rule in a regional policy: GCP supports redirect only in global CLOUD_ARMOR policies.",
+			object:  policyYAML("redirect-regional", "\n    region: europe-west1\n    rules:\n    - {priority: 1, action: redirect, redirectOptions: {type: EXTERNAL_302, target: \"https://example.com\"}, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: [\"*\"]}}}"),
+			wantErr: "redirect rules and headerAction are only supported in global policies of type CLOUD_ARMOR",
+		},
+		"HeaderActionInEdgeInline": {
+			reason:  "headerAction with headers in an edge policy.",
+			object:  policyYAML("header-edge", "\n    type: CLOUD_ARMOR_EDGE\n    rules:\n    - {priority: 1, action: allow, headerAction: {requestHeadersToAdds: [{headerName: x-a, headerValue: b}]}, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: [\"*\"]}}}"),
+			wantErr: "redirect rules and headerAction are only supported in global policies of type CLOUD_ARMOR",
+		},
+		"RedirectInGlobalInline": {
+			reason: "An inline redirect rule in a global CLOUD_ARMOR policy is accepted.",
+			object: policyYAML("redirect-global", "\n    rules:\n    - {priority: 1, action: redirect, redirectOptions: {type: EXTERNAL_302, target: \"https://example.com\"}, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: [\"*\"]}}}"),
+		},
+		"FairshareOutsideInternalService": {
+			reason:  "fairshare belongs to CLOUD_ARMOR_INTERNAL_SERVICE policies.",
+			object:  policyYAML("fairshare", "\n    rules:\n    - {priority: 1, action: fairshare, rateLimitOptions: {enforceOnKey: ALL, rateLimitThreshold: {count: 1, intervalSec: 60}}, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: [\"*\"]}}}"),
+			wantErr: "fairshare rules are only supported in policies of type CLOUD_ARMOR_INTERNAL_SERVICE",
+		},
+		"AdaptiveProtectionRegional": {
+			reason:  "Adaptive Protection is only for global CLOUD_ARMOR policies.",
+			object:  policyYAML("adaptive-regional", "\n    region: europe-west1\n    adaptiveProtectionConfig: {layer7DdosDefenseConfig: {enable: true}}"),
+			wantErr: "adaptiveProtectionConfig and recaptchaOptionsConfig are only supported in global policies of type CLOUD_ARMOR",
+		},
+		"UserDefinedFieldsOutsideNetwork": {
+			reason:  "userDefinedFields belong to CLOUD_ARMOR_NETWORK policies.",
+			object:  policyYAML("udf", "\n    region: europe-west1\n    userDefinedFields: [{name: f, base: IPV4, offset: 0, size: 1}]"),
+			wantErr: "userDefinedFields and networkMatch are only supported in policies of type CLOUD_ARMOR_NETWORK",
+		},
+		"RecaptchaRedirectWithTarget": {
+			reason:  "A GOOGLE_RECAPTCHA redirect has no target.",
+			object:  ruleYAML("recaptcha-target", `priority: 1`, `action: redirect`, srcRanges("*"), `redirectOptions: {type: GOOGLE_RECAPTCHA, target: "https://example.com"}`),
+			wantErr: "target may not be set for GOOGLE_RECAPTCHA redirects",
+		},
 		"BothEnforceOnKeyForms": {
 			reason:  "enforceOnKey and enforceOnKeyConfigs are mutually exclusive.",
 			object:  ruleYAML("both-keys", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, enforceOnKey: IP, enforceOnKeyConfigs: [{enforceOnKeyType: IP}]}`),

@@ -286,6 +286,7 @@ type EnforceOnKeyConfig struct {
 
 // RedirectOptions say where a redirect goes.
 // +kubebuilder:validation:XValidation:rule="self.type != 'EXTERNAL_302' || has(self.target)",message="target is required for EXTERNAL_302 redirects"
+// +kubebuilder:validation:XValidation:rule="self.type != 'GOOGLE_RECAPTCHA' || !has(self.target)",message="target may not be set for GOOGLE_RECAPTCHA redirects"
 type RedirectOptions struct {
 	// Type of redirect.
 	// +kubebuilder:validation:Enum=EXTERNAL_302;GOOGLE_RECAPTCHA

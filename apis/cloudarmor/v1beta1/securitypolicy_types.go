@@ -16,6 +16,10 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'CLOUD_ARMOR_EDGE' || !has(self.region)",message="CLOUD_ARMOR_EDGE policies are global: remove region"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'CLOUD_ARMOR_NETWORK' || has(self.region)",message="CLOUD_ARMOR_NETWORK policies are regional: set region"
 // +kubebuilder:validation:XValidation:rule="!has(self.defaultRule) || !has(self.defaultRule.match) || (has(self.defaultRule.match.config) && self.defaultRule.match.config.srcIpRanges == ['*']) || (has(self.defaultRule.match.expr) && self.defaultRule.match.expr.expression == 'true')",message="defaultRule matches every request: leave its match unset, or set srcIpRanges [\"*\"] or expression \"true\""
+// +kubebuilder:validation:XValidation:rule="!has(self.rules) || (!has(self.region) && (!has(self.type) || self.type == 'CLOUD_ARMOR')) || self.rules.all(r, r.action != 'redirect' && (!has(r.headerAction) || !has(r.headerAction.requestHeadersToAdds)))",message="redirect rules and headerAction are only supported in global policies of type CLOUD_ARMOR"
+// +kubebuilder:validation:XValidation:rule="!has(self.rules) || (has(self.type) && self.type == 'CLOUD_ARMOR_INTERNAL_SERVICE') || self.rules.all(r, r.action != 'fairshare')",message="fairshare rules are only supported in policies of type CLOUD_ARMOR_INTERNAL_SERVICE"
+// +kubebuilder:validation:XValidation:rule="(!has(self.adaptiveProtectionConfig) && !has(self.recaptchaOptionsConfig)) || (!has(self.region) && (!has(self.type) || self.type == 'CLOUD_ARMOR'))",message="adaptiveProtectionConfig and recaptchaOptionsConfig are only supported in global policies of type CLOUD_ARMOR"
+// +kubebuilder:validation:XValidation:rule="(has(self.type) && self.type == 'CLOUD_ARMOR_NETWORK') || (!has(self.userDefinedFields) && (!has(self.rules) || self.rules.all(r, !has(r.networkMatch))))",message="userDefinedFields and networkMatch are only supported in policies of type CLOUD_ARMOR_NETWORK"
 type SecurityPolicyParameters struct {
 	// Project that holds the policy. Defaults to the ProviderConfig's
 	// projectID. Immutable.
