@@ -24,7 +24,7 @@ type exchange struct {
 
 var statusLine = regexp.MustCompile(`^(\d{3}) [A-Za-z]`)
 
-// parseLog reads the recording format described in gcp-recordings/INDEX.md:
+// parseLog reads the recordings' format:
 // request line, headers, blank, body, blank, status line, headers, blank,
 // body, then "---".
 func parseLog(t *testing.T, text string) []exchange {
@@ -110,7 +110,7 @@ var normalizedKeys = map[string]any{
 
 // normalize rewrites an emulator response the way the recorder normalised
 // GCP's. stripServerOnly removes ruleNumber and selfLinkWithId, which the
-// recorder stripped from R1-R3 (INDEX.md).
+// recorder stripped from R1-R3.
 func (s *replayState) normalize(v any, stripServerOnly bool) any {
 	switch x := v.(type) {
 	case map[string]any:

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Targets from DESIGN.md §10.
+// The project's performance targets (README, Performance).
 const (
 	targetRatio          = 1.3
 	targetReadsPerPoll   = 2.0

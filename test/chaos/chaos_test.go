@@ -37,7 +37,7 @@ const (
 	// chaosPoll is the provider's --poll.
 	chaosPoll = 10 * time.Second
 	// steadyReadsPerPolicyPoll bounds GCP calls per policy per poll
-	// interval once everything has converged: DESIGN.md §10 targets 2 reads;
+	// interval once everything has converged: the project targets 2 reads;
 	// jittered rule polls may straddle a snapshot expiry, hence the slack.
 	steadyReadsPerPolicyPoll = 4
 	// callsPerChange bounds GCP calls per desired change (create, edit or
