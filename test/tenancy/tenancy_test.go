@@ -453,6 +453,44 @@ spec:
 		s.holds(t, poll, "the labelled policy left in place", unchanged)
 	})
 
+	t.Run("CrashRecovery", func(t *testing.T) {
+		// The provider inserted the policy, with its label, and died before
+		// recording the create: the object, applied again with a pending
+		// create and no record of success, must take its policy back
+		// without a second insert, without an adoption and without a write.
+		o := decode(t, `apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicy
+metadata:
+  name: recovered
+  namespace: tenant-a
+  annotations: {crossplane.io/external-create-pending: "2026-01-01T00:00:00Z"}
+spec:
+  providerConfigRef: {kind: ProviderConfig, name: default}
+  forProvider: {description: inserted before the crash}`)
+		s.insert(t, projA, &compute.SecurityPolicy{Name: "recovered", Description: "inserted before the crash",
+			Labels: labeler.Labels(o)})
+		before, err := s.gcpPolicy(projA, "recovered")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := s.mutations(projA, "recovered")
+		if err := s.Admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Admin.Delete(context.Background(), o) })
+		s.Eventually(t, settle, "tenant-a/recovered Ready on the policy it inserted", s.ready(o))
+		s.holds(t, poll, "no write to the recovered policy", all(s.noMutations(projA, "recovered", base), s.unchanged(projA, before)))
+		events := &corev1.EventList{}
+		if err := s.Admin.List(ctx, events, client.InNamespace("tenant-a")); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == "recovered" && ev.Reason == "AdoptedExternalPolicy" {
+				t.Errorf("a policy carrying our own label was adopted as if it were someone else's: %s", ev.Message)
+			}
+		}
+	})
+
 	t.Run("UnlabelledAdopted", func(t *testing.T) {
 		s.insert(t, projA, &compute.SecurityPolicy{Name: "stray", Description: "pre-existing, unlabelled"})
 		o := s.create(t, `apiVersion: cloudarmor.armorplane.io/v1beta1
