@@ -227,7 +227,7 @@ Try next (in another terminal):
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   kubectl get securitypolicyrule api-edge-office -w    # watch it converge
   curl -s http://%[2]s/_emulator/stats | head -c 600   # what GCP (the emulator) holds and was asked
-  curl -s http://127.0.0.1:8080/metrics | grep managed_resource
+  curl -s http://127.0.0.1:8080/metrics | grep -E 'managed_resource|cloudarmor_gcp'   # MR states, GCP calls and caches
 Press Ctrl-C to stop everything.
 `, kubeconfig, emulatorAddr)
 }
