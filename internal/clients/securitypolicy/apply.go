@@ -173,7 +173,7 @@ func ApplyPolicy(ctx context.Context, policies gcp.PolicyClient, name string, p 
 		}
 	}
 	if d.Labels {
-		if err := setLabels(ctx, policies, name, p.Labels, own.Labels); err != nil {
+		if err := setLabels(ctx, policies, name, sp, d.Patch != "", p.Labels, own.Labels); err != nil {
 			return err
 		}
 	}
@@ -190,12 +190,15 @@ func ApplyPolicy(ctx context.Context, policies gcp.PolicyClient, name string, p 
 	return remove(ctx, policies, name, d.Rules.Remove)
 }
 
-// setLabels needs the labels and labelFingerprint as of now: the patch
-// before it may have changed the fingerprint.
-func setLabels(ctx context.Context, policies gcp.PolicyClient, name string, spec, own map[string]string) error {
-	sp, err := policies.GetFresh(ctx, name)
-	if err != nil {
-		return errors.Wrap(err, errGetPolicy)
+// setLabels needs the labels and labelFingerprint as of now. sp, read just
+// before the plan, is current unless a patch ran since: GCP may then have
+// changed the fingerprint, so the policy is read again.
+func setLabels(ctx context.Context, policies gcp.PolicyClient, name string, sp *compute.SecurityPolicy, patched bool, spec, own map[string]string) error {
+	if patched {
+		var err error
+		if sp, err = policies.GetFresh(ctx, name); err != nil {
+			return errors.Wrap(err, errGetPolicy)
+		}
 	}
 	return errors.Wrap(policies.SetLabels(ctx, name, wantLabels(spec, own, sp), sp.LabelFingerprint), errSetLabels)
 }

@@ -105,6 +105,9 @@ type external struct {
 	// adopting is set by Observe when the policy has no owner label yet,
 	// for the Update that follows in the same reconcile.
 	adopting bool
+	// own and refused are the claims ownership read in this reconcile.
+	own     *securitypolicy.Ownership
+	refused []ownership.Refusal
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalObservation, error) {
@@ -162,7 +165,13 @@ func refuse(cr *v1beta1.SecurityPolicy, msg string) (managed.ExternalObservation
 
 // ownership returns what the cluster decided about cr's GCP policy: the
 // priorities rule objects own, the owner label, and the rule objects refused.
+// The answer is kept for the rest of the reconcile (this external client
+// lives for one): the Update that follows Observe plans with the same claims
+// instead of listing the policy's rules again.
 func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Ownership, []ownership.Refusal, error) {
+	if e.own != nil {
+		return *e.own, e.refused, nil
+	}
 	claims, refused, err := e.owners.Claims(ctx, cr, e.key)
 	if err != nil {
 		return securitypolicy.Ownership{}, nil, errors.Wrap(err, errClaims)
@@ -173,6 +182,7 @@ func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (s
 		// wants nor reports our label.
 		own.Labels = e.labels
 	}
+	e.own, e.refused = &own, refused
 	return own, refused, nil
 }
 

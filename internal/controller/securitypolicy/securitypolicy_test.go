@@ -163,6 +163,7 @@ type fakeOwners struct {
 	claims  securitypolicy.Claims
 	refused []ownership.Refusal
 	err     error
+	reads   *int // counts Claims calls when set
 }
 
 func (f fakeOwners) PolicyOwner(context.Context, gcp.PolicyKey) (*v1beta1.SecurityPolicy, error) {
@@ -170,6 +171,9 @@ func (f fakeOwners) PolicyOwner(context.Context, gcp.PolicyKey) (*v1beta1.Securi
 }
 
 func (f fakeOwners) Claims(context.Context, *v1beta1.SecurityPolicy, gcp.PolicyKey) (map[int64]string, []ownership.Refusal, error) {
+	if f.reads != nil {
+		*f.reads++
+	}
 	return f.claims, f.refused, f.err
 }
 
@@ -992,11 +996,39 @@ func TestUpdateAdoption(t *testing.T) {
 			if diff := cmp.Diff(tc.events, rec.reasons); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want events, +got events:\n%s", tc.reason, diff)
 			}
+			// A label-only update reads the policy once: no patch ran that
+			// could have changed its labelFingerprint.
+			if diff := cmp.Diff([]string{"GetFresh", "SetLabels"}, f.calls); diff != "" {
+				t.Errorf("\n%s\nUpdate(...): -want calls, +got calls:\n%s", tc.reason, diff)
+			}
 			// With spec.labels unset, GCP's labels are kept and ours added.
 			want := map[string]string{"env": "prod", ownership.LabelKey: mine[ownership.LabelKey]}
 			if diff := cmp.Diff(want, labels); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want labels, +got labels:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestClaimsReadOncePerReconcile(t *testing.T) {
+	// Observe and the Update that follows it plan with the same claims: the
+	// policy's rules are listed once per reconcile, not twice.
+	reads := 0
+	cr := policy(withDescription("new"))
+	f := &fakePolicies{
+		GetFn:      returns(gcpPolicy(withGCPDescription("old")), nil),
+		GetFreshFn: returns(gcpPolicy(withGCPDescription("old")), nil),
+		PatchFn:    func(*compute.SecurityPolicy) error { return nil },
+	}
+	e := newExternal(cr, f, fakeOwners{claims: securitypolicy.Claims{500: claimant}, reads: &reads}, nil)
+	o, err := e.Observe(context.Background(), cr)
+	if err != nil || o.ResourceUpToDate {
+		t.Fatalf("Observe(...): want drift and no error, got %+v, %v", o, err)
+	}
+	if _, err := e.Update(context.Background(), cr); err != nil {
+		t.Fatalf("Update(...): %v", err)
+	}
+	if reads != 1 {
+		t.Errorf("Observe then Update read the claims %d times, want 1", reads)
 	}
 }
