@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -32,16 +33,9 @@ func compileGrants(g map[string]Grant) map[string]access {
 	if len(g) == 0 {
 		return nil
 	}
-	set := func(projects []string) map[string]bool {
-		m := make(map[string]bool, len(projects))
-		for _, p := range projects {
-			m[p] = true
-		}
-		return m
-	}
 	out := make(map[string]access, len(g))
 	for token, gr := range g {
-		out[token] = access{read: set(gr.Read), write: set(gr.Write)}
+		out[token] = access{read: set(gr.Read...), write: set(gr.Write...)}
 	}
 	return out
 }
@@ -51,7 +45,7 @@ func validateGrants(g map[string]Grant) error {
 		if token == "" {
 			return fmt.Errorf("grant with an empty token")
 		}
-		for _, p := range append(append([]string{}, gr.Read...), gr.Write...) {
+		for _, p := range slices.Concat(gr.Read, gr.Write) {
 			if p == "" {
 				return fmt.Errorf("grant for token %q: empty project", token)
 			}

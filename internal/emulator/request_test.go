@@ -66,7 +66,11 @@ func TestPolicyByID(t *testing.T) {
 		if diff := cmp.Diff(want, rules); diff != "" || got.Description != "patched by id" || got.Labels["by"] != "id" {
 			t.Errorf("after the calls by id: description %q, labels %v, rules -want, +got:\n%s", got.Description, got.Labels, diff)
 		}
-		if other, _ := api.Get("other"); other.Description != "" || len(other.Rules) != 1 {
+		other, err := api.Get("other")
+		if err != nil {
+			t.Fatalf("get other: %v", err)
+		}
+		if other.Description != "" || len(other.Rules) != 1 {
 			t.Errorf("the other policy changed: %+v", other)
 		}
 		if n := em.Stats().Policies[api.Path("p")][api.Method("get")]; n != 3 {
@@ -256,7 +260,10 @@ func TestFields(t *testing.T) {
 				got = err.Error()
 			}
 			if tc.want == "" { // Wildcard: compare with the full rules
-				full, _ := get("rules")
+				full, err := get("rules")
+				if err != nil {
+					t.Fatalf("fields=rules: %v", err)
+				}
 				if got != full {
 					t.Errorf("\n%s\nwant %s\ngot  %s", tc.reason, full, got)
 				}

@@ -30,6 +30,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
+	precheckExprs(&in)
 	m := s.mutation(r, c, c.policy, "AddRule")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur == nil {
@@ -78,6 +79,7 @@ func (s *Server) patchRule(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
+	precheckExprs(&in)
 	mask := splitMask(r.URL.Query().Get("updateMask"))
 	m := s.mutation(r, c, c.policy, "PatchRule")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {

@@ -151,6 +151,7 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
+	precheckExprs(in.Rules...)
 	_, replaceRules := raw["rules"]
 	mask := splitMask(r.URL.Query().Get("updateMask"))
 	m := s.mutation(r, c, c.policy, "patch")

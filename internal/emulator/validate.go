@@ -23,6 +23,7 @@ var (
 	labelValue       = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$`)
 	ruleActions      = set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
 	rateActions      = set("fairshare", "rate_based_ban", "throttle")
+	conformActions   = set("allow")
 	exceedActions    = set("deny(403)", "deny(404)", "deny(429)", "deny(502)", "redirect")
 	policyTypes      = set("CLOUD_ARMOR", "CLOUD_ARMOR_EDGE", "CLOUD_ARMOR_INTERNAL_SERVICE", "CLOUD_ARMOR_NETWORK")
 	enforceOnKey     = set("ALL", "ASN", "HTTP_COOKIE", "HTTP_HEADER", "HTTP_PATH", "IP", "REGION_CODE", "SNI", "TLS_JA3_FINGERPRINT", "TLS_JA4_FINGERPRINT", "USER_IP", "XFF_IP")
@@ -451,11 +452,13 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 			}
 		}
 	}
+	if err := checkEnum(f+".conformAction", o.ConformAction, conformActions); err != nil {
+		return err
+	}
+	if err := checkEnum(f+".exceedAction", o.ExceedAction, exceedActions); err != nil {
+		return err
+	}
 	switch {
-	case o.ConformAction != "" && o.ConformAction != "allow":
-		return errInvalidField(f+".conformAction", o.ConformAction, "Must be one of [allow].")
-	case o.ExceedAction != "" && !exceedActions[o.ExceedAction]:
-		return checkEnum(f+".exceedAction", o.ExceedAction, exceedActions)
 	case (o.ExceedAction == "redirect") != (o.ExceedRedirectOptions != nil):
 		return errInvalidField(f, shown(o), "Exceed redirect options must be specified if the exceed action is 'redirect'. "+
 			"It cannot be specified for any other exceed actions.")
