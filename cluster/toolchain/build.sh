@@ -5,6 +5,9 @@
 # after the first run.
 #
 #   cluster/toolchain/build.sh kube-apiserver   -> k8s.io/kubernetes v1.35.4
+#   cluster/toolchain/build.sh kube-controller-manager -> the same module (only its garbage
+#                                                  collector runs, for XR deletion)
+#   cluster/toolchain/build.sh kubectl          -> the same module (the hints `make run` prints)
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
 #   cluster/toolchain/build.sh crossplane       -> github.com/crossplane/cli/v2 v2.5.0 (the
 #                                                  `crossplane` CLI: render, validate, xpkg)
@@ -29,9 +32,10 @@ crossplane_version=v2.5.0
 crossplane_core_version=v2.4.0
 function_auto_ready_version=v0.5.0
 
-# build NAME VERSION PKG: build PKG from the wrapper module NAME unless already cached.
+# build NAME VERSION PKG [MODULE]: build PKG from the wrapper module MODULE (default NAME)
+# unless already cached.
 build() {
-  local name=$1 version=$2 pkg=$3
+  local name=$1 version=$2 pkg=$3 module=${4:-$1}
   local dir="$cache/bin/$name-$version"
   local bin="$dir/$name"
   if [ -x "$bin" ]; then echo "$bin"; return 0; fi
@@ -51,7 +55,7 @@ build() {
   # shellcheck disable=SC2064 # expand $work now: it is local to this function.
   trap "rm -rf '$work'" EXIT
   start=$(date +%s)
-  cp "$here/$name/go.mod" "$here/$name/go.sum" "$here/$name/tools.go" "$work/"
+  cp "$here/$module/go.mod" "$here/$module/go.sum" "$here/$module/tools.go" "$work/"
   (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "$bin.tmp" "$pkg")
   mv "$bin.tmp" "$bin"
   echo ">> built $name $version in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))" >&2
@@ -72,10 +76,12 @@ assets() {
 
 case "${1:-}" in
   kube-apiserver) build kube-apiserver "$kas_version" k8s.io/kubernetes/cmd/kube-apiserver ;;
+  kube-controller-manager) build kube-controller-manager "$kas_version" k8s.io/kubernetes/cmd/kube-controller-manager kube-apiserver ;;
+  kubectl)        build kubectl "$kas_version" k8s.io/kubernetes/cmd/kubectl kube-apiserver ;;
   etcd)           build etcd "$etcd_version" go.etcd.io/etcd/server/v3 ;;
   crossplane)     build crossplane "$crossplane_version" github.com/crossplane/cli/v2/cmd/crossplane ;;
   crossplane-core) build crossplane-core "$crossplane_core_version" github.com/crossplane/crossplane/v2/cmd/crossplane ;;
   function-auto-ready) build function-auto-ready "$function_auto_ready_version" github.com/crossplane/function-auto-ready ;;
   assets)         assets ;;
-  *) echo "usage: build.sh kube-apiserver|etcd|crossplane|crossplane-core|function-auto-ready|assets" >&2; exit 2 ;;
+  *) echo "usage: build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|crossplane|crossplane-core|function-auto-ready|assets" >&2; exit 2 ;;
 esac
