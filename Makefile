@@ -33,7 +33,9 @@ STATICCHECK         := $(CACHE_DIR)/bin/staticcheck-$(STATICCHECK_VERSION)/stati
 CROSSPLANE          := $(CACHE_DIR)/bin/crossplane-$(CROSSPLANE_VERSION)/crossplane
 CROSSPLANE_CORE     := $(CACHE_DIR)/bin/crossplane-core-$(CROSSPLANE_CORE_VERSION)/crossplane-core
 FUNCTION_AUTO_READY := $(CACHE_DIR)/bin/function-auto-ready-$(FUNCTION_AUTO_READY_VERSION)/function-auto-ready
-TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY)
+KUBE_CONTROLLER_MANAGER := $(CACHE_DIR)/bin/kube-controller-manager-$(KUBE_VERSION)/kube-controller-manager
+KUBECTL             := $(CACHE_DIR)/bin/kubectl-$(KUBE_VERSION)/kubectl
+TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBE_CONTROLLER_MANAGER_BIN=$(KUBE_CONTROLLER_MANAGER) KUBECTL_BIN=$(KUBECTL)
 
 # Test suites that drive separate processes rather than our code in-process.
 PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|argocd|xpkg|validate|render)$$
@@ -69,7 +71,7 @@ xpkg: $(CROSSPLANE) ## Build the provider, function and configuration packages i
 ##@ Tools
 
 .PHONY: tools
-tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) ## Build kube-apiserver, etcd, staticcheck, the crossplane CLI and core, function-auto-ready (cached).
+tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready (cached).
 
 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
 	cluster/toolchain/build.sh assets >/dev/null
@@ -82,6 +84,12 @@ $(CROSSPLANE_CORE):
 
 $(FUNCTION_AUTO_READY):
 	cluster/toolchain/build.sh function-auto-ready >/dev/null
+
+$(KUBE_CONTROLLER_MANAGER):
+	cluster/toolchain/build.sh kube-controller-manager >/dev/null
+
+$(KUBECTL):
+	cluster/toolchain/build.sh kubectl >/dev/null
 
 $(STATICCHECK):
 	@echo ">> building staticcheck $(STATICCHECK_VERSION) (first time only)"
