@@ -3,7 +3,9 @@ package gcp
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/api/compute/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -51,29 +53,67 @@ func (m Method) String() string {
 	return methodNames[m]
 }
 
-// CallCounter counts compute API calls per method. The provider shares one
-// across all its Clients and exports it with NewCollector.
+// CallCounter counts compute API calls per method and response code, and
+// the outcome and duration of the operations the writes start. The provider
+// shares one across all its Clients and exports it with NewCollector.
+//
+// Counts are atomics indexed by method and code rather than Prometheus
+// metrics, so a call pays for one atomic add and a scrape reads them all.
 type CallCounter struct {
-	n [methodCount]atomic.Int64
+	n   [methodCount][numCodes]atomic.Int64
+	ops [methodCount][numOpResults]atomic.Int64
+	// opSeconds is the time from sending a write until its operation was
+	// seen DONE, by method.
+	opSeconds *prometheus.HistogramVec
 }
 
 // NewCallCounter returns a zeroed CallCounter.
-func NewCallCounter() *CallCounter { return &CallCounter{} }
+func NewCallCounter() *CallCounter {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "cloudarmor_gcp_operation_wait_seconds",
+		Help: "Time from sending a write to GCP until its operation was seen DONE, failed operations included, by method.",
+		// Cloud Armor operations take about a second to tens of seconds;
+		// the wait gives up after DefaultOperationTimeout.
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120},
+	}, []string{"method"})
+	for _, m := range writeMethods {
+		h.WithLabelValues(m.String()) // A series from the start, for rate().
+	}
+	return &CallCounter{opSeconds: h}
+}
 
-// inc counts a call; a nil counter (a Client built without
-// WithCallCounter) counts nothing.
-func (c *CallCounter) inc(m Method) {
+// record counts a call that returned err; a nil counter (a Client built
+// without WithCallCounter) counts nothing.
+func (c *CallCounter) record(m Method, err error) {
 	if c != nil {
-		c.n[m].Add(1)
+		c.n[m][codeOf(err)].Add(1)
 	}
 }
 
-// Count returns the number of calls of m.
+// Count returns the number of calls of m, whatever their code.
 func (c *CallCounter) Count(m Method) int64 {
 	if m < 0 || m >= methodCount {
 		return 0
 	}
-	return c.n[m].Load()
+	var n int64
+	for i := range c.n[m] {
+		n += c.n[m][i].Load()
+	}
+	return n
+}
+
+// operation records how the operation a write of m started ended, err
+// being what waiting for it returned, and, when GCP reported it DONE, how
+// long it took since start.
+func (c *CallCounter) operation(m Method, start time.Time, err error) {
+	if c == nil {
+		return
+	}
+	r := opResultOf(err)
+	c.ops[m][r].Add(1)
+	if r == opDone || r == opFailed {
+		c.opSeconds.WithLabelValues(m.String()).Observe(time.Since(start).Seconds())
+	}
 }
 
 // A Client is what a ClientCache stores for one credential set: a compute
@@ -157,6 +197,6 @@ func (c *Client) Policies(project, region string) PolicyClient {
 
 // wait waits for op, counting each wait call.
 func (c *Client) wait(ctx context.Context, project, region string, op *compute.Operation) error {
-	o := append([]waitOption{withPollHook(func() { c.calls.inc(MethodWaitOperation) })}, c.waitOpts...)
+	o := append([]waitOption{withPollHook(func(err error) { c.calls.record(MethodWaitOperation, err) })}, c.waitOpts...)
 	return WaitForOperation(ctx, c.svc, project, region, op, o...)
 }

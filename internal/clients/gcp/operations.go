@@ -35,7 +35,7 @@ type waitConfig struct {
 	timeout     time.Duration
 	interval    time.Duration
 	maxInterval time.Duration
-	onPoll      func()
+	onPoll      func(error)
 	now         func() time.Time
 }
 
@@ -54,8 +54,9 @@ func withPollInterval(first, largest time.Duration) waitOption {
 	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
 }
 
-// withPollHook calls fn before each wait call, so a Client can count them.
-func withPollHook(fn func()) waitOption {
+// withPollHook calls fn with the outcome of each wait call, so a Client can
+// count them.
+func withPollHook(fn func(error)) waitOption {
 	return func(c *waitConfig) { c.onPoll = fn }
 }
 
@@ -103,14 +104,18 @@ func WaitForOperation(ctx context.Context, svc *compute.Service, project, region
 
 // waitOnce asks GCP to wait for the operation. The wait call may return
 // early with the operation still running.
-func waitOnce(ctx context.Context, svc *compute.Service, project, region, name string, onPoll func()) (*compute.Operation, error) {
-	if onPoll != nil {
-		onPoll()
-	}
+func waitOnce(ctx context.Context, svc *compute.Service, project, region, name string, onPoll func(error)) (*compute.Operation, error) {
+	var op *compute.Operation
+	var err error
 	if region == "" {
-		return svc.GlobalOperations.Wait(project, name).Context(ctx).Do()
+		op, err = svc.GlobalOperations.Wait(project, name).Context(ctx).Do()
+	} else {
+		op, err = svc.RegionOperations.Wait(project, region, name).Context(ctx).Do()
 	}
-	return svc.RegionOperations.Wait(project, region, name).Context(ctx).Do()
+	if onPoll != nil {
+		onPoll(err)
+	}
+	return op, err
 }
 
 // retryWait reports whether a failed wait call is worth repeating.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/api/compute/v1"
 )
@@ -78,8 +79,9 @@ func (p *policyClient) key(name string) PolicyKey {
 
 func (p *policyClient) fetch(name string) FetchFn {
 	return func(ctx context.Context) (*compute.SecurityPolicy, error) {
-		p.calls.inc(MethodGet)
-		return p.api.get(ctx, p.project, name)
+		sp, err := p.api.get(ctx, p.project, name)
+		p.calls.record(MethodGet, err)
+		return sp, err
 	}
 }
 
@@ -99,12 +101,15 @@ func (p *policyClient) mutate(ctx context.Context, name string, m Method, call f
 	key := p.key(name)
 	return p.queue.Do(ctx, key, func(ctx context.Context) error {
 		defer p.snapshots.Invalidate(key)
-		p.calls.inc(m)
+		start := time.Now()
 		op, err := call(ctx)
+		p.calls.record(m, err)
 		if err != nil {
 			return err
 		}
-		return p.wait(ctx, p.project, p.region, op)
+		err = p.wait(ctx, p.project, p.region, op)
+		p.calls.operation(m, start, err)
+		return err
 	})
 }
 

@@ -21,6 +21,10 @@ type reply struct {
 	status int
 	header map[string]string
 	body   string
+	// delay holds the reply back (until the client gives up, if sooner).
+	delay time.Duration
+	// abort closes the connection instead of replying.
+	abort bool
 }
 
 // routes maps "METHOD /path" (below /compute/v1/projects/p) to the replies
@@ -55,6 +59,15 @@ func (f *fakeGCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.mu.Unlock()
+	if rep.abort {
+		panic(http.ErrAbortHandler)
+	}
+	if rep.delay > 0 {
+		select {
+		case <-time.After(rep.delay):
+		case <-r.Context().Done():
+		}
+	}
 	for k, v := range rep.header {
 		w.Header().Set(k, v)
 	}
