@@ -1,16 +1,24 @@
 -- Argo CD health check for provider-cloudarmor: every kind in armorplane.io
 -- and *.armorplane.io (SecurityPolicy, SecurityPolicyRule, ProviderConfig,
--- ClusterProviderConfig, ProviderConfigUsage). docs/gitops.md shows where it
--- goes; test/argocd runs this file against objects a live provider wrote.
+-- ClusterProviderConfig, ProviderConfigUsage, and the Configuration's
+-- IPAllowlist in platform.armorplane.io). docs/gitops.md shows where it goes;
+-- test/argocd runs this file against objects a live provider and Crossplane
+-- wrote.
 --
+--   Suspended    the crossplane.io/paused annotation is "true", or Synced says
+--                ReconcilePaused (also managementPolicies: []): nothing is
+--                reconciled, on purpose, so it is neither Degraded nor Healthy
+--   Progressing  the conditions describe an older metadata.generation than the
+--                object has (an edit the provider has not seen yet), no status
+--                yet, Creating, Deleting, an XR's composed resources not ready,
+--                a ProviderConfig whose deletion waits for its users
 --   Degraded     Synced=False, with its message (create/update/delete failed,
 --                GCP refused the policy, quota, credentials, ...), or
 --                RuleConflict=True (an inline rule the spec declares is not
 --                applied because a SecurityPolicyRule claims its priority)
---   Healthy      Ready=True; a (Cluster)ProviderConfig or usage, which have no
---                Ready or Synced: only status.users
---   Progressing  anything else: no status yet, Creating, Deleting, a
---                ProviderConfig whose deletion waits for its users
+--   Healthy      Ready=True (observe-only resources say so in the message); a
+--                (Cluster)ProviderConfig or usage, which have no Ready or
+--                Synced: only status.users
 local hs = { status = "Progressing", message = "Waiting for the provider to reconcile" }
 
 local conditions = {}
@@ -63,6 +71,29 @@ if configKinds[obj.kind] then
 end
 
 local synced = condition("Synced")
+
+-- Paused first: a paused object keeps whatever it said before, stale or not.
+local paused = obj.metadata.annotations ~= nil and obj.metadata.annotations["crossplane.io/paused"] == "true"
+if paused or (synced ~= nil and synced.reason == "ReconcilePaused") then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation is paused"
+  if paused then
+    hs.message = hs.message .. " (crossplane.io/paused: \"true\")"
+  elseif synced.message ~= nil and synced.message ~= "" then
+    hs.message = synced.message
+  end
+  return hs
+end
+
+-- Synced is written on every reconcile with the generation it saw: older than
+-- the object means the last edit is not reflected in any condition yet.
+local generation = obj.metadata.generation
+if synced ~= nil and synced.observedGeneration ~= nil and generation ~= nil and synced.observedGeneration < generation then
+  hs.message = "Waiting for the provider to observe generation " .. generation ..
+    " (conditions are of generation " .. synced.observedGeneration .. ")"
+  return hs
+end
+
 if synced ~= nil and synced.status == "False" then
   hs.status = "Degraded"
   hs.message = describe(synced)
@@ -80,6 +111,10 @@ local ready = condition("Ready")
 if ready ~= nil and ready.status == "True" then
   hs.status = "Healthy"
   hs.message = describe(ready)
+  local policies = obj.spec ~= nil and obj.spec.managementPolicies or nil
+  if policies ~= nil and #policies == 1 and policies[1] == "Observe" then
+    hs.message = "Observe only: " .. hs.message
+  end
   return hs
 end
 if ready ~= nil then

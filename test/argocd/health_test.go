@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	compute "google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 )
@@ -32,6 +35,22 @@ func named(kind, name string, and func(*unstructured.Unstructured) bool) func(*u
 
 func readyReason(reason string) func(*unstructured.Unstructured) bool {
 	return func(u *unstructured.Unstructured) bool { _, r, _ := condition(u, "Ready"); return r == reason }
+}
+
+func syncedReason(reason string) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool { _, r, _ := condition(u, "Synced"); return r == reason }
+}
+
+// syncedGeneration is the generation the Synced condition was written for.
+func syncedGeneration(u *unstructured.Unstructured) int64 {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Synced" {
+			g, _ := m["observedGeneration"].(int64)
+			return g
+		}
+	}
+	return 0
 }
 
 func users(u *unstructured.Unstructured) int64 {
@@ -70,6 +89,25 @@ func TestHealthOfLiveObjects(t *testing.T) {
 			s, _, _ := condition(u, "Terminating")
 			return u.GetDeletionTimestamp() != nil && s == "True"
 		}),
+		// The write of an edit, before the provider has seen it: the
+		// conditions still carry the previous generation.
+		"stale": named("SecurityPolicy", "ready", func(u *unstructured.Unstructured) bool {
+			return u.GetGeneration() > 1 && syncedGeneration(u) == 1
+		}),
+		"edited-ready": named("SecurityPolicy", "ready", func(u *unstructured.Unstructured) bool {
+			s, _, _ := condition(u, "Ready")
+			return u.GetGeneration() > 1 && syncedGeneration(u) == u.GetGeneration() && s == "True"
+		}),
+		"paused":        named("SecurityPolicy", "paused", syncedReason("ReconcilePaused")),
+		"paused-edited": named("SecurityPolicy", "paused", func(u *unstructured.Unstructured) bool { return u.GetGeneration() > 1 }),
+		"observe-only": named("SecurityPolicy", "observed", func(u *unstructured.Unstructured) bool {
+			s, _, _ := condition(u, "Ready")
+			return s == "True"
+		}),
+		"observe-only-missing": named("SecurityPolicy", "observed-missing", func(u *unstructured.Unstructured) bool {
+			s, _, _ := condition(u, "Synced")
+			return s == "False"
+		}),
 	})
 	rec.watch(t, e.kube, group, "SecurityPolicy")
 	rec.watch(t, e.kube, group, "SecurityPolicyRule")
@@ -95,15 +133,48 @@ func TestHealthOfLiveObjects(t *testing.T) {
 		rec.wait(t, s, readyLimit)
 	}
 
-	// GCP refuses a fourth policy: quota, a realistic failure.
-	if err := e.emu.SetFaults(emulator.Faults{Quota: emulator.Quota{Policies: 3}}); err != nil {
+	// An edit to a Ready policy: stale at once, Ready again once observed.
+	ctx := context.Background()
+	e.patch(t, policy("ready", nil, nil), `{"spec":{"forProvider":{"description":"edited"}}}`)
+	rec.wait(t, "stale", readyLimit)
+	rec.wait(t, "edited-ready", readyLimit)
+
+	// Paused by annotation, then edited while paused.
+	e.create(t, func() *unstructured.Unstructured {
+		p := policy("paused", map[string]any{"description": "paused"}, nil)
+		p.SetAnnotations(map[string]string{"crossplane.io/paused": "true"})
+		return p
+	}())
+	rec.wait(t, "paused", readyLimit)
+	e.patch(t, policy("paused", nil, nil), `{"spec":{"forProvider":{"description":"edited while paused"}}}`)
+	rec.wait(t, "paused-edited", readyLimit)
+
+	// Observe only: a policy made outside Crossplane, and one that does not exist.
+	svc, err := e.emu.NewService(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SecurityPolicies.Insert("argocd-project", &compute.SecurityPolicy{Name: "console-made"}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	observe := func(name, external string) *unstructured.Unstructured {
+		p := policy(name, map[string]any{}, nil)
+		p.SetAnnotations(map[string]string{"crossplane.io/external-name": external})
+		_ = unstructured.SetNestedStringSlice(p.Object, []string{"Observe"}, "spec", "managementPolicies")
+		return p
+	}
+	e.create(t, observe("observed", "console-made"), observe("observed-missing", "never-made"))
+	rec.wait(t, "observe-only", readyLimit)
+	rec.wait(t, "observe-only-missing", readyLimit)
+
+	// GCP refuses one more policy: quota, a realistic failure.
+	if err := e.emu.SetFaults(emulator.Faults{Quota: emulator.Quota{Policies: len(e.emu.Snapshot())}}); err != nil {
 		t.Fatal(err)
 	}
 	e.create(t, policy("over-quota", map[string]any{}, nil))
 	rec.wait(t, "failing", readyLimit)
 
 	// Deleting a ProviderConfig in use is blocked; then delete its user.
-	ctx := context.Background()
 	if err := e.kube.Delete(ctx, obj(pcGroup, "ProviderConfig", "team-a", nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +202,14 @@ func TestHealthOfLiveObjects(t *testing.T) {
 		"ProviderConfigUsed": {reason: "A ProviderConfig in use is Healthy and says by how many.", capture: "pc-in-use", want: health{Status: "Healthy", Message: "Used by 1 managed resource(s)"}},
 		"ClusterProviderConfigUsed": {reason: "A ClusterProviderConfig in use is Healthy and says by how many.", capture: "cpc-in-use",
 			want: health{Status: "Healthy", Message: fmt.Sprintf("Used by %d managed resource(s)", cpcUsers)}},
+		"StaleAfterEdit": {reason: "Right after an edit the conditions describe the previous generation: Progressing, never the old Healthy.", capture: "stale",
+			want: health{Status: "Progressing", Message: "Waiting for the provider to observe generation 2 (conditions are of generation 1)"}},
+		"ReadyAfterEdit": {reason: "Once the provider has observed the edit, Healthy again.", capture: "edited-ready", want: health{Status: "Healthy", Message: "Available"}},
+		"Paused":         {reason: "A paused resource (Synced=False, ReconcilePaused) is Suspended, not Degraded.", capture: "paused", want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
+		"PausedAndEdited": {reason: "An edit to a paused resource is never observed: Suspended, not Progressing forever.", capture: "paused-edited",
+			want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
+		"ObserveOnly":        {reason: "An observe-only policy that exists is Healthy, and says it is only observed.", capture: "observe-only", want: health{Status: "Healthy", Message: "Observe only: Available"}},
+		"ObserveOnlyMissing": {reason: "An observe-only policy GCP does not have is Degraded, with why.", capture: "observe-only-missing", want: health{Status: "Degraded", Message: "does not exist"}},
 		"ProviderConfigDeletionBlocked": {reason: "A ProviderConfig whose deletion waits for its users is Progressing, with why.", capture: "pc-deleting-in-use",
 			want: health{Status: "Progressing", Message: "Blocking deletion while usages still exist"}},
 	}
@@ -149,5 +228,13 @@ func TestHealthOfLiveObjects(t *testing.T) {
 				t.Errorf("%s\nhealth of %s: -want +got:\n%s", tc.reason, tc.capture, diff)
 			}
 		})
+	}
+}
+
+// patch merge-patches o with a JSON merge patch, as `kubectl patch --type merge` does.
+func (e *env) patch(t *testing.T, o *unstructured.Unstructured, patch string) {
+	t.Helper()
+	if err := e.kube.Patch(context.Background(), o, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patch %s %s: %v", o.GetKind(), o.GetName(), err)
 	}
 }

@@ -1,0 +1,96 @@
+package argocd
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// renderedAllowlist returns the IPAllowlist in one of test/render's golden
+// outputs: the XR exactly as Crossplane core v2.4.0's composition engine
+// wrote its status (conditions from the function pipeline and
+// function-auto-ready), kept current by that suite.
+func renderedAllowlist(t *testing.T, golden string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "test", "render", "testdata", golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", golden, err)
+		}
+		if u.GetKind() == "IPAllowlist" {
+			return u
+		}
+	}
+	t.Fatalf("%s holds no IPAllowlist", golden)
+	return nil
+}
+
+// TestHealthOfIPAllowlist checks the verdict on the Configuration's composite
+// resource, which the argocd-cm's *.armorplane.io/* entry also matches
+// (platform.armorplane.io).
+func TestHealthOfIPAllowlist(t *testing.T) {
+	script, err := healthScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCondition := func(u *unstructured.Unstructured, c map[string]any) *unstructured.Unstructured {
+		u = u.DeepCopy()
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		out := []any{}
+		for _, old := range conds {
+			if m, _ := old.(map[string]any); m["type"] != c["type"] {
+				out = append(out, old)
+			}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, append(out, c), "status", "conditions")
+		return u
+	}
+	creating := renderedAllowlist(t, "nodes-1.golden.yaml")
+	ready := renderedAllowlist(t, "node-replaced.golden.yaml")
+	paused := ready.DeepCopy()
+	paused.SetAnnotations(map[string]string{"crossplane.io/paused": "true"})
+	cases := map[string]struct {
+		reason string
+		xr     *unstructured.Unstructured
+		want   health
+	}{
+		"ComposedResourcesNotReady": {reason: "An IPAllowlist whose composed policy and rules are not Ready yet is Progressing and names them.",
+			xr: creating, want: health{Status: "Progressing", Message: "Unready resources: policy, rule-1000"}},
+		"Ready": {reason: "An IPAllowlist whose composed resources are all Ready is Healthy.",
+			xr: ready, want: health{Status: "Healthy", Message: "Available"}},
+		// Crossplane core writes Synced=False with ReconcileError when the
+		// pipeline fails (our function refusing an overlapping priority range,
+		// for instance): Degraded with the function's message.
+		"PipelineFailed": {reason: "An IPAllowlist whose composition pipeline fails is Degraded, with the message.",
+			xr: withCondition(ready, map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError",
+				"message": "cannot compose resources: function armorplane-function-ipallowlist returned a fatal result"}),
+			want: health{Status: "Degraded", Message: "cannot compose resources: function armorplane-function-ipallowlist returned a fatal result"}},
+		"Paused": {reason: "A paused IPAllowlist is Suspended.",
+			xr: paused, want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := evalHealth(script, tc.xr)
+			if err != nil {
+				t.Fatalf("health.lua: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
