@@ -120,6 +120,13 @@ test: tools check-generate lint build xpkg ## Every test: generated files, lint,
 	$(MAKE) fuzz FUZZTIME=5s
 	@echo "make test: all suites passed"
 
+# Opt-in: creates, checks and deletes real Cloud Armor policies (billed by the
+# hour while they exist); docs/development.md says what it needs and costs.
+.PHONY: test-gcp
+test-gcp: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build ## e2e against a real GCP project: E2E_GCP_PROJECT plus E2E_GCP_CREDENTIALS (JSON file) or E2E_GCP_ACCESS_TOKEN.
+	@if [ -z "$${E2E_GCP_PROJECT:-}" ]; then echo "make test-gcp: set E2E_GCP_PROJECT and E2E_GCP_CREDENTIALS or E2E_GCP_ACCESS_TOKEN (docs/development.md)"; exit 2; fi
+	$(TOOL_ENV) go test -count=1 -timeout 60m -v -run '^TestGCP$$' ./test/e2e/
+
 ##@ Bench
 
 .PHONY: bench

@@ -3,7 +3,8 @@
 // Composition and XRD, against package/crds, the XRDs under package/ and
 // Crossplane v2.4.0's own CRDs, all offline: the CLI's schema cache is
 // seeded with Crossplane's CRDs from the Go module cache, so it never
-// downloads a package.
+// downloads a package. The manifests in README.md and docs/ are checked too
+// (docs_test.go).
 package validate
 
 import (
