@@ -133,6 +133,7 @@ func main() {
 	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(*snapshotTTL))
 	queue := gcp.NewWriteQueue()
 	metrics.Registry.MustRegister(gcp.NewCollector(calls, snapshots, queue))
+	metrics.Registry.MustRegister(ownership.Collectors()...)
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
 		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls))
 	}

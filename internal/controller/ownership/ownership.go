@@ -233,6 +233,7 @@ func (i *Index) Claims(ctx context.Context, policy *v1beta1.SecurityPolicy, key 
 	slices.SortFunc(refused, func(a, b Refusal) int {
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Rule, b.Rule))
 	})
+	claimsRefused.WithLabelValues(v1beta1.SecurityPolicyKind).Add(float64(len(refused)))
 	return claims, refused, nil
 }
 
@@ -258,6 +259,7 @@ func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule
 		}
 		if !ok {
 			s.Refused = fmt.Sprintf("GCP policy %s is managed by SecurityPolicy %s, which does not admit SecurityPolicyRules from namespace %q (spec.allowedRules): this object makes no change to GCP", key, nameOf(policy), cr.GetNamespace())
+			claimsRefused.WithLabelValues(v1beta1.SecurityPolicyRuleKind).Inc()
 			return s, nil
 		}
 	}
@@ -282,14 +284,17 @@ func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule
 			continue
 		}
 		s.Refused = fmt.Sprintf("the rule at priority %d of GCP policy %s is managed by SecurityPolicyRule %s, the oldest object for it: this object makes no change to GCP and leaves the rule in place when deleted", prio, key, nameOf(r))
+		conflicts.WithLabelValues(v1beta1.SecurityPolicyRuleKind, ConflictOlderOwner).Inc()
 		return s, nil
 	}
 	return s, nil
 }
 
 // PolicyRefusal explains why cr may not write the GCP policy key that owner
-// owns.
+// owns, and counts the conflict: the controller calls it once per reconcile
+// that refuses.
 func PolicyRefusal(key gcp.PolicyKey, owner *v1beta1.SecurityPolicy) string {
+	conflicts.WithLabelValues(v1beta1.SecurityPolicyKind, ConflictOlderOwner).Inc()
 	return fmt.Sprintf("GCP policy %s is managed by SecurityPolicy %s, the oldest object for it: this object makes no change to it and leaves it in place when deleted", key, nameOf(owner))
 }
 

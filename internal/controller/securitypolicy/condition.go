@@ -52,3 +52,18 @@ func conflictCondition(conflicts []securitypolicy.Conflict, defaultClaimedBy str
 	return xpv2.Condition{Type: TypeRuleConflict, Status: corev1.ConditionTrue, Reason: reason,
 		Message: strings.Join(msgs, "; "), LastTransitionTime: metav1.Now()}
 }
+
+// claimedInline is the number of inline rules, defaultRule included, that d
+// leaves out because a SecurityPolicyRule claims their priority.
+func claimedInline(d securitypolicy.PolicyPlan) int {
+	n := 0
+	for _, c := range d.Rules.Conflicts {
+		if c.Claimant != "" {
+			n++
+		}
+	}
+	if d.DefaultClaimedBy != "" {
+		n++
+	}
+	return n
+}

@@ -133,6 +133,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	if writes {
 		v, ok := sp.Labels[ownership.LabelKey]
 		if ok && v != e.labels[ownership.LabelKey] {
+			ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictOwnerLabel, 1)
 			return refuse(cr, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v))
 		}
 		e.adopting = !ok
@@ -150,6 +151,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	}
 	d := securitypolicy.PlanPolicy(cr.Spec.ForProvider, sp, own)
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, refused))
+	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate(), Diff: d.String()}, nil
 }
 
