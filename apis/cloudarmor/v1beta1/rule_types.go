@@ -373,25 +373,320 @@ type WafExclusionFieldParams struct {
 	Val *string `json:"val,omitempty"`
 }
 
-// RuleObservation is a rule as GCP reports it.
+// RuleObservation is a rule as GCP reports it, in the normalised form the
+// provider compares with the spec: GCP's fill-ins (description "", preview
+// false, empty messages and lists) are left out, IP ranges are canonical
+// CIDRs sorted and de-duplicated, and the other networkMatch lists are
+// sorted. A default rule without a condition shows the "*" match GCP gives
+// it. These types carry no validation: status reports what GCP holds, even
+// what the spec would refuse.
 type RuleObservation struct {
 	// Priority of the rule.
 	Priority int64 `json:"priority"`
 
 	// Action of the rule.
+	// +optional
 	Action string `json:"action,omitempty"`
 
 	// Description of the rule.
+	// +optional
 	Description string `json:"description,omitempty"`
 
 	// Preview is true when the rule only logs.
+	// +optional
 	Preview bool `json:"preview,omitempty"`
 
-	// SrcIpRanges of a basic match.
+	// Match is the Layer 7 condition.
 	// +optional
-	SrcIpRanges []string `json:"srcIpRanges,omitempty"` //nolint:revive // GCP's JSON name.
+	Match *RuleMatcherObservation `json:"match,omitempty"`
 
-	// Expression of an advanced match.
+	// NetworkMatch is the Layer 3/4 condition.
+	// +optional
+	NetworkMatch *RuleNetworkMatcherObservation `json:"networkMatch,omitempty"`
+
+	// RateLimitOptions of throttle, rate_based_ban and fairshare rules.
+	// +optional
+	RateLimitOptions *RateLimitOptionsObservation `json:"rateLimitOptions,omitempty"`
+
+	// RedirectOptions of redirect rules.
+	// +optional
+	RedirectOptions *RedirectOptionsObservation `json:"redirectOptions,omitempty"`
+
+	// HeaderAction adds request headers.
+	// +optional
+	HeaderAction *HTTPHeaderActionObservation `json:"headerAction,omitempty"`
+
+	// PreconfiguredWafConfig tunes preconfigured WAF rules.
+	// +optional
+	PreconfiguredWafConfig *PreconfiguredWafConfigObservation `json:"preconfiguredWafConfig,omitempty"`
+}
+
+// RuleMatcherObservation is a rule's Layer 7 condition as GCP reports it.
+type RuleMatcherObservation struct {
+	// VersionedExpr of a basic match.
+	// +optional
+	VersionedExpr string `json:"versionedExpr,omitempty"`
+
+	// Config of a basic match.
+	// +optional
+	Config *RuleMatcherConfigObservation `json:"config,omitempty"`
+
+	// Expr of an advanced match.
+	// +optional
+	Expr *ExprObservation `json:"expr,omitempty"`
+
+	// ExprOptions of an advanced match.
+	// +optional
+	ExprOptions *RuleMatcherExprOptionsObservation `json:"exprOptions,omitempty"`
+}
+
+// RuleMatcherConfigObservation lists the source ranges of a basic match.
+type RuleMatcherConfigObservation struct {
+	// SrcIpRanges are the source ranges.
+	// +optional
+	// +listType=atomic
+	SrcIpRanges []string `json:"srcIpRanges,omitempty"` //nolint:revive // GCP's JSON name.
+}
+
+// RuleMatcherExprOptionsObservation are the options of an advanced match.
+type RuleMatcherExprOptionsObservation struct {
+	// RecaptchaOptions lists reCAPTCHA Enterprise site keys.
+	// +optional
+	RecaptchaOptions *RecaptchaOptionsObservation `json:"recaptchaOptions,omitempty"`
+}
+
+// ExprObservation is a CEL expression as GCP reports it.
+type ExprObservation struct {
+	// Expression text.
 	// +optional
 	Expression string `json:"expression,omitempty"`
+
+	// Title of the expression.
+	// +optional
+	Title string `json:"title,omitempty"`
+
+	// Description of the expression.
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// Location of the expression.
+	// +optional
+	Location string `json:"location,omitempty"`
+}
+
+// RecaptchaOptionsObservation lists reCAPTCHA Enterprise site keys.
+type RecaptchaOptionsObservation struct {
+	// ActionTokenSiteKeys are action-token site keys.
+	// +optional
+	// +listType=atomic
+	ActionTokenSiteKeys []string `json:"actionTokenSiteKeys,omitempty"`
+
+	// SessionTokenSiteKeys are session-token site keys.
+	// +optional
+	// +listType=atomic
+	SessionTokenSiteKeys []string `json:"sessionTokenSiteKeys,omitempty"`
+}
+
+// RuleNetworkMatcherObservation is a Layer 3/4 condition as GCP reports it.
+type RuleNetworkMatcherObservation struct {
+	// SrcIpRanges are source ranges.
+	// +optional
+	// +listType=atomic
+	SrcIpRanges []string `json:"srcIpRanges,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// DestIpRanges are destination ranges.
+	// +optional
+	// +listType=atomic
+	DestIpRanges []string `json:"destIpRanges,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// IpProtocols are IPv4 protocol names or numbers.
+	// +optional
+	// +listType=atomic
+	IpProtocols []string `json:"ipProtocols,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// SrcPorts are source ports or port ranges.
+	// +optional
+	// +listType=atomic
+	SrcPorts []string `json:"srcPorts,omitempty"`
+
+	// DestPorts are destination ports or port ranges.
+	// +optional
+	// +listType=atomic
+	DestPorts []string `json:"destPorts,omitempty"`
+
+	// SrcRegionCodes are region codes.
+	// +optional
+	// +listType=atomic
+	SrcRegionCodes []string `json:"srcRegionCodes,omitempty"`
+
+	// SrcAsns are autonomous system numbers.
+	// +optional
+	// +listType=atomic
+	SrcAsns []int64 `json:"srcAsns,omitempty"`
+
+	// UserDefinedFields match values of user-defined fields.
+	// +optional
+	// +listType=atomic
+	UserDefinedFields []UserDefinedFieldMatchObservation `json:"userDefinedFields,omitempty"`
+}
+
+// UserDefinedFieldMatchObservation matches a user-defined field.
+type UserDefinedFieldMatchObservation struct {
+	// Name of the user-defined field.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Values the field must take.
+	// +optional
+	// +listType=atomic
+	Values []string `json:"values,omitempty"`
+}
+
+// RateLimitOptionsObservation are a rule's rate-limit options as GCP reports
+// them.
+type RateLimitOptionsObservation struct {
+	// RateLimitThreshold is the rate above which exceedAction applies.
+	// +optional
+	RateLimitThreshold *RateLimitThresholdObservation `json:"rateLimitThreshold,omitempty"`
+
+	// ConformAction for requests under the threshold.
+	// +optional
+	ConformAction string `json:"conformAction,omitempty"`
+
+	// ExceedAction for requests over the threshold.
+	// +optional
+	ExceedAction string `json:"exceedAction,omitempty"`
+
+	// ExceedRedirectOptions of exceedAction redirect.
+	// +optional
+	ExceedRedirectOptions *RedirectOptionsObservation `json:"exceedRedirectOptions,omitempty"`
+
+	// EnforceOnKey selects what a client is.
+	// +optional
+	EnforceOnKey string `json:"enforceOnKey,omitempty"`
+
+	// EnforceOnKeyName is the header or cookie name of the key.
+	// +optional
+	EnforceOnKeyName string `json:"enforceOnKeyName,omitempty"`
+
+	// EnforceOnKeyConfigs combine keys.
+	// +optional
+	// +listType=atomic
+	EnforceOnKeyConfigs []EnforceOnKeyConfigObservation `json:"enforceOnKeyConfigs,omitempty"`
+
+	// BanThreshold is the rate above which rate_based_ban bans a client.
+	// +optional
+	BanThreshold *RateLimitThresholdObservation `json:"banThreshold,omitempty"`
+
+	// BanDurationSec is how long a ban lasts.
+	// +optional
+	BanDurationSec int64 `json:"banDurationSec,omitempty"`
+}
+
+// RateLimitThresholdObservation is a request count per interval.
+type RateLimitThresholdObservation struct {
+	// Count of requests.
+	// +optional
+	Count int64 `json:"count,omitempty"`
+
+	// IntervalSec is the interval length in seconds.
+	// +optional
+	IntervalSec int64 `json:"intervalSec,omitempty"`
+}
+
+// EnforceOnKeyConfigObservation is one part of a composite rate-limit key.
+type EnforceOnKeyConfigObservation struct {
+	// EnforceOnKeyType is the kind of key.
+	// +optional
+	EnforceOnKeyType string `json:"enforceOnKeyType,omitempty"`
+
+	// EnforceOnKeyName is the header or cookie name of the key.
+	// +optional
+	EnforceOnKeyName string `json:"enforceOnKeyName,omitempty"`
+}
+
+// RedirectOptionsObservation say where a redirect goes.
+type RedirectOptionsObservation struct {
+	// Type of redirect.
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Target URL of an EXTERNAL_302 redirect.
+	// +optional
+	Target string `json:"target,omitempty"`
+}
+
+// HTTPHeaderActionObservation lists the headers a rule adds.
+type HTTPHeaderActionObservation struct {
+	// RequestHeadersToAdds are the headers added.
+	// +optional
+	// +listType=atomic
+	RequestHeadersToAdds []HTTPHeaderOptionObservation `json:"requestHeadersToAdds,omitempty"`
+}
+
+// HTTPHeaderOptionObservation is a header name and value.
+type HTTPHeaderOptionObservation struct {
+	// HeaderName is the header's name.
+	// +optional
+	HeaderName string `json:"headerName,omitempty"`
+
+	// HeaderValue is the header's value.
+	// +optional
+	HeaderValue string `json:"headerValue,omitempty"`
+}
+
+// PreconfiguredWafConfigObservation is a rule's WAF tuning as GCP reports it.
+type PreconfiguredWafConfigObservation struct {
+	// Exclusions of request fields from WAF inspection.
+	// +optional
+	// +listType=atomic
+	Exclusions []WafExclusionObservation `json:"exclusions,omitempty"`
+}
+
+// WafExclusionObservation excludes request fields from WAF signatures.
+type WafExclusionObservation struct {
+	// TargetRuleSet is the WAF rule set.
+	// +optional
+	TargetRuleSet string `json:"targetRuleSet,omitempty"`
+
+	// TargetRuleIds are signature ids within the rule set; empty means all.
+	// +optional
+	// +listType=atomic
+	TargetRuleIds []string `json:"targetRuleIds,omitempty"` //nolint:revive // GCP's JSON name.
+
+	// RequestHeadersToExclude are request headers skipped.
+	// +optional
+	// +listType=atomic
+	RequestHeadersToExclude []WafExclusionFieldParamsObservation `json:"requestHeadersToExclude,omitempty"`
+
+	// RequestCookiesToExclude are cookies skipped.
+	// +optional
+	// +listType=atomic
+	RequestCookiesToExclude []WafExclusionFieldParamsObservation `json:"requestCookiesToExclude,omitempty"`
+
+	// RequestQueryParamsToExclude are query parameters skipped.
+	// +optional
+	// +listType=atomic
+	RequestQueryParamsToExclude []WafExclusionFieldParamsObservation `json:"requestQueryParamsToExclude,omitempty"`
+
+	// RequestUrisToExclude are request URIs skipped.
+	// +optional
+	// +listType=atomic
+	RequestUrisToExclude []WafExclusionFieldParamsObservation `json:"requestUrisToExclude,omitempty"`
+
+	// RequestBodiesToExclude are request bodies skipped.
+	// +optional
+	// +listType=atomic
+	RequestBodiesToExclude []WafExclusionFieldParamsObservation `json:"requestBodiesToExclude,omitempty"`
+}
+
+// WafExclusionFieldParamsObservation selects request fields by comparison.
+type WafExclusionFieldParamsObservation struct {
+	// Op compares the field.
+	// +optional
+	Op string `json:"op,omitempty"`
+
+	// Val is the value compared against.
+	// +optional
+	Val string `json:"val,omitempty"`
 }

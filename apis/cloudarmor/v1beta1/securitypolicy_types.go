@@ -19,6 +19,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || (!has(self.region) && (!has(self.type) || self.type == 'CLOUD_ARMOR')) || self.rules.all(r, r.action != 'redirect' && (!has(r.headerAction) || !has(r.headerAction.requestHeadersToAdds)))",message="redirect rules and headerAction are only supported in global policies of type CLOUD_ARMOR"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || (has(self.type) && self.type == 'CLOUD_ARMOR_INTERNAL_SERVICE') || self.rules.all(r, r.action != 'fairshare')",message="fairshare rules are only supported in policies of type CLOUD_ARMOR_INTERNAL_SERVICE"
 // +kubebuilder:validation:XValidation:rule="(!has(self.adaptiveProtectionConfig) && !has(self.recaptchaOptionsConfig)) || (!has(self.region) && (!has(self.type) || self.type == 'CLOUD_ARMOR'))",message="adaptiveProtectionConfig and recaptchaOptionsConfig are only supported in global policies of type CLOUD_ARMOR"
+// +kubebuilder:validation:XValidation:rule="!has(self.ddosProtectionConfig) || (has(self.type) && self.type == 'CLOUD_ARMOR_NETWORK')",message="ddosProtectionConfig is only supported in regional policies of type CLOUD_ARMOR_NETWORK"
 // +kubebuilder:validation:XValidation:rule="(has(self.type) && self.type == 'CLOUD_ARMOR_NETWORK') || (!has(self.userDefinedFields) && (!has(self.rules) || self.rules.all(r, !has(r.networkMatch))))",message="userDefinedFields and networkMatch are only supported in policies of type CLOUD_ARMOR_NETWORK"
 type SecurityPolicyParameters struct {
 	// Project that holds the policy. Defaults to the ProviderConfig's
@@ -64,8 +65,8 @@ type SecurityPolicyParameters struct {
 	// +optional
 	RecaptchaOptionsConfig *RecaptchaOptionsConfig `json:"recaptchaOptionsConfig,omitempty"`
 
-	// DdosProtectionConfig configures advanced network DDoS protection of
-	// CLOUD_ARMOR_NETWORK policies.
+	// DdosProtectionConfig configures network DDoS protection and its
+	// Adaptive Protection. Only CLOUD_ARMOR_NETWORK policies have it.
 	// +optional
 	DdosProtectionConfig *DdosProtectionConfig `json:"ddosProtectionConfig,omitempty"`
 
@@ -227,11 +228,30 @@ type RecaptchaOptionsConfig struct {
 	RedirectSiteKey string `json:"redirectSiteKey"`
 }
 
-// DdosProtectionConfig configures network DDoS protection.
+// DdosProtectionConfig configures network DDoS protection of a
+// CLOUD_ARMOR_NETWORK policy. A field left unset keeps GCP's value.
+// +kubebuilder:validation:MinProperties=1
 type DdosProtectionConfig struct {
 	// DdosProtection is STANDARD, ADVANCED or ADVANCED_PREVIEW.
+	// +optional
 	// +kubebuilder:validation:Enum=STANDARD;ADVANCED;ADVANCED_PREVIEW
-	DdosProtection string `json:"ddosProtection"`
+	DdosProtection *string `json:"ddosProtection,omitempty"`
+
+	// DdosAdaptiveProtection turns Adaptive Protection for network load
+	// balancers ENABLED, DISABLED, or PREVIEW (alerts without mitigation).
+	// GCP's unspecified values are not accepted: leave the field unset.
+	// +optional
+	// +kubebuilder:validation:Enum=ENABLED;DISABLED;PREVIEW
+	DdosAdaptiveProtection *string `json:"ddosAdaptiveProtection,omitempty"`
+
+	// DdosImpactedBaselineThreshold is the largest fraction (0 to 1) of
+	// non-abuse baseline traffic a DDoS mitigation may block; mitigations
+	// with more collateral damage are not deployed. GCP advises leaving it
+	// unset unless logs show false positives with high collateral damage.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	DdosImpactedBaselineThreshold *float64 `json:"ddosImpactedBaselineThreshold,omitempty"`
 }
 
 // UserDefinedField declares a packet field for networkMatch.
@@ -286,9 +306,20 @@ type SecurityPolicyObservation struct {
 	// RuleCount is the number of rules GCP holds, default rule included.
 	RuleCount int `json:"ruleCount,omitempty"`
 
-	// Rules are the rules GCP holds, ordered by priority.
+	// Rules are the rules GCP holds, ordered by priority, each with every
+	// field GCP returns in normalised form. Rules beyond a size budget
+	// (256 KiB of JSON, so that status stays well under the API server's
+	// object size limit next to a spec of hundreds of rules) carry only
+	// priority and action; rulesSummarized counts them. Their full form is
+	// on their SecurityPolicyRule object, if any, or in GCP.
 	// +optional
+	// +listType=atomic
 	Rules []RuleObservation `json:"rules,omitempty"`
+
+	// RulesSummarized is the number of rules that exceeded the size budget
+	// and show only priority and action.
+	// +optional
+	RulesSummarized int `json:"rulesSummarized,omitempty"`
 }
 
 // A SecurityPolicySpec defines the desired state of a SecurityPolicy.

@@ -34,6 +34,9 @@ var compareOptions = []cmp.Option{
 	// GCP may drop a message sent as {} (or with only false/0 fields) or echo
 	// it; either way it means the same as an absent one.
 	cmp.FilterValues(nilAndEmptyMessage, cmp.Comparer(func(_, _ any) bool { return true })),
+	// Every number field of these messages is a proto float: GCP keeps a
+	// float32, so 0.1 may come back as 0.10000000149011612.
+	cmp.Comparer(func(a, b float64) bool { return float32(a) == float32(b) }),
 	// Keyed lists: the order of entries is not meaningful.
 	cmpopts.SortSlices(func(a, b *thresholdConfig) bool { return a.Name < b.Name }),
 	cmpopts.SortSlices(func(a, b *compute.SecurityPolicyUserDefinedField) bool { return a.Name < b.Name }),

@@ -49,5 +49,7 @@
 // decision, and it would put values into spec.forProvider that the user never
 // wrote, which a GitOps tool then shows as a diff or reverts.
 // Server-filled values (type, fingerprints, the rules GCP holds) are reported
-// in status.atProvider by GenerateObservation instead.
+// in status.atProvider by GenerateObservation instead. Rules are reported in
+// their NormalizeRule form, so status shows exactly what the comparison sees
+// (drift made in the console included) and GCP's fill-ins cost no space.
 package securitypolicy

@@ -198,8 +198,9 @@ func applyDdosProtection(s *v1beta1.DdosProtectionConfig, into *compute.Security
 	if into == nil {
 		into = &compute.SecurityPolicyDdosProtectionConfig{}
 	}
-	// Only ddosProtection is in the spec; GCP's adaptive settings are kept.
-	into.DdosProtection = s.DdosProtection
+	setValue(&into.DdosProtection, s.DdosProtection)
+	setValue(&into.DdosAdaptiveProtection, s.DdosAdaptiveProtection)
+	setNumber(&into.DdosImpactedBaselineThreshold, s.DdosImpactedBaselineThreshold, &into.ForceSendFields, "DdosImpactedBaselineThreshold")
 	return into
 }
 

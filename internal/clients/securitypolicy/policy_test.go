@@ -65,9 +65,10 @@ func TestGeneratePolicy(t *testing.T) {
 					LogLevel: ptr("VERBOSE"), UserIpRequestHeaders: []string{"X-Real-IP"}, RequestBodyInspectionSize: ptr("8KB"),
 				},
 				RecaptchaOptionsConfig: &v1beta1.RecaptchaOptionsConfig{RedirectSiteKey: "key"},
-				DdosProtectionConfig:   &v1beta1.DdosProtectionConfig{DdosProtection: "ADVANCED"},
-				UserDefinedFields:      []v1beta1.UserDefinedField{{Name: "ttl", Base: "IPV4", Offset: ptr(int64(8)), Size: ptr(int64(1)), Mask: ptr("0xff")}},
-				DefaultRule:            &v1beta1.RuleParameters{Action: "deny(403)"},
+				DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosProtection: ptr("ADVANCED"), DdosAdaptiveProtection: ptr("ENABLED"),
+					DdosImpactedBaselineThreshold: ptr(0.25)},
+				UserDefinedFields: []v1beta1.UserDefinedField{{Name: "ttl", Base: "IPV4", Offset: ptr(int64(8)), Size: ptr(int64(1)), Mask: ptr("0xff")}},
+				DefaultRule:       &v1beta1.RuleParameters{Action: "deny(403)"},
 				Rules: []v1beta1.PolicyRule{
 					{Priority: 1000, RuleParameters: v1beta1.RuleParameters{Action: "allow", Match: specSrcIPs("10.0.0.0/8")}},
 					{Priority: 0, RuleParameters: v1beta1.RuleParameters{Action: "allow", Match: specSrcIPs("192.0.2.1")}},
@@ -91,8 +92,9 @@ func TestGeneratePolicy(t *testing.T) {
 					LogLevel: "VERBOSE", UserIpRequestHeaders: []string{"X-Real-IP"}, RequestBodyInspectionSize: "8KB",
 				},
 				RecaptchaOptionsConfig: &compute.SecurityPolicyRecaptchaOptionsConfig{RedirectSiteKey: "key"},
-				DdosProtectionConfig:   &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED"},
-				UserDefinedFields:      []*compute.SecurityPolicyUserDefinedField{{Name: "ttl", Base: "IPV4", Offset: 8, Size: 1, Mask: "0xff"}},
+				DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosAdaptiveProtection: "ENABLED",
+					DdosImpactedBaselineThreshold: 0.25},
+				UserDefinedFields: []*compute.SecurityPolicyUserDefinedField{{Name: "ttl", Base: "IPV4", Offset: 8, Size: 1, Mask: "0xff"}},
 				Rules: []*compute.SecurityPolicyRule{
 					{Priority: 1000, Action: "allow", Match: srcIPs("10.0.0.0/8")},
 					{Priority: 0, Action: "allow", Match: srcIPs("192.0.2.1"), ForceSendFields: []string{"Priority"}},
@@ -106,8 +108,9 @@ func TestGeneratePolicy(t *testing.T) {
 				AdaptiveProtectionConfig: &v1beta1.AdaptiveProtectionConfig{Layer7DdosDefenseConfig: &v1beta1.Layer7DdosDefenseConfig{
 					Enable: ptr(false), ThresholdConfigs: []v1beta1.ThresholdConfig{{Name: "t",
 						TrafficGranularityConfigs: []v1beta1.TrafficGranularityConfig{{Type: "HTTP_PATH", EnableEachUniqueValue: ptr(false)}}}}}},
-				UserDefinedFields: []v1beta1.UserDefinedField{{Name: "f", Base: "TCP", Offset: ptr(int64(0))}},
-				Labels:            map[string]string{},
+				UserDefinedFields:    []v1beta1.UserDefinedField{{Name: "f", Base: "TCP", Offset: ptr(int64(0))}},
+				DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosImpactedBaselineThreshold: ptr(0.0)},
+				Labels:               map[string]string{},
 			}},
 			want: &compute.SecurityPolicy{Name: "edge",
 				AdaptiveProtectionConfig: &compute.SecurityPolicyAdaptiveProtectionConfig{Layer7DdosDefenseConfig: &l7{
@@ -115,7 +118,8 @@ func TestGeneratePolicy(t *testing.T) {
 					ThresholdConfigs: []*thresholdConfig{{Name: "t", TrafficGranularityConfigs: []*granularity{
 						{Type: "HTTP_PATH", ForceSendFields: []string{"EnableEachUniqueValue"}}}}},
 				}},
-				UserDefinedFields: []*compute.SecurityPolicyUserDefinedField{{Name: "f", Base: "TCP", ForceSendFields: []string{"Offset"}}},
+				UserDefinedFields:    []*compute.SecurityPolicyUserDefinedField{{Name: "f", Base: "TCP", ForceSendFields: []string{"Offset"}}},
+				DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{ForceSendFields: []string{"DdosImpactedBaselineThreshold"}},
 			},
 		},
 	}
@@ -165,14 +169,15 @@ func TestGeneratePolicyPatch(t *testing.T) {
 				p: v1beta1.SecurityPolicyParameters{
 					Description:           ptr("new"),
 					AdvancedOptionsConfig: &v1beta1.AdvancedOptionsConfig{LogLevel: ptr("VERBOSE")},
-					DdosProtectionConfig:  &v1beta1.DdosProtectionConfig{DdosProtection: "ADVANCED"},
+					DdosProtectionConfig:  &v1beta1.DdosProtectionConfig{DdosProtection: ptr("ADVANCED")},
 					AdaptiveProtectionConfig: &v1beta1.AdaptiveProtectionConfig{Layer7DdosDefenseConfig: &v1beta1.Layer7DdosDefenseConfig{
 						ThresholdConfigs: []v1beta1.ThresholdConfig{{Name: "b", DetectionAbsoluteQps: ptr(5.0)}}}},
 				},
 				observed: policy(func(p *compute.SecurityPolicy) {
 					p.Description = "old"
 					p.AdvancedOptionsConfig = &compute.SecurityPolicyAdvancedOptionsConfig{JsonParsing: "DISABLED", LogLevel: "NORMAL"}
-					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "STANDARD", DdosAdaptiveProtection: "ENABLED"}
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "STANDARD", DdosAdaptiveProtection: "ENABLED",
+						DdosImpactedBaselineThreshold: 0.5}
 					p.AdaptiveProtectionConfig = &compute.SecurityPolicyAdaptiveProtectionConfig{Layer7DdosDefenseConfig: &l7{
 						Enable: true, RuleVisibility: "STANDARD",
 						ThresholdConfigs: []*thresholdConfig{{Name: "a", DetectionAbsoluteQps: 1}, {Name: "b", DetectionLoadThreshold: 0.5}}}}
@@ -180,7 +185,8 @@ func TestGeneratePolicyPatch(t *testing.T) {
 			},
 			want: &compute.SecurityPolicy{Fingerprint: "C80RqDu3TxA=", Description: "new",
 				AdvancedOptionsConfig: &compute.SecurityPolicyAdvancedOptionsConfig{JsonParsing: "DISABLED", LogLevel: "VERBOSE"},
-				DdosProtectionConfig:  &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosAdaptiveProtection: "ENABLED"},
+				DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosAdaptiveProtection: "ENABLED",
+					DdosImpactedBaselineThreshold: 0.5},
 				AdaptiveProtectionConfig: &compute.SecurityPolicyAdaptiveProtectionConfig{Layer7DdosDefenseConfig: &l7{
 					Enable: true, RuleVisibility: "STANDARD",
 					ThresholdConfigs: []*thresholdConfig{{Name: "b", DetectionLoadThreshold: 0.5, DetectionAbsoluteQps: 5}}}},
@@ -350,7 +356,7 @@ func TestTopLevelUpToDate(t *testing.T) {
 				p: v1beta1.SecurityPolicyParameters{
 					AdvancedOptionsConfig:  &v1beta1.AdvancedOptionsConfig{LogLevel: ptr("VERBOSE")},
 					RecaptchaOptionsConfig: &v1beta1.RecaptchaOptionsConfig{RedirectSiteKey: "k"},
-					DdosProtectionConfig:   &v1beta1.DdosProtectionConfig{DdosProtection: "ADVANCED"},
+					DdosProtectionConfig:   &v1beta1.DdosProtectionConfig{DdosProtection: ptr("ADVANCED")},
 					UserDefinedFields:      []v1beta1.UserDefinedField{{Name: "f", Base: "UDP"}},
 					AdaptiveProtectionConfig: &v1beta1.AdaptiveProtectionConfig{Layer7DdosDefenseConfig: &v1beta1.Layer7DdosDefenseConfig{
 						Enable: ptr(false)}},
@@ -362,6 +368,58 @@ func TestTopLevelUpToDate(t *testing.T) {
 			},
 			want: want{upToDate: false, diffHas: []string{"advancedOptionsConfig", "recaptchaOptionsConfig", "ddosProtectionConfig",
 				"userDefinedFields", "adaptiveProtectionConfig"}},
+		},
+		"DdosUnsetFieldsAreDontCare": {
+			reason: "ddosProtectionConfig fields the spec leaves unset keep GCP's values and are no drift.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosProtection: ptr("ADVANCED")}},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED",
+						DdosAdaptiveProtection: "ENABLED", DdosImpactedBaselineThreshold: 0.3}
+				}),
+			},
+			want: want{upToDate: true},
+		},
+		"DdosAdaptiveProtectionChanged": {
+			reason: "ddosAdaptiveProtection changed in GCP is drift.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{DdosProtectionConfig: &v1beta1.DdosProtectionConfig{
+					DdosProtection: ptr("ADVANCED"), DdosAdaptiveProtection: ptr("ENABLED")}},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosAdaptiveProtection: "PREVIEW"}
+				}),
+			},
+			want: want{upToDate: false, diffHas: []string{"ddosProtectionConfig", "ENABLED", "PREVIEW"}},
+		},
+		"DdosThresholdChanged": {
+			reason: "A changed ddosImpactedBaselineThreshold is drift.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosImpactedBaselineThreshold: ptr(0.2)}},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosImpactedBaselineThreshold: 0.4}
+				}),
+			},
+			want: want{upToDate: false, diffHas: []string{"ddosProtectionConfig", "0.2", "0.4"}},
+		},
+		"DdosThresholdZeroVersusAbsent": {
+			reason: "A wanted threshold of 0 is not GCP's absent one: GCP omits 0, so 0 is what it holds.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosImpactedBaselineThreshold: ptr(0.0)}},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED"}
+				}),
+			},
+			want: want{upToDate: true},
+		},
+		"FloatsAsGCPStoresThem": {
+			reason: "GCP keeps proto floats as float32: 0.1 coming back as 0.10000000149011612 is no drift.",
+			args: args{
+				p: v1beta1.SecurityPolicyParameters{DdosProtectionConfig: &v1beta1.DdosProtectionConfig{DdosImpactedBaselineThreshold: ptr(0.1)}},
+				observed: policy(func(p *compute.SecurityPolicy) {
+					p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosImpactedBaselineThreshold: float64(float32(0.1))}
+				}),
+			},
+			want: want{upToDate: true},
 		},
 		"UserDefinedFieldOrder": {
 			reason: "userDefinedFields is keyed by name: order is no drift.",
@@ -500,60 +558,5 @@ func TestDefaultRuleUpToDate(t *testing.T) {
 				t.Errorf("\n%s\nDefaultRuleUpToDate(...): diff should mention %q, got:\n%s", tc.reason, tc.want.diffHas, diff)
 			}
 		})
-	}
-}
-
-func TestGenerateObservation(t *testing.T) {
-	cases := map[string]struct {
-		reason   string
-		observed *compute.SecurityPolicy
-		want     v1beta1.SecurityPolicyObservation
-	}{
-		"Nil": {reason: "A missing policy has an empty observation."},
-		"Full": {
-			reason: "Output-only fields are reported and rules sorted by numeric priority, not GCP's text order.",
-			observed: policy(func(p *compute.SecurityPolicy) {
-				p.CreationTimestamp = "2023-02-10T13:23:43.497-08:00"
-				p.Region = "https://www.googleapis.com/compute/v1/projects/p/regions/us-central1"
-			}, withRules(
-				rule(0, "allow", withMatch(srcIPs("192.0.2.1"))),
-				rule(111111111, "deny(403)", withMatch(&compute.SecurityPolicyRuleMatcher{Expr: &compute.Expr{Expression: "true"}})),
-				rule(v1beta1.DefaultRulePriority, "deny(403)", withMatch(srcIPs("*"))),
-				nil,
-				rule(555, "allow", func(r *compute.SecurityPolicyRule) { r.Preview = true; r.Description = "d" }),
-			)),
-			want: v1beta1.SecurityPolicyObservation{
-				ID: "2953638056173439792", Type: "CLOUD_ARMOR", Fingerprint: "C80RqDu3TxA=", LabelFingerprint: "42WmSpB8rSM=",
-				SelfLink:          "https://www.googleapis.com/compute/v1/projects/p/global/securityPolicies/edge",
-				CreationTimestamp: "2023-02-10T13:23:43.497-08:00",
-				Region:            "https://www.googleapis.com/compute/v1/projects/p/regions/us-central1",
-				RuleCount:         4,
-				Rules: []v1beta1.RuleObservation{
-					{Priority: 0, Action: "allow", SrcIpRanges: []string{"192.0.2.1"}},
-					{Priority: 555, Action: "allow", Preview: true, Description: "d"},
-					{Priority: 111111111, Action: "deny(403)", Expression: "true"},
-					{Priority: v1beta1.DefaultRulePriority, Action: "deny(403)", SrcIpRanges: []string{"*"}},
-				},
-			},
-		},
-		"NoID": {
-			reason:   "An id of 0 is not reported.",
-			observed: &compute.SecurityPolicy{Name: "x"},
-			want:     v1beta1.SecurityPolicyObservation{},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := GenerateObservation(tc.observed)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("\n%s\nGenerateObservation(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-func TestGenerateRuleObservation(t *testing.T) {
-	if diff := cmp.Diff(v1beta1.RuleObservation{}, GenerateRuleObservation(nil)); diff != "" {
-		t.Errorf("\nA nil rule has an empty observation.\nGenerateRuleObservation(...): -want, +got:\n%s", diff)
 	}
 }

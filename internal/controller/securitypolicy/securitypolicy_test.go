@@ -501,8 +501,10 @@ func TestObserveAtProvider(t *testing.T) {
 	}
 	want := v1beta1.SecurityPolicyObservation{ID: "42", SelfLink: selfLink, Fingerprint: "fp-1", LabelFingerprint: "lfp-1",
 		Type: "CLOUD_ARMOR", RuleCount: 2, Rules: []v1beta1.RuleObservation{
-			{Priority: 1000, Action: deny403, SrcIpRanges: []string{rangeA}},
-			{Priority: defPrio, Action: "allow", SrcIpRanges: []string{"*"}},
+			{Priority: 1000, Action: deny403, Match: &v1beta1.RuleMatcherObservation{VersionedExpr: srcIPsV1,
+				Config: &v1beta1.RuleMatcherConfigObservation{SrcIpRanges: []string{rangeA}}}},
+			{Priority: defPrio, Action: "allow", Match: &v1beta1.RuleMatcherObservation{VersionedExpr: srcIPsV1,
+				Config: &v1beta1.RuleMatcherConfigObservation{SrcIpRanges: []string{"*"}}}},
 		}}
 	if diff := cmp.Diff(want, cr.Status.AtProvider); diff != "" {
 		t.Errorf("Observe(...): -want atProvider, +got atProvider:\n%s", diff)

@@ -3,6 +3,7 @@ package securitypolicyrule
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,6 +190,11 @@ func withConditions(c ...xpv2.Condition) ruleModifier {
 	return func(cr *v1beta1.SecurityPolicyRule) { cr.SetConditions(c...) }
 }
 
+// observedIPs is a basic match as status reports it.
+func observedIPs(ranges ...string) *v1beta1.RuleMatcherObservation {
+	return &v1beta1.RuleMatcherObservation{VersionedExpr: srcIPsV1, Config: &v1beta1.RuleMatcherConfigObservation{SrcIpRanges: ranges}}
+}
+
 func withObservedRule(o v1beta1.RuleObservation) ruleModifier {
 	return func(cr *v1beta1.SecurityPolicyRule) {
 		cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: selfLink, Rule: &o}
@@ -254,7 +260,8 @@ func TestObserve(t *testing.T) {
 	getPolicy := []call{{Method: "Get", Policy: policy}}
 	available := withConditions(xpv2.Available())
 	observed := func(action string, ranges ...string) ruleModifier {
-		return withObservedRule(v1beta1.RuleObservation{Priority: 1000, Action: action, SrcIpRanges: ranges})
+		// Status reports ranges normalised: sorted, as they are compared.
+		return withObservedRule(v1beta1.RuleObservation{Priority: 1000, Action: action, Match: observedIPs(slices.Sorted(slices.Values(ranges))...)})
 	}
 
 	cases := map[string]struct {
@@ -369,7 +376,7 @@ func TestObserve(t *testing.T) {
 			want: want{
 				o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 				cr: rule(withPriority(defPrio), withAction("allow"), withDescription(gcpDescr), available,
-					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: "allow", Description: gcpDescr, SrcIpRanges: []string{"*"}})),
+					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: "allow", Description: gcpDescr, Match: observedIPs("*")})),
 				calls: getPolicy,
 			},
 		},
@@ -387,7 +394,7 @@ func TestObserve(t *testing.T) {
 			want: want{
 				o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 				cr: rule(withPriority(defPrio), withAnnotation(AnnotationResetDefaultRule, "true"), withDeletionTimestamp(), available,
-					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: deny403, SrcIpRanges: []string{"*"}})),
+					withObservedRule(v1beta1.RuleObservation{Priority: defPrio, Action: deny403, Match: observedIPs("*")})),
 				calls: getPolicy,
 			},
 		},
