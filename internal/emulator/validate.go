@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -200,10 +201,7 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 		return errInvalidField("resource.recaptchaOptionsConfig.redirectSiteKey", r.RedirectSiteKey, globalArmorOnly)
 	}
 	if d := in.DdosProtectionConfig; d != nil {
-		if err := checkEnum("resource.ddosProtectionConfig.ddosProtection", d.DdosProtection, ddosProtections); err != nil {
-			return err
-		}
-		if err := checkEnum("resource.ddosProtectionConfig.ddosAdaptiveProtection", d.DdosAdaptiveProtection, ddosAdaptive); err != nil {
+		if err := validateDdosProtection(p, d); err != nil {
 			return err
 		}
 	}
@@ -216,6 +214,31 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// validateDdosProtection checks network DDoS protection: only
+// CLOUD_ARMOR_NETWORK policies have it (gcloud's --network-ddos-protection
+// and Terraform's ddos_protection_config exist for regional network policies
+// only), and ddosImpactedBaselineThreshold is documented as a fraction of the
+// baseline, so 0 to 1 (the bounds are chosen from that). An empty config is
+// accepted anywhere, as GCP drops {} messages.
+func validateDdosProtection(p *policy, d *compute.SecurityPolicyDdosProtectionConfig) error {
+	const f = "resource.ddosProtectionConfig"
+	if err := checkEnum(f+".ddosProtection", d.DdosProtection, ddosProtections); err != nil {
+		return err
+	}
+	if err := checkEnum(f+".ddosAdaptiveProtection", d.DdosAdaptiveProtection, ddosAdaptive); err != nil {
+		return err
+	}
+	if t := d.DdosImpactedBaselineThreshold; math.IsNaN(t) || t < 0 || t > 1 {
+		return errInvalidField(f+".ddosImpactedBaselineThreshold", strconv.FormatFloat(t, 'g', -1, 32),
+			"Must be a fraction between 0 and 1.")
+	}
+	empty := d.DdosProtection == "" && d.DdosAdaptiveProtection == "" && d.DdosImpactedBaselineThreshold == 0
+	if !empty && policyType(p) != "CLOUD_ARMOR_NETWORK" {
+		return errInvalidField(f, shown(d), networkOnly)
 	}
 	return nil
 }

@@ -424,6 +424,45 @@ func TestValidationConformance(t *testing.T) {
 			}))},
 			want: inv(`Invalid value for field 'resource.userDefinedFields': '[  {    "base": "IPV4",    "name": "f",    "offset": 6,    "size": 2  }]'. This field is only supported in security policies of type CLOUD_ARMOR_NETWORK.`),
 		},
+		"DdosProtectionOnCloudArmor": {
+			evidence: evDocumented + " (network DDoS protection is configured on regional CLOUD_ARMOR_NETWORK policies: gcloud --network-ddos-protection, Terraform ddos_protection_config)",
+			args: args{regional: true, call: insert(named("q", func(p *compute.SecurityPolicy) {
+				p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED"}
+			}))},
+			want: inv(`Invalid value for field 'resource.ddosProtectionConfig': '{  "ddosProtection": "ADVANCED"}'. This field is only supported in security policies of type CLOUD_ARMOR_NETWORK.`),
+		},
+		"DdosAdaptivePatchOnGlobal": {
+			evidence: evDocumented + " (PATCH: the merged fields are checked)",
+			args: args{call: func(api policyAPI) error {
+				_, err := api.Patch("p", &compute.SecurityPolicy{DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{DdosAdaptiveProtection: "ENABLED"}})
+				return err
+			}},
+			want: inv(`Invalid value for field 'resource.ddosProtectionConfig': '{  "ddosAdaptiveProtection": "ENABLED"}'. This field is only supported in security policies of type CLOUD_ARMOR_NETWORK.`),
+		},
+		"DdosAdaptiveUnknown": {
+			evidence: evDocumented + " (enum)",
+			args: args{regional: true, call: func(api policyAPI) error {
+				_, err := api.Patch("net", &compute.SecurityPolicy{DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{DdosAdaptiveProtection: "ON"}})
+				return err
+			}},
+			want: inv("Invalid value for field 'resource.ddosProtectionConfig.ddosAdaptiveProtection': 'ON'. Must be one of [DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED, DISABLED, ENABLED, PREVIEW, UNSPECIFIED_ADAPTIVE_PROTECTION]."),
+		},
+		"DdosThresholdAboveOne": {
+			evidence: evDocumented + ` (ddosImpactedBaselineThreshold: "the fraction of a non-abuse baseline"); bounds chosen`,
+			args: args{regional: true, call: func(api policyAPI) error {
+				_, err := api.Patch("net", &compute.SecurityPolicy{DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{DdosImpactedBaselineThreshold: 1.5}})
+				return err
+			}},
+			want: inv("Invalid value for field 'resource.ddosProtectionConfig.ddosImpactedBaselineThreshold': '1.5'. Must be a fraction between 0 and 1."),
+		},
+		"DdosThresholdNegative": {
+			evidence: evDocumented + "; bounds chosen",
+			args: args{regional: true, call: insert(named("net2", func(p *compute.SecurityPolicy) {
+				p.Type, p.Rules = "CLOUD_ARMOR_NETWORK", nil
+				p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED", DdosImpactedBaselineThreshold: -0.1}
+			}))},
+			want: inv("Invalid value for field 'resource.ddosProtectionConfig.ddosImpactedBaselineThreshold': '-0.1'. Must be a fraction between 0 and 1."),
+		},
 		"RuleDescriptionTooLong": {
 			evidence: evDocumented + ` (best practices: "The description field is limited to 64 characters")`,
 			args:     args{call: add("p", vRule(10, "allow", func(r *compute.SecurityPolicyRule) { r.Description = strings.Repeat("d", 65) }))},
