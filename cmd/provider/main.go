@@ -45,6 +45,10 @@ func main() {
 		app            = kingpin.New(filepath.Base(os.Args[0]), "Google Cloud Armor support for Crossplane.").DefaultEnvars()
 		debug          = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
 		leaderElection = app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
+		leNamespace    = app.Flag("leader-election-namespace", "Namespace of the leader election Lease; in a pod it defaults to the pod's namespace, out of a cluster it must be set.").Default("").Envar("LEADER_ELECTION_NAMESPACE").String()
+		leaseDuration  = app.Flag("leader-election-lease-duration", "How long a standby waits, after the leader's last renewal, before it takes the Lease: the failover time when the leader dies without releasing it.").Default("15s").Duration()
+		renewDeadline  = app.Flag("leader-election-renew-deadline", "How long the leader keeps trying to renew the Lease before it gives up leading (and exits). Must be less than the lease duration.").Default("10s").Duration()
+		retryPeriod    = app.Flag("leader-election-retry-period", "How often the leader renews the Lease and a standby tries to take it.").Default("2s").Duration()
 
 		syncInterval     = app.Flag("sync", "How often the informer cache resyncs every object.").Short('s').Default("1h").Duration()
 		pollInterval     = app.Flag("poll", "How often each resource is checked for drift in GCP.").Default("1m").Duration()
@@ -97,9 +101,16 @@ func main() {
 		PprofBindAddress:           *pprofAddr,
 		LeaderElection:             *leaderElection,
 		LeaderElectionID:           "crossplane-leader-election-provider-cloudarmor",
+		LeaderElectionNamespace:    *leNamespace,
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
-		LeaseDuration:              ptr(60 * time.Second),
-		RenewDeadline:              ptr(50 * time.Second),
+		LeaseDuration:              leaseDuration,
+		RenewDeadline:              renewDeadline,
+		RetryPeriod:                retryPeriod,
+		// A clean stop (SIGTERM on a rollout or drain) releases the Lease, so
+		// a standby takes over at its next retry instead of waiting out the
+		// lease duration. Safe because main returns as soon as the manager
+		// stops: nothing reconciles after the release.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	kingpin.FatalIfError(err, "Cannot create controller manager")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add health check")
@@ -196,5 +207,3 @@ func clusterID(kube client.Reader) (string, error) {
 	}
 	return string(ns.GetUID()), nil
 }
-
-func ptr[T any](v T) *T { return &v }
