@@ -189,8 +189,14 @@ func inputs(t *testing.T) (extensions, resources []string) {
 // validate runs the CLI and returns its output and whether it succeeded.
 func validate(t *testing.T, cli, cache, extensions, resources string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(cli, "resource", "validate", "--cache-dir="+cache, "--crossplane-image="+crossplaneImage,
-		"--error-on-missing-schemas", extensions, resources)
+	return validateWith(t, cli, cache, extensions, resources, "--error-on-missing-schemas")
+}
+
+// validateWith runs the CLI with extra flags.
+func validateWith(t *testing.T, cli, cache, extensions, resources string, flags ...string) (string, error) {
+	t.Helper()
+	args := append([]string{"resource", "validate", "--cache-dir=" + cache, "--crossplane-image=" + crossplaneImage}, flags...)
+	cmd := exec.Command(cli, append(args, extensions, resources)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no user config or cache
 	out, err := cmd.CombinedOutput()
 	return string(out), err
