@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -134,6 +136,34 @@ func TestAdmission(t *testing.T) {
 			object:  policyYAML("adaptive-regional", "\n    region: europe-west1\n    adaptiveProtectionConfig: {layer7DdosDefenseConfig: {enable: true}}"),
 			wantErr: "adaptiveProtectionConfig and recaptchaOptionsConfig are only supported in global policies of type CLOUD_ARMOR",
 		},
+		"DdosProtectionNetwork": {
+			reason: "A regional CLOUD_ARMOR_NETWORK policy takes every ddosProtectionConfig field.",
+			object: policyYAML("ddos-network", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {ddosProtection: ADVANCED, ddosAdaptiveProtection: PREVIEW, ddosImpactedBaselineThreshold: 0.05}"),
+		},
+		"DdosAdaptiveProtectionAlone": {
+			reason: "ddosProtection is optional: a field left unset keeps GCP's value.",
+			object: policyYAML("ddos-adaptive-alone", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {ddosAdaptiveProtection: ENABLED}"),
+		},
+		"DdosProtectionOutsideNetwork": {
+			reason:  "Network DDoS protection belongs to CLOUD_ARMOR_NETWORK policies; GCP would refuse it on a CLOUD_ARMOR one.",
+			object:  policyYAML("ddos-armor", "\n    region: europe-west1\n    ddosProtectionConfig: {ddosProtection: ADVANCED}"),
+			wantErr: "ddosProtectionConfig is only supported in regional policies of type CLOUD_ARMOR_NETWORK",
+		},
+		"DdosProtectionEmpty": {
+			reason:  "An empty ddosProtectionConfig says nothing; it is refused rather than silently ignored.",
+			object:  policyYAML("ddos-empty", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {}"),
+			wantErr: "spec.forProvider.ddosProtectionConfig: Invalid value: 0: spec.forProvider.ddosProtectionConfig in body should have at least 1 properties",
+		},
+		"DdosAdaptiveProtectionUnspecified": {
+			reason:  "GCP's UNSPECIFIED values are not settings: leave the field unset instead.",
+			object:  policyYAML("ddos-unspecified", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {ddosAdaptiveProtection: DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED}"),
+			wantErr: `spec.forProvider.ddosProtectionConfig.ddosAdaptiveProtection: Unsupported value: "DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED": supported values: "ENABLED", "DISABLED", "PREVIEW"`,
+		},
+		"DdosThresholdAboveOne": {
+			reason:  "ddosImpactedBaselineThreshold is a fraction of the baseline.",
+			object:  policyYAML("ddos-threshold", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {ddosImpactedBaselineThreshold: 1.5}"),
+			wantErr: "spec.forProvider.ddosProtectionConfig.ddosImpactedBaselineThreshold: Invalid value: 1.5: spec.forProvider.ddosProtectionConfig.ddosImpactedBaselineThreshold in body should be less than or equal to 1",
+		},
 		"UserDefinedFieldsOutsideNetwork": {
 			reason:  "userDefinedFields belong to CLOUD_ARMOR_NETWORK policies.",
 			object:  policyYAML("udf", "\n    region: europe-west1\n    userDefinedFields: [{name: f, base: IPV4, offset: 0, size: 1}]"),
@@ -245,6 +275,45 @@ spec: {projectID: p, credentials: {source: Secret}}`,
 				t.Errorf("\n%s\nCreate: want error containing\n  %q\ngot\n  %q", tc.reason, tc.wantErr, err.Error())
 			}
 		})
+	}
+}
+
+// TestAdmissionStatusUnvalidated checks that status.atProvider takes what GCP
+// holds even where the spec would refuse it (an action, a range or a
+// description outside the spec's rules): a status write the schema refused
+// would lose the conditions written with it.
+func TestAdmissionStatusUnvalidated(t *testing.T) {
+	env := startControlPlane(t)
+	ctx := context.Background()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(policyYAML("status-unvalidated", "")), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.kube.Create(ctx, u); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	ranges := make([]any, 11)
+	for i := range ranges {
+		ranges[i] = "not-a-range-" + strings.Repeat("x", i)
+	}
+	rule := map[string]any{
+		"priority": int64(7), "action": "deny(418)", "description": strings.Repeat("d", 100),
+		"match":            map[string]any{"versionedExpr": "SRC_IPS_V2", "config": map[string]any{"srcIpRanges": ranges}},
+		"rateLimitOptions": map[string]any{"enforceOnKey": "NEW_KEY", "rateLimitThreshold": map[string]any{"count": int64(0)}},
+	}
+	if err := unstructured.SetNestedField(u.Object, map[string]any{"ruleCount": int64(1), "rules": []any{rule}}, "status", "atProvider"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.kube.Status().Update(ctx, u); err != nil {
+		t.Fatalf("status update with what the spec would refuse: want accepted, got %v", err)
+	}
+	got := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	if err := env.kube.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+		t.Fatal(err)
+	}
+	rules, _, _ := unstructured.NestedSlice(got.Object, "status", "atProvider", "rules")
+	if len(rules) != 1 || !reflect.DeepEqual(rules[0], rule) {
+		t.Errorf("status.atProvider.rules: want the rule as written, got %v", rules)
 	}
 }
 
