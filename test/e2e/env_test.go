@@ -46,6 +46,9 @@ type suite struct {
 	gcp     *compute.Service // talks to the emulator directly, behind the provider's back
 	prov    *provider.Process
 	project string // the examples' ClusterProviderConfig projectID
+	// metricsURL is the provider's Prometheus endpoint, on a free loopback
+	// port.
+	metricsURL string
 }
 
 // setup starts the control plane (CRDs from package/crds), the emulator
@@ -83,6 +86,8 @@ func setup(t *testing.T) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
+	metricsAddr := freeLoopbackAddr(t)
+	s.metricsURL = "http://" + metricsAddr + "/metrics"
 	s.prov = &provider.Process{
 		Bin:        providerBin,
 		Kubeconfig: s.cp.KubeconfigPath,
@@ -95,7 +100,7 @@ func setup(t *testing.T) *suite {
 			"--snapshot-ttl=1s",
 			"--max-reconcile-rate=10",
 			"--timeout=30s",
-			"--metrics-bind-address=0",
+			"--metrics-bind-address=" + metricsAddr,
 			"--health-probe-bind-address=0",
 		},
 	}
