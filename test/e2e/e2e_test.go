@@ -38,6 +38,7 @@ func TestE2E(t *testing.T) {
 		{"7-Delete", s.testDelete},
 		{"8-QuotaBackoff", s.testQuotaBackoff},
 		{"9-Restart", s.testRestart},
+		{"10-ObservedState", s.testObservedState},
 	} {
 		start := time.Now()
 		ok := t.Run(sc.name, sc.fn)
