@@ -46,6 +46,7 @@ const (
 	envGCPCredentials = "E2E_GCP_CREDENTIALS" // path to a service-account (or other) credentials JSON file
 	envGCPToken       = "E2E_GCP_ACCESS_TOKEN"
 	envGCPEnterprise  = "E2E_GCP_ENTERPRISE" // "true": the project has Cloud Armor Enterprise
+	envGCPEndpoint    = "E2E_GCP_ENDPOINT"   // optional: another Compute endpoint, e.g. the emulator, to try this test itself
 	envADC            = "GOOGLE_APPLICATION_CREDENTIALS"
 )
 
@@ -85,6 +86,9 @@ func gcpEnvFromOS() (gcpEnv, string) {
 	default:
 		return e, fmt.Sprintf("%s is set but no credentials: set %s (a credentials JSON file) or %s (e.g. `gcloud auth print-access-token`)",
 			envGCPProject, envGCPCredentials, envGCPToken)
+	}
+	if ep := os.Getenv(envGCPEndpoint); ep != "" {
+		e.creds.Endpoint = ep
 	}
 	return e, ""
 }
@@ -242,6 +246,9 @@ func TestGCP(t *testing.T) {
 	if _, err := s.gcpPolicy(env.project, "", imported); err != nil {
 		t.Errorf("the observe-only import deleted %s from GCP: %v", imported, err)
 	}
+	s.gcpDoWithin(t, 2*time.Minute, env.project, "", func() (*compute.Operation, error) {
+		return svc.SecurityPolicies.Delete(env.project, imported).Do()
+	})
 }
 
 // runPrefix is a GCP-name-safe prefix unique to this run.
@@ -332,12 +339,20 @@ func (s *suite) configureGCP(t *testing.T, env gcpEnv) {
 		source = pcv1beta1.CredentialsSourceAccessToken
 	}
 	cpc := &pcv1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: pcv1beta1.ClusterProviderConfigSpec{ProjectID: env.project,
+		Spec: pcv1beta1.ClusterProviderConfigSpec{ProjectID: env.project, Endpoint: endpoint(env.creds.Endpoint),
 			Credentials: pcv1beta1.ClusterProviderCredentials{Source: source,
 				SecretRef: &xpv2.SecretKeySelector{Key: key, SecretReference: xpv2.SecretReference{Namespace: ns, Name: name}}}}}
 	if err := s.kube.Create(ctx, cpc); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// endpoint is a ClusterProviderConfig's spec.endpoint: unset for GCP's own.
+func endpoint(ep string) *string {
+	if ep == "" {
+		return nil
+	}
+	return &ep
 }
 
 // gcpDoWithin is gcpDo with a longer bound for real GCP operations.
@@ -375,9 +390,10 @@ func policyGet(svc *compute.Service, project, region, name string) (*compute.Sec
 }
 
 // sweepGCP deletes every policy whose name starts with prefix in the global
-// scope and the regions given, and reports what it had to delete: after a
-// passing run there is nothing left to sweep.
+// scope and the regions given, and logs what it had to delete. A passing run
+// leaves nothing to sweep: anything found then fails the test.
 func sweepGCP(t *testing.T, svc *compute.Service, project string, regions map[string]bool, prefix string) {
+	passed := !t.Failed()
 	filter := fmt.Sprintf("name eq %s.*", prefix)
 	for region := range regions {
 		var names []string
@@ -412,6 +428,9 @@ func sweepGCP(t *testing.T, svc *compute.Service, project string, regions map[st
 				_, err = svc.RegionSecurityPolicies.Delete(project, region, n).Do()
 			}
 			t.Logf("sweep: deleting %s/%s/%s left by this run: %v", project, cmpOr(region, "global"), n, err)
+			if passed {
+				t.Errorf("the run passed but left GCP policy %s behind", n)
+			}
 		}
 	}
 }
