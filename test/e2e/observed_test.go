@@ -17,7 +17,7 @@ import (
 // 10. What is changed in GCP directly shows in status.atProvider, every rule
 // field included, while the provider cannot write it back; once it can, it
 // corrects GCP and status shows the spec again. ddosProtectionConfig's fields
-// reach GCP and are kept there.
+// reach GCP, show in status and are kept there.
 func (s *suite) testObservedState(t *testing.T) {
 	t.Run("RuleDrift", s.testObservedRuleDrift)
 	t.Run("DdosProtection", s.testObservedDdos)
@@ -168,6 +168,16 @@ func (s *suite) testObservedDdos(t *testing.T) {
 		return nil
 	}
 	s.eventually(t, waitFor, "GCP to hold every ddosProtectionConfig field", holds)
+	s.eventually(t, waitFor, "status.atProvider.ddosProtectionConfig to show GCP's", func() error {
+		if err := s.kube.Get(context.Background(), client.ObjectKeyFromObject(sp), sp); err != nil {
+			return err
+		}
+		want := v1beta1.DdosProtectionConfigObservation{DdosProtection: "ADVANCED", DdosAdaptiveProtection: "ENABLED", DdosImpactedBaselineThreshold: 0.25}
+		if got := sp.Status.AtProvider.DdosProtectionConfig; got == nil || *got != want {
+			return fmt.Errorf("got %+v", got)
+		}
+		return nil
+	})
 
 	s.gcpDo(t, s.project, region, func() (*compute.Operation, error) {
 		cur, err := s.gcpPolicy(s.project, region, name)

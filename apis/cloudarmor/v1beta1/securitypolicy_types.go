@@ -254,6 +254,22 @@ type DdosProtectionConfig struct {
 	DdosImpactedBaselineThreshold *float64 `json:"ddosImpactedBaselineThreshold,omitempty"`
 }
 
+// DdosProtectionConfigObservation is a policy's network DDoS protection as
+// GCP reports it.
+type DdosProtectionConfigObservation struct {
+	// DdosProtection level.
+	// +optional
+	DdosProtection string `json:"ddosProtection,omitempty"`
+
+	// DdosAdaptiveProtection state.
+	// +optional
+	DdosAdaptiveProtection string `json:"ddosAdaptiveProtection,omitempty"`
+
+	// DdosImpactedBaselineThreshold as GCP holds it (a float32).
+	// +optional
+	DdosImpactedBaselineThreshold float64 `json:"ddosImpactedBaselineThreshold,omitempty"`
+}
+
 // UserDefinedField declares a packet field for networkMatch.
 type UserDefinedField struct {
 	// Name of the field.
@@ -302,6 +318,10 @@ type SecurityPolicyObservation struct {
 
 	// Region URL of a regional policy.
 	Region string `json:"region,omitempty"`
+
+	// DdosProtectionConfig as GCP holds it, when it holds one.
+	// +optional
+	DdosProtectionConfig *DdosProtectionConfigObservation `json:"ddosProtectionConfig,omitempty"`
 
 	// RuleCount is the number of rules GCP holds, default rule included.
 	RuleCount int `json:"ruleCount,omitempty"`

@@ -39,6 +39,13 @@ func GenerateObservation(observed *compute.SecurityPolicy) v1beta1.SecurityPolic
 		Type:              observed.Type,
 		Region:            observed.Region,
 	}
+	if d := observed.DdosProtectionConfig; d != nil {
+		o.DdosProtectionConfig = nilIfZero(&v1beta1.DdosProtectionConfigObservation{
+			DdosProtection:                d.DdosProtection,
+			DdosAdaptiveProtection:        d.DdosAdaptiveProtection,
+			DdosImpactedBaselineThreshold: d.DdosImpactedBaselineThreshold,
+		})
+	}
 	// An id of 0 means GCP did not report one; "0" would read as a real id.
 	if observed.Id != 0 {
 		o.ID = strconv.FormatUint(observed.Id, 10)

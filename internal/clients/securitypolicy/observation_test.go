@@ -197,6 +197,21 @@ func TestGenerateObservation(t *testing.T) {
 				},
 			},
 		},
+		"DdosProtectionConfig": {
+			reason: "GCP's ddosProtectionConfig is reported; an empty one is not.",
+			observed: policy(func(p *compute.SecurityPolicy) {
+				p.Id, p.Fingerprint, p.LabelFingerprint, p.SelfLink, p.Type = 0, "", "", "", ""
+				p.DdosProtectionConfig = &compute.SecurityPolicyDdosProtectionConfig{DdosProtection: "ADVANCED",
+					DdosAdaptiveProtection: "PREVIEW", DdosImpactedBaselineThreshold: 0.25}
+			}),
+			want: v1beta1.SecurityPolicyObservation{DdosProtectionConfig: &v1beta1.DdosProtectionConfigObservation{
+				DdosProtection: "ADVANCED", DdosAdaptiveProtection: "PREVIEW", DdosImpactedBaselineThreshold: 0.25}},
+		},
+		"EmptyDdosProtectionConfig": {
+			reason:   "A {} ddosProtectionConfig takes no status.",
+			observed: &compute.SecurityPolicy{Name: "x", DdosProtectionConfig: &compute.SecurityPolicyDdosProtectionConfig{}},
+			want:     v1beta1.SecurityPolicyObservation{},
+		},
 		"NoID": {
 			reason:   "An id of 0 is not reported.",
 			observed: &compute.SecurityPolicy{Name: "x"},
