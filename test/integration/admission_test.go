@@ -2,13 +2,18 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	"google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 )
 
 // TestAdmission applies valid and invalid objects to the real API server with
@@ -314,6 +319,53 @@ func TestAdmissionStatusUnvalidated(t *testing.T) {
 	rules, _, _ := unstructured.NestedSlice(got.Object, "status", "atProvider", "rules")
 	if len(rules) != 1 || !reflect.DeepEqual(rules[0], rule) {
 		t.Errorf("status.atProvider.rules: want the rule as written, got %v", rules)
+	}
+}
+
+// TestAdmissionStatusSize stores a policy of 200 rules with 2048-character
+// expressions, the longest the spec allows, in spec and in status as
+// GenerateObservation reports them, and logs the object's size: status is
+// bounded by ObservedRulesBudget, so the object stays under the API server's
+// limit (about 1.5 MiB in etcd) with room for kubectl's last-applied copy.
+func TestAdmissionStatusSize(t *testing.T) {
+	env := startControlPlane(t)
+	ctx := context.Background()
+	const n = 200
+	expr := "request.path.matches('/" + strings.Repeat("a", 2048-len("request.path.matches('/')")) + "')"
+	sp := &v1beta1.SecurityPolicy{}
+	sp.SetName("status-size")
+	sp.SetNamespace("default")
+	observed := &compute.SecurityPolicy{Id: 1}
+	for i := range int64(n) {
+		p := v1beta1.RuleParameters{Action: "deny(403)", Match: &v1beta1.RuleMatcher{Expr: &v1beta1.Expr{Expression: expr}}}
+		sp.Spec.ForProvider.Rules = append(sp.Spec.ForProvider.Rules, v1beta1.PolicyRule{Priority: i, RuleParameters: p})
+		observed.Rules = append(observed.Rules, securitypolicy.GenerateRule(i, p))
+	}
+	if err := env.kube.Create(ctx, sp); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	sp.Status.AtProvider = securitypolicy.GenerateObservation(observed)
+	if err := env.kube.Status().Update(ctx, sp); err != nil {
+		t.Fatalf("status update: %v", err)
+	}
+	if err := env.kube.Get(ctx, client.ObjectKeyFromObject(sp), sp); err != nil {
+		t.Fatal(err)
+	}
+	size := func(v any) int {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b)
+	}
+	at := sp.Status.AtProvider
+	t.Logf("%d rules of 2048-character expressions: object %d KiB (spec %d KiB, status %d KiB, managedFields %d KiB); %d rules in full, %d summarised",
+		n, size(sp)>>10, size(sp.Spec)>>10, size(sp.Status)>>10, size(sp.ManagedFields)>>10, n-at.RulesSummarized, at.RulesSummarized)
+	if at.RuleCount != n || at.RulesSummarized == 0 {
+		t.Errorf("want %d rules with some summarised, got ruleCount %d, rulesSummarized %d", n, at.RuleCount, at.RulesSummarized)
+	}
+	if got, limit := size(sp.Status), securitypolicy.ObservedRulesBudget+64*n; got > limit {
+		t.Errorf("status takes %d bytes, over the budget and summaries (%d)", got, limit)
 	}
 }
 
