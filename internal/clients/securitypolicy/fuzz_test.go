@@ -23,8 +23,8 @@ var ruleSeeds = []string{
 }
 
 // FuzzNormalizeRule checks that NormalizeRule never panics, is idempotent,
-// does not modify its input, and that every rule is up to date with itself
-// and with its normal form.
+// does not modify its input, that every rule is up to date with itself and
+// with its normal form, and that both have the same status observation.
 func FuzzNormalizeRule(f *testing.F) {
 	for _, s := range ruleSeeds {
 		f.Add([]byte(s))
@@ -49,6 +49,11 @@ func FuzzNormalizeRule(f *testing.F) {
 			t.Errorf("RuleUpToDate(r, NormalizeRule(r)) is false:\n%s", diff)
 		}
 		_ = RuleUpdateMask(r, n)
+		// Status shows what the comparison sees: the same for r and its
+		// normal form.
+		if diff := cmp.Diff(GenerateRuleObservation(r), GenerateRuleObservation(n)); diff != "" {
+			t.Errorf("GenerateRuleObservation differs for r and NormalizeRule(r): -r, +normal:\n%s", diff)
+		}
 	})
 }
 
