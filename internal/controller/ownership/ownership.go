@@ -298,6 +298,13 @@ func PolicyRefusal(key gcp.PolicyKey, owner *v1beta1.SecurityPolicy) string {
 	return fmt.Sprintf("GCP policy %s is managed by SecurityPolicy %s, the oldest object for it: this object makes no change to it and leaves it in place when deleted", key, nameOf(owner))
 }
 
+// Admitter returns a function reporting whether policy admits
+// SecurityPolicyRules from a namespace (spec.allowedRules). Namespaces are
+// read from the cache once per returned function.
+func (i *Index) Admitter(ctx context.Context, policy *v1beta1.SecurityPolicy) (func(context.Context, string) (bool, error), error) {
+	return i.admitter(ctx, policy)
+}
+
 // admitter returns a function reporting whether policy admits rules from a
 // namespace. Namespaces are read from the cache once per call.
 func (i *Index) admitter(ctx context.Context, policy *v1beta1.SecurityPolicy) (func(context.Context, string) (bool, error), error) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,6 +20,12 @@ import (
 func withRef(name string) ruleModifier {
 	return func(cr *v1beta1.SecurityPolicyRule) {
 		cr.Spec.ForProvider.SecurityPolicyRef = &xpv2.NamespacedReference{Name: name}
+	}
+}
+
+func withSelector(matchLabels map[string]string) ruleModifier {
+	return func(cr *v1beta1.SecurityPolicyRule) {
+		cr.Spec.ForProvider.SecurityPolicySelector = &xpv2.NamespacedSelector{MatchLabels: matchLabels}
 	}
 }
 
@@ -44,6 +52,7 @@ func TestResolveReferences(t *testing.T) {
 		reason string
 		cr     *v1beta1.SecurityPolicyRule
 		get    test.MockGetFn
+		list   test.MockListFn
 		want   want
 	}{
 		"NoReference": {
@@ -69,12 +78,37 @@ func TestResolveReferences(t *testing.T) {
 			get:    test.NewMockGetFn(errBoom),
 			want:   want{err: true},
 		},
+		"PolicyNotThereYet": {
+			reason: "A reference to a SecurityPolicy that does not exist yet is left unresolved without an error: the rule waits for it.",
+			cr:     rule(withPolicy(nil), withRef("edge")),
+			get:    test.NewMockGetFn(kerrors.NewNotFound(schema.GroupResource{Group: v1beta1.Group, Resource: "securitypolicies"}, "edge")),
+			want:   want{},
+		},
+		"PolicyWithoutName": {
+			reason: "A reference to a SecurityPolicy that has no GCP name yet (it has not been reconciled) is left unresolved without an error.",
+			cr:     rule(withPolicy(nil), withRef("edge")),
+			get:    getPolicy(""),
+			want:   want{},
+		},
+		"SelectorMatchesNothingYet": {
+			reason: "A selector no SecurityPolicy matches yet is left unresolved without an error: the rule waits for one.",
+			cr:     rule(withPolicy(nil), withSelector(map[string]string{"app": "edge"})),
+			list:   test.NewMockListFn(nil),
+			want:   want{},
+		},
+		"SelectorListError": {
+			reason: "A selector that cannot be listed returns an error and writes nothing.",
+			cr:     rule(withPolicy(nil), withSelector(map[string]string{"app": "edge"})),
+			list:   test.NewMockListFn(errBoom),
+			want:   want{err: true},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			updated := false
 			kube := &test.MockClient{
-				MockGet: tc.get,
+				MockGet:  tc.get,
+				MockList: tc.list,
 				MockUpdate: func(context.Context, client.Object, ...client.UpdateOption) error {
 					updated = true
 					return nil

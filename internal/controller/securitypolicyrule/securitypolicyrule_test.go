@@ -277,10 +277,42 @@ func TestObserve(t *testing.T) {
 			want:     want{err: errors.New(errNoPolicy), cr: rule(withPolicy(nil))},
 		},
 		"PolicyNotFound": {
-			reason:   "A rule of a policy that does not exist (yet) waits for it: reporting the rule missing would make Create call AddRule only to get a 404.",
+			reason:   "A rule of a policy that does not exist (yet) waits for it without an error, reported as up to date so the reconciler neither creates (AddRule would only get a 404) nor backs off.",
 			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
 			args:     args{cr: rule(withRanges(rangeA))},
-			want:     want{err: errors.Wrap(errNotFound, errPolicyNotFound), cr: rule(withRanges(rangeA)), calls: getPolicy},
+			want: want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA), withConditions(waiting("waiting for GCP security policy projects/p/global/securityPolicies/edge-policy to exist"))),
+				calls: getPolicy},
+		},
+		"ReferencedPolicyNotFound": {
+			reason:   "A rule whose resolved reference names a GCP policy that does not exist yet names the SecurityPolicy it waits for, as it did before the reference resolved.",
+			policies: &fakePolicies{GetFn: getReturns(nil, errNotFound)},
+			args:     args{cr: rule(withRanges(rangeA), withRef("edge"))},
+			want: want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr:    rule(withRanges(rangeA), withRef("edge"), withConditions(waiting("waiting for SecurityPolicy team-a/edge and its GCP security policy to exist"))),
+				calls: getPolicy},
+		},
+		"UnresolvedReference": {
+			reason:   "A rule whose reference is not resolved yet waits for the SecurityPolicy, and GCP is not called.",
+			policies: &fakePolicies{},
+			args:     args{cr: rule(withPolicy(nil), withRef("edge"))},
+			want: want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr: rule(withPolicy(nil), withRef("edge"), withConditions(waiting("waiting for SecurityPolicy team-a/edge and its GCP security policy to exist")))},
+		},
+		"UnresolvedSelector": {
+			reason:   "A rule whose selector matches no SecurityPolicy yet waits, naming the selector.",
+			policies: &fakePolicies{},
+			args:     args{cr: rule(withPolicy(nil), withSelector(map[string]string{"app": "edge"}))},
+			want: want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+				cr: rule(withPolicy(nil), withSelector(map[string]string{"app": "edge"}), withConditions(waiting(
+					"waiting for a SecurityPolicy in namespace team-a matching spec.forProvider.securityPolicySelector (app=edge) and its GCP security policy to exist")))},
+		},
+		"UnresolvedWhileDeleting": {
+			reason:   "A rule deleted before its reference resolved has nothing in GCP, so the finalizer can go.",
+			policies: &fakePolicies{},
+			args:     args{cr: rule(withPolicy(nil), withRef("edge"), withDeletionTimestamp())},
+			want: want{o: managed.ExternalObservation{ResourceExists: false},
+				cr: rule(withPolicy(nil), withRef("edge"), withDeletionTimestamp())},
 		},
 		"PolicyNotFoundWhileDeleting": {
 			reason:   "A rule being deleted whose policy is gone does not exist, so the finalizer can go.",
@@ -417,7 +449,7 @@ func TestObserve(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := &external{policies: tc.policies, owners: fakeOwners{}}
+			e := &external{policies: tc.policies, owners: fakeOwners{}, key: gcp.PolicyKey{Project: "p", Name: policy}}
 			got, err := e.Observe(context.Background(), tc.args.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want error, +got error:\n%s", tc.reason, diff)
