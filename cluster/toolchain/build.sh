@@ -15,6 +15,9 @@
 #                                                  binary: `crossplane render --crossplane-binary`)
 #   cluster/toolchain/build.sh function-auto-ready -> github.com/crossplane-contrib/function-auto-ready
 #                                                  v0.5.0 (run locally by the render tests)
+#   cluster/toolchain/build.sh argocd           -> github.com/argoproj/argo-cd/v3 v3.1.0 (one binary for
+#                                                  every component, picked by ARGOCD_BINARY_NAME; the
+#                                                  gitops suite runs it; ~5 min cold on 2 cores)
 #   cluster/toolchain/build.sh assets           -> builds both, then prints one folder
 #                                                  (envtest-v1.35.4-etcd-v3.6.6) holding
 #                                                  symlinks to them: the value for
@@ -31,6 +34,7 @@ etcd_version=v3.6.6
 crossplane_version=v2.5.0
 crossplane_core_version=v2.4.0
 function_auto_ready_version=v0.5.0
+argocd_version=v3.1.0
 
 # build NAME VERSION PKG [MODULE]: build PKG from the wrapper module MODULE (default NAME)
 # unless already cached.
@@ -82,6 +86,7 @@ case "${1:-}" in
   crossplane)     build crossplane "$crossplane_version" github.com/crossplane/cli/v2/cmd/crossplane ;;
   crossplane-core) build crossplane-core "$crossplane_core_version" github.com/crossplane/crossplane/v2/cmd/crossplane ;;
   function-auto-ready) build function-auto-ready "$function_auto_ready_version" github.com/crossplane/function-auto-ready ;;
+  argocd)         build argocd "$argocd_version" github.com/argoproj/argo-cd/v3/cmd ;;
   assets)         assets ;;
-  *) echo "usage: build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|crossplane|crossplane-core|function-auto-ready|assets" >&2; exit 2 ;;
+  *) echo "usage: build.sh kube-apiserver|kube-controller-manager|kubectl|etcd|crossplane|crossplane-core|function-auto-ready|argocd|assets" >&2; exit 2 ;;
 esac
