@@ -42,6 +42,15 @@ build() {
   local name=$1 version=$2 pkg=$3 module=${4:-$1}
   local dir="$cache/bin/$name-$version"
   local bin="$dir/$name"
+  local ldflags="-s -w"
+  # Crossplane core checks each package's spec.crossplane.version constraint
+  # against its own version, which its release build stamps; unstamped, every
+  # package fails "invalid semantic version". A binary cached before the stamp
+  # prints an empty version and is rebuilt.
+  if [ "$name" = crossplane-core ]; then
+    ldflags="$ldflags -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$version"
+    if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null)" != "$version" ]; then rm -f "$bin"; fi
+  fi
   if [ -x "$bin" ]; then echo "$bin"; return 0; fi
 
   mkdir -p "$dir"
@@ -60,7 +69,7 @@ build() {
   trap "rm -rf '$work'" EXIT
   start=$(date +%s)
   cp "$here/$module/go.mod" "$here/$module/go.sum" "$here/$module/tools.go" "$work/"
-  (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "$bin.tmp" "$pkg")
+  (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="$ldflags" -o "$bin.tmp" "$pkg")
   mv "$bin.tmp" "$bin"
   echo ">> built $name $version in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))" >&2
   echo "$bin"

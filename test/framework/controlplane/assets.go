@@ -85,3 +85,23 @@ func checkAssets(dir string) error {
 	}
 	return nil
 }
+
+// Tool returns the path of a tool binary cluster/toolchain/build.sh caches: the
+// value of env when set, else <CacheDir>/bin/<name>-<version>/<name>. It never
+// builds anything (see AssetsDir); a missing binary is an error naming the
+// command that builds it.
+func Tool(env, name, version string) (string, error) {
+	p := os.Getenv(env)
+	if p == "" {
+		cache, err := CacheDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(cache, "bin", name+"-"+version, name)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s %s not found at %s: set %s, or run `%s` (cluster/toolchain/build.sh %s)",
+			name, version, p, env, ToolsCommand, name)
+	}
+	return p, nil
+}
