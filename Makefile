@@ -28,17 +28,19 @@ STATICCHECK_VERSION := v0.7.0
 CROSSPLANE_VERSION          := v2.5.0
 CROSSPLANE_CORE_VERSION     := v2.4.0
 FUNCTION_AUTO_READY_VERSION := v0.5.0
+ARGOCD_VERSION              := v3.1.0
 ENVTEST_ASSETS      := $(CACHE_DIR)/envtest-$(KUBE_VERSION)-etcd-$(ETCD_VERSION)
 STATICCHECK         := $(CACHE_DIR)/bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 CROSSPLANE          := $(CACHE_DIR)/bin/crossplane-$(CROSSPLANE_VERSION)/crossplane
 CROSSPLANE_CORE     := $(CACHE_DIR)/bin/crossplane-core-$(CROSSPLANE_CORE_VERSION)/crossplane-core
 FUNCTION_AUTO_READY := $(CACHE_DIR)/bin/function-auto-ready-$(FUNCTION_AUTO_READY_VERSION)/function-auto-ready
+ARGOCD              := $(CACHE_DIR)/bin/argocd-$(ARGOCD_VERSION)/argocd
 KUBE_CONTROLLER_MANAGER := $(CACHE_DIR)/bin/kube-controller-manager-$(KUBE_VERSION)/kube-controller-manager
 KUBECTL             := $(CACHE_DIR)/bin/kubectl-$(KUBE_VERSION)/kubectl
-TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBE_CONTROLLER_MANAGER_BIN=$(KUBE_CONTROLLER_MANAGER) KUBECTL_BIN=$(KUBECTL)
+TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBE_CONTROLLER_MANAGER_BIN=$(KUBE_CONTROLLER_MANAGER) KUBECTL_BIN=$(KUBECTL) ARGOCD_BIN=$(ARGOCD)
 
 # Test suites that drive separate processes rather than our code in-process.
-PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|argocd|xpkg|validate|render)$$
+PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|argocd|gitops|xpkg|validate|render)$$
 FUZZTIME ?= 10s
 
 .PHONY: help
@@ -71,7 +73,7 @@ xpkg: $(CROSSPLANE) ## Build the provider, function and configuration packages i
 ##@ Tools
 
 .PHONY: tools
-tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready (cached).
+tools: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready (cached).
 
 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
 	cluster/toolchain/build.sh assets >/dev/null
@@ -84,6 +86,24 @@ $(CROSSPLANE_CORE):
 
 $(FUNCTION_AUTO_READY):
 	cluster/toolchain/build.sh function-auto-ready >/dev/null
+
+$(ARGOCD):
+	cluster/toolchain/build.sh argocd >/dev/null
+
+# The gitops suite runs Debian's redis-server (Argo CD's cache) and serves a
+# repository with git daemon. Like hack/xpkg.sh with ca-certificates, install
+# them when missing and we are root with apt-get (CI's case); otherwise say what
+# to install rather than skip the suite.
+.PHONY: gitops-deps
+gitops-deps:
+	@pkgs=; command -v redis-server >/dev/null || pkgs="$$pkgs redis-server"; \
+	command -v git >/dev/null || pkgs="$$pkgs git"; \
+	if [ -z "$$pkgs" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "missing:$$pkgs (Debian packages the gitops suite needs; install them)" >&2; exit 1; fi; \
+	echo ">> apt-get install$$pkgs" >&2; \
+	apt-get install -y --no-install-recommends $$pkgs >/dev/null || \
+		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends $$pkgs >/dev/null; }
 
 $(KUBE_CONTROLLER_MANAGER):
 	cluster/toolchain/build.sh kube-controller-manager >/dev/null
