@@ -89,8 +89,8 @@ end
 -- the object means the last edit is not reflected in any condition yet.
 local generation = obj.metadata.generation
 if synced ~= nil and synced.observedGeneration ~= nil and generation ~= nil and synced.observedGeneration < generation then
-  hs.message = "Waiting for the provider to observe generation " .. generation ..
-    " (conditions are of generation " .. synced.observedGeneration .. ")"
+  hs.message = "Waiting for generation " .. generation .. " to be reconciled (conditions are of generation " ..
+    synced.observedGeneration .. ")"
   return hs
 end
 

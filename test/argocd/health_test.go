@@ -203,7 +203,7 @@ func TestHealthOfLiveObjects(t *testing.T) {
 		"ClusterProviderConfigUsed": {reason: "A ClusterProviderConfig in use is Healthy and says by how many.", capture: "cpc-in-use",
 			want: health{Status: "Healthy", Message: fmt.Sprintf("Used by %d managed resource(s)", cpcUsers)}},
 		"StaleAfterEdit": {reason: "Right after an edit the conditions describe the previous generation: Progressing, never the old Healthy.", capture: "stale",
-			want: health{Status: "Progressing", Message: "Waiting for the provider to observe generation 2 (conditions are of generation 1)"}},
+			want: health{Status: "Progressing", Message: "Waiting for generation 2 to be reconciled (conditions are of generation 1)"}},
 		"ReadyAfterEdit": {reason: "Once the provider has observed the edit, Healthy again.", capture: "edited-ready", want: health{Status: "Healthy", Message: "Available"}},
 		"Paused":         {reason: "A paused resource (Synced=False, ReconcilePaused) is Suspended, not Degraded.", capture: "paused", want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
 		"PausedAndEdited": {reason: "An edit to a paused resource is never observed: Suspended, not Progressing forever.", capture: "paused-edited",
