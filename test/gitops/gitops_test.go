@@ -74,8 +74,14 @@ func serveGit(t *testing.T) *gitRepo {
 		t.Fatal(err)
 	}
 	g.git(t, "init", "-q", "-b", "main")
+	// git-daemon itself, not `git daemon`: the git wrapper would fork it, and
+	// a wrapper killed with the test binary would leave it running.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("git --exec-path: %v", err)
+	}
 	port := freePort(t)
-	d := run(t, t.TempDir(), "git-daemon", "git", nil, "daemon", "--reuseaddr", "--export-all",
+	d := run(t, t.TempDir(), "git-daemon", filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon"), nil, "--reuseaddr", "--export-all",
 		"--base-path="+base, "--listen=127.0.0.1", "--port="+strconv.Itoa(port), base)
 	waitListening(t, d, port)
 	g.url = fmt.Sprintf("git://127.0.0.1:%d/platform", port)
