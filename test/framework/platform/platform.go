@@ -116,6 +116,9 @@ type Options struct {
 	// PollInterval is core's --poll-interval: how often an XR is recomposed
 	// without an event. Crossplane's default is 1m.
 	PollInterval time.Duration
+	// CoreArgs are added to `crossplane core start`, e.g. the XR circuit
+	// breaker's settings.
+	CoreArgs []string
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -133,9 +136,9 @@ type Platform struct {
 	// Steps records how long each step of Start took, in order.
 	Steps []Step
 
-	opts    Options
-	admin   client.Client
-	gc      *provider.Process
+	opts         Options
+	admin        client.Client
+	gc           *provider.Process
 	runtimeCerts string
 
 	mu        sync.Mutex
@@ -425,15 +428,15 @@ func (p *Platform) startCore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.Core = p.process("crossplane", p.opts.Bin.Core, "core", "start",
-		"--namespace="+Namespace,
+	p.Core = p.process("crossplane", p.opts.Bin.Core, append([]string{"core", "start",
+		"--namespace=" + Namespace,
 		"--package-runtime=External",
 		"--enable-webhooks=false",
-		"--xpkg-cache-dir="+cache,
-		"--tls-client-certs-dir="+filepath.Join(p.opts.WorkDir, "tls", "client"),
-		"--poll-interval="+p.opts.PollInterval.String(),
-		"--metrics-port="+strconv.Itoa(ports[0]),
-		"--health-probe-port="+strconv.Itoa(ports[1]))
+		"--xpkg-cache-dir=" + cache,
+		"--tls-client-certs-dir=" + filepath.Join(p.opts.WorkDir, "tls", "client"),
+		"--poll-interval=" + p.opts.PollInterval.String(),
+		"--metrics-port=" + strconv.Itoa(ports[0]),
+		"--health-probe-port=" + strconv.Itoa(ports[1])}, p.opts.CoreArgs...)...)
 	if err := p.Core.Launch(); err != nil {
 		return err
 	}

@@ -1,0 +1,486 @@
+package platform_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/api/compute/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
+)
+
+const (
+	xrName     = "web"
+	policyName = "web-allowlist"
+	pool       = "web"
+	// converge bounds each wait for the allowlist to follow a change; the
+	// goal is 5 s at p95, so a wait this long means something is wrong.
+	converge = 60 * time.Second
+)
+
+// offices are the static CIDRs of examples/allowlist/ipallowlist.yaml, which
+// the suite applies as it is.
+var offices = []string{"203.0.113.0/26", "2001:db8:10::/48", "198.51.100.32/28"}
+
+var xrGVK = schema.GroupVersionKind{Group: "platform.armorplane.io", Version: "v1alpha1", Kind: "IPAllowlist"}
+
+// TestPlatform is the platform team's path in order: the packages are
+// installed by Crossplane, an IPAllowlist is composed from Nodes, Nodes change
+// the ways a cluster changes them, and the XR is deleted.
+func TestPlatform(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+
+	t.Run("InstalledFromPackages", func(t *testing.T) { e.checkInstalled(ctx, t) })
+
+	// The ProviderConfig the composed resources use (they name none), pointed
+	// at the suite's emulator.
+	e.applyYAML(ctx, t, fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: emulator-token, namespace: default}
+stringData: {token: %s}
+---
+apiVersion: armorplane.io/v1beta1
+kind: ClusterProviderConfig
+metadata: {name: default}
+spec:
+  projectID: %s
+  endpoint: %s
+  credentials:
+    source: AccessToken
+    secretRef: {namespace: default, name: emulator-token, key: token}
+`, token, project, e.emu.Endpoint()))
+
+	c := newCluster(e)
+	for range 3 {
+		c.addNode(ctx, t, pool)
+	}
+	t.Run("Compose", func(t *testing.T) {
+		begin := time.Now()
+		if _, err := e.cp.Apply(ctx, repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		e.waitAllowlist(t, c.want())
+		e.waitXRReady(ctx, t, len(c.want()))
+		t.Logf("IPAllowlist Ready and GCP allowing %d sources %.1fs after it was applied", len(c.want()), time.Since(begin).Seconds())
+		sp := e.policy(t)
+		if sp.Type != "CLOUD_ARMOR" || !defaultDenies(sp) {
+			t.Errorf("policy %s: want a CLOUD_ARMOR policy whose default rule denies, got type %q rules %v", policyName, sp.Type, sp.Rules)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("NodeChanges", func(t *testing.T) {
+		m := e.newMeter(t)
+		defer m.stop()
+		changes := []struct {
+			kind string
+			reps int
+			do   func()
+		}{
+			{"add 1 node", 5, func() { c.addNode(ctx, t, pool) }},
+			{"add 20 nodes", 2, func() {
+				for range 20 {
+					c.addNode(ctx, t, pool)
+				}
+			}},
+			{"replace a node", 4, func() { c.replaceNode(ctx, t) }},
+			{"node loses its external IP", 3, func() { c.dropExternalIP(ctx, t) }},
+			{"node relabelled out of the pool", 3, func() { c.relabel(ctx, t) }},
+			{"node deleted", 3, func() { c.deleteNode(ctx, t) }},
+			{"all nodes drained", 1, func() { c.drain(ctx, t) }},
+		}
+		for _, ch := range changes {
+			for range ch.reps {
+				m.measure(t, ch.kind, c, ch.do)
+			}
+		}
+		m.report(t)
+		sp := e.policy(t)
+		if got, want := allowedSources(sp), sortedCopy(offices); !slices.Equal(got, want) {
+			t.Errorf("after draining every node: GCP allows %v, want only the offices %v", got, want)
+		}
+		if !defaultDenies(sp) {
+			t.Errorf("after draining every node the default rule must still deny: %v", sp.Rules)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("DeleteXR", func(t *testing.T) {
+		xr := &unstructured.Unstructured{}
+		xr.SetGroupVersionKind(xrGVK)
+		xr.SetNamespace("default")
+		xr.SetName(xrName)
+		begin := time.Now()
+		if err := e.cp.Client.Delete(ctx, xr); err != nil {
+			t.Fatal(err)
+		}
+		wait.Eventually(t, converge, "the XR, its composed resources and the GCP policy to be gone", func() error {
+			if err := e.plat.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.cp.Client.Get(ctx, client.ObjectKeyFromObject(xr), xr); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("XR still there (%v)", err)
+			}
+			for _, kind := range []string{"SecurityPolicy", "SecurityPolicyRule"} {
+				l := &unstructured.UnstructuredList{}
+				l.SetGroupVersionKind(schema.GroupVersionKind{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: kind + "List"})
+				if err := e.cp.Client.List(ctx, l, client.InNamespace("default")); err != nil {
+					return err
+				}
+				if len(l.Items) > 0 {
+					return fmt.Errorf("%d %s objects remain", len(l.Items), kind)
+				}
+			}
+			if _, err := e.gcp.SecurityPolicies.Get(project, policyName).Do(); err == nil {
+				return fmt.Errorf("GCP policy %s still exists", policyName)
+			}
+			return nil
+		})
+		t.Logf("XR, composed resources and GCP policy gone %.1fs after the delete", time.Since(begin).Seconds())
+	})
+}
+
+// checkInstalled asserts that what the cluster serves came from the packages:
+// the provider's CRDs are owned by its ProviderRevision, the XRD and the
+// Composition by the ConfigurationRevision.
+func (e *env) checkInstalled(ctx context.Context, t *testing.T) {
+	for _, crd := range []string{"securitypolicies.cloudarmor.armorplane.io", "securitypolicyrules.cloudarmor.armorplane.io",
+		"clusterproviderconfigs.armorplane.io", "providerconfigs.armorplane.io"} {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		if err := e.cp.Client.Get(ctx, types.NamespacedName{Name: crd}, o); err != nil {
+			t.Errorf("CRD %s: %v", crd, err)
+			continue
+		}
+		if !ownedBy(o.GetOwnerReferences(), "ProviderRevision", "armorplane-provider-cloudarmor-") {
+			t.Errorf("CRD %s is not owned by the provider's ProviderRevision: %v", crd, o.GetOwnerReferences())
+		}
+	}
+	for _, o := range []struct{ gvk schema.GroupVersionKind }{
+		{schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v2", Kind: "CompositeResourceDefinition"}},
+		{schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "Composition"}},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.gvk)
+		if err := e.cp.Client.Get(ctx, types.NamespacedName{Name: "ipallowlists.platform.armorplane.io"}, u); err != nil {
+			t.Errorf("%s: %v", o.gvk.Kind, err)
+			continue
+		}
+		if !ownedBy(u.GetOwnerReferences(), "ConfigurationRevision", "configuration-ipallowlist-") {
+			t.Errorf("%s is not owned by the ConfigurationRevision: %v", o.gvk.Kind, u.GetOwnerReferences())
+		}
+	}
+	// Crossplane named the dependencies itself, from the Configuration's
+	// dependsOn; the Composition refers to the functions by those names.
+	for _, want := range []struct{ kind, name string }{
+		{"Provider", "armorplane-provider-cloudarmor"},
+		{"Function", "armorplane-function-ipallowlist"},
+		{"Function", "crossplane-contrib-function-auto-ready"},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: want.kind})
+		if err := e.cp.Client.Get(ctx, types.NamespacedName{Name: want.name}, u); err != nil {
+			t.Errorf("%s %s, installed as a dependency: %v", want.kind, want.name, err)
+		}
+	}
+}
+
+func ownedBy(refs []metav1.OwnerReference, kind, namePrefix string) bool {
+	for _, r := range refs {
+		if r.Kind == kind && strings.HasPrefix(r.Name, namePrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *env) applyYAML(ctx context.Context, t *testing.T, manifest string) {
+	t.Helper()
+	path := writeTemp(t, manifest)
+	wait.Eventually(t, 30*time.Second, "apply "+path, func() error {
+		_, err := e.cp.Apply(ctx, path)
+		return err
+	})
+}
+
+// policy reads the allowlist's policy from GCP (the emulator) through the
+// official client.
+func (e *env) policy(t *testing.T) *compute.SecurityPolicy {
+	t.Helper()
+	sp, err := e.gcp.SecurityPolicies.Get(project, policyName).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// snapshot reads the policy from the emulator's memory, without a request, so
+// sampling it costs no API call and is not counted.
+func (e *env) snapshot() *compute.SecurityPolicy {
+	raw, ok := e.emu.Snapshot()[fmt.Sprintf("projects/%s/global/securityPolicies/%s", project, policyName)]
+	if !ok {
+		return nil
+	}
+	b, _ := json.Marshal(raw)
+	sp := &compute.SecurityPolicy{}
+	if err := json.Unmarshal(b, sp); err != nil {
+		return nil
+	}
+	return sp
+}
+
+// waitAllowlist waits until GCP allows exactly want in the allowlist's
+// priority range.
+func (e *env) waitAllowlist(t *testing.T, want []string) {
+	t.Helper()
+	wait.Eventually(t, converge, "GCP to allow exactly the wanted sources", func() error {
+		if err := e.plat.Err(); err != nil {
+			t.Fatal(err)
+		}
+		sp := e.snapshot()
+		if sp == nil {
+			return fmt.Errorf("no policy %s in GCP yet", policyName)
+		}
+		if got := allowedSources(sp); !slices.Equal(got, want) {
+			return fmt.Errorf("GCP allows %d sources, want %d", len(got), len(want))
+		}
+		return nil
+	})
+}
+
+func (e *env) waitXRReady(ctx context.Context, t *testing.T, ips int) {
+	t.Helper()
+	wait.Eventually(t, converge, "the IPAllowlist to be Ready with its counts", func() error {
+		xr := &unstructured.Unstructured{}
+		xr.SetGroupVersionKind(xrGVK)
+		if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+			return err
+		}
+		if s, msg := conditionOf(xr, "Ready"); s != "True" {
+			return fmt.Errorf("Ready=%s %s", s, msg)
+		}
+		got, _, _ := unstructured.NestedInt64(xr.Object, "status", "ipCount")
+		rules, _, _ := unstructured.NestedInt64(xr.Object, "status", "ruleCount")
+		if int(got) != ips || rules < 1 {
+			return fmt.Errorf("status.ipCount=%d ruleCount=%d, want ipCount %d", got, rules, ips)
+		}
+		return nil
+	})
+}
+
+func conditionOf(o *unstructured.Unstructured, typ string) (string, string) {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["status"].(string)
+			msg, _ := m["message"].(string)
+			return s, msg
+		}
+	}
+	return "Unknown", ""
+}
+
+// allowedSources is the sorted set of source ranges that allow rules in the
+// allowlist's priority range admit.
+func allowedSources(sp *compute.SecurityPolicy) []string {
+	set := map[string]bool{}
+	for _, r := range sp.Rules {
+		if r.Priority < 1000 || r.Priority > 1099 || r.Action != "allow" || r.Preview || r.Match == nil || r.Match.Config == nil {
+			continue
+		}
+		for _, s := range r.Match.Config.SrcIpRanges {
+			set[canonical(s)] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// defaultDenies reports whether the default rule denies.
+func defaultDenies(sp *compute.SecurityPolicy) bool {
+	for _, r := range sp.Rules {
+		if r.Priority == 2147483647 {
+			return strings.HasPrefix(r.Action, "deny")
+		}
+	}
+	return false
+}
+
+// canonical writes an address as the /32 or /128 prefix GCP stores.
+func canonical(s string) string {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked().String()
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()).String()
+	}
+	return s
+}
+
+func sortedCopy(s []string) []string {
+	out := make([]string, 0, len(s))
+	for _, v := range s {
+		out = append(out, canonical(v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cluster is the suite's Nodes, and the allowlist they call for.
+type cluster struct {
+	e     *env
+	mu    sync.Mutex
+	next  int
+	nodes map[string]*corev1.Node // in the pool with an external IP, by name
+	// others are Nodes that exist but contribute nothing.
+	others map[string]bool
+}
+
+func newCluster(e *env) *cluster {
+	return &cluster{e: e, nodes: map[string]*corev1.Node{}, others: map[string]bool{}}
+}
+
+// want is the allowlist the Nodes call for: the offices and each pool
+// node's external IP.
+func (c *cluster) want() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(offices)
+	for _, n := range c.nodes {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeExternalIP {
+				out = append(out, a.Address)
+			}
+		}
+	}
+	return sortedCopy(out)
+}
+
+// newIP is a fresh external address for the n-th node.
+func newIP(n int) string { return fmt.Sprintf("34.%d.%d.%d", 100+n/65536, (n/256)%256, n%256) }
+
+func (c *cluster) addNode(ctx context.Context, t *testing.T, pool string) {
+	t.Helper()
+	c.mu.Lock()
+	c.next++
+	n := c.next
+	c.mu.Unlock()
+	nd := node(fmt.Sprintf("gke-web-%04d", n), pool, fmt.Sprintf("10.0.%d.%d", n/256, n%256), newIP(n))
+	status := nd.Status
+	if err := c.e.cp.Client.Create(ctx, nd); err != nil {
+		t.Fatal(err)
+	}
+	// status is a subresource: a cloud's node controller writes addresses
+	// after the kubelet registers the Node.
+	nd.Status = status
+	if err := c.e.cp.Client.Status().Update(ctx, nd); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.nodes[nd.Name] = nd
+	c.mu.Unlock()
+}
+
+// pick returns the oldest pool node.
+func (c *cluster) pick(t *testing.T) *corev1.Node {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.nodes))
+	for n := range c.nodes {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		t.Fatal("no pool node left to change")
+	}
+	sort.Strings(names)
+	return c.nodes[names[0]]
+}
+
+func (c *cluster) forget(name string, stillExists bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.nodes, name)
+	if stillExists {
+		c.others[name] = true
+	}
+}
+
+func (c *cluster) deleteNode(ctx context.Context, t *testing.T) {
+	t.Helper()
+	n := c.pick(t)
+	if err := c.e.cp.Client.Delete(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	c.forget(n.Name, false)
+}
+
+// replaceNode deletes the oldest node and adds a new one with a new IP, as a
+// node pool upgrade does: both land in one change.
+func (c *cluster) replaceNode(ctx context.Context, t *testing.T) {
+	t.Helper()
+	c.deleteNode(ctx, t)
+	c.addNode(ctx, t, pool)
+}
+
+func (c *cluster) dropExternalIP(ctx context.Context, t *testing.T) {
+	t.Helper()
+	n := c.pick(t)
+	cur := &corev1.Node{}
+	if err := c.e.cp.Client.Get(ctx, client.ObjectKeyFromObject(n), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Status.Addresses = slices.DeleteFunc(cur.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeExternalIP })
+	if err := c.e.cp.Client.Status().Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	c.forget(n.Name, true)
+}
+
+func (c *cluster) relabel(ctx context.Context, t *testing.T) {
+	t.Helper()
+	n := c.pick(t)
+	patch := []byte(`{"metadata":{"labels":{"cloud.google.com/gke-nodepool":"batch"}}}`)
+	if err := c.e.cp.Client.Patch(ctx, &corev1.Node{ObjectMeta: n.ObjectMeta}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	c.forget(n.Name, true)
+}
+
+// drain deletes every Node, in the pool or not.
+func (c *cluster) drain(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := c.e.cp.Client.DeleteAllOf(ctx, &corev1.Node{}); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.nodes = map[string]*corev1.Node{}
+	c.others = map[string]bool{}
+	c.mu.Unlock()
+}
