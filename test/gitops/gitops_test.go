@@ -530,6 +530,16 @@ func TestArgoCD(t *testing.T) {
 		// The provider keeps writing: the resolved securityPolicy, the
 		// external-name and create annotations, status. None of it may show
 		// as drift, or automated sync would apply again and again.
+		live := &unstructured.Unstructured{}
+		live.SetAPIVersion(mrGroup)
+		live.SetKind("SecurityPolicyRule")
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "web-partner"}, live); err != nil {
+			t.Fatal(err)
+		}
+		resolved, _, _ := unstructured.NestedString(live.Object, "spec", "forProvider", "securityPolicy")
+		if resolved != "web" || live.GetAnnotations()["crossplane.io/external-name"] == "" {
+			t.Fatalf("the rule lacks what the provider writes (resolved securityPolicy %q, annotations %v): nothing here could be drift", resolved, live.GetAnnotations())
+		}
 		opStarted := st.opStartedAt
 		for i := range 3 {
 			st := s.refresh(t)
