@@ -109,6 +109,10 @@ func setup(t *testing.T) *env {
 			tails(t, work)
 			return
 		}
+		if os.Getenv("PLATFORM_KEEP_LOGS") != "" {
+			t.Logf("logs kept in %s", work)
+			return
+		}
 		_ = os.RemoveAll(work)
 	})
 	for _, s := range e.plat.Steps {

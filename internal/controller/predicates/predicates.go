@@ -2,6 +2,8 @@
 package predicates
 
 import (
+	"slices"
+
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -17,9 +19,14 @@ import (
 // that write through started a second reconcile at once, before the
 // informer had the status written after it, so the second reconcile's status
 // update failed with a conflict: about one wasted write per object created.
+//
+// It also passes a finalizer leaving an object being deleted: the managed
+// reconciler puts off deleting the external resource while another finalizer
+// remains, and that write is the only sign it may go on.
 func DesiredStateChanged() predicate.Predicate {
 	return predicate.Or(
 		userAnnotationsChanged{},
+		finalizersChangedWhileDeleting{},
 		predicate.LabelChangedPredicate{},
 		predicate.GenerationChangedPredicate{},
 	)
@@ -59,4 +66,23 @@ func (userAnnotationsChanged) Update(e ctrlevent.UpdateEvent) bool {
 		}
 	}
 	return false
+}
+
+// finalizersChangedWhileDeleting passes updates of an object being deleted
+// whose finalizers changed. crossplane-runtime delays the external delete until
+// the managed reconciler's finalizer is the last one; when another controller
+// removes its own, nothing else changes (not the generation), so without this
+// the object waited for its error backoff. Measured in the platform suite:
+// Crossplane deletes composed resources in the foreground, the garbage
+// collector then removes the foregroundDeletion finalizer, and dropping five
+// rules of an IPAllowlist took 6.9 s instead of about 0.5 s.
+type finalizersChangedWhileDeleting struct {
+	predicate.Funcs
+}
+
+func (finalizersChangedWhileDeleting) Update(e ctrlevent.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectNew.GetDeletionTimestamp() == nil {
+		return false
+	}
+	return !slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
 }

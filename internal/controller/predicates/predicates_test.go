@@ -23,6 +23,13 @@ func TestDesiredStateChanged(t *testing.T) {
 	obj := func(generation int64, labels, annotations map[string]string) client.Object {
 		return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Generation: generation, Labels: labels, Annotations: annotations}}
 	}
+	deleting := func(finalizers ...string) client.Object {
+		now := metav1.Now()
+		return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Generation: 2, DeletionTimestamp: &now, Finalizers: finalizers}}
+	}
+	living := func(finalizers ...string) client.Object {
+		return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Generation: 2, Finalizers: finalizers}}
+	}
 	type args struct {
 		old, new client.Object
 	}
@@ -31,6 +38,19 @@ func TestDesiredStateChanged(t *testing.T) {
 		args   args
 		want   bool
 	}{
+		"ForeignFinalizerLeftWhileDeleting": {
+			reason: "The garbage collector removing foregroundDeletion is what lets the reconciler delete the external resource.",
+			args:   args{old: deleting("foregroundDeletion", "finalizer.managedresource.crossplane.io"), new: deleting("finalizer.managedresource.crossplane.io")},
+			want:   true,
+		},
+		"FinalizersUnchangedWhileDeleting": {
+			reason: "A status write to an object being deleted changes nothing the reconciler waits for.",
+			args:   args{old: deleting("finalizer.managedresource.crossplane.io"), new: deleting("finalizer.managedresource.crossplane.io")},
+		},
+		"FinalizerAddedToLivingObject": {
+			reason: "The reconciler adds its own finalizer; that write needs no second reconcile.",
+			args:   args{old: living(), new: living("finalizer.managedresource.crossplane.io")},
+		},
 		"CreatePending": {
 			reason: "The reconciler writes external-create-pending before it creates; it goes on by itself.",
 			args:   args{old: obj(1, nil, nil), new: obj(1, nil, map[string]string{pending: "t1"})},
