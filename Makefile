@@ -150,7 +150,8 @@ test-gcp: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build ## e2e a
 ##@ Bench
 
 .PHONY: bench
-bench: tools build ## Speed, GCP calls, CPU and memory at scale against the emulator; BENCH_ARGS='-policies 10 -rules 100 -latency 100ms -poll 20s'.
+bench: tools build ## Ours against the null provider (the floor), the growth curve, node-change latency (test/platform), targets; BENCH_ARGS='-policies 10 -rules 100 -growth=false -platform=false'.
+	CGO_ENABLED=0 go build -tags bench -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/nullprovider ./test/bench/nullprovider
 	$(TOOL_ENV) go run -tags bench ./test/bench --bin-dir $(BIN_DIR) --out $(OUTPUT_DIR) $(BENCH_ARGS)
 
 .PHONY: chaos
@@ -172,11 +173,19 @@ run: build ## Run control plane + emulator + provider + examples locally; `make 
 	@echo ">> running the provider against $(KUBECONFIG) (Ctrl-C to stop)"
 	KUBECONFIG=$(KUBECONFIG) $(BIN_DIR)/provider --debug
 else
-run: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build
-	@echo ">> starting the local control plane, emulator, provider and examples (Ctrl-C to stop)"
+run: run-tools build ## Run control plane + emulator + Crossplane core installing our packages + examples (IPAllowlist from Nodes) locally.
+	@echo ">> packaging for this machine's platform"
+	@PLATFORMS=linux/$$(go env GOARCH) $(MAKE) --no-print-directory xpkg >/dev/null
+	@echo ">> starting the local control plane, emulator, Crossplane, provider and examples (Ctrl-C to stop)"
 	go build -o $(BIN_DIR)/local ./cluster/local
-	KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR)
+	$(TOOL_ENV) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR)
 endif
+
+# The tools `make run` needs, built in parallel so that on a cold machine their
+# module downloads and links overlap.
+.PHONY: run-tools
+run-tools:
+	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL)
 
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).

@@ -107,7 +107,7 @@ func start(ctx context.Context, cfg config, bin string, sc scenario, logName str
 	if err := e.createProviderConfig(ctx); err != nil {
 		return e, err
 	}
-	return e, e.startProvider(ctx, cfg, bin, logDir)
+	return e, e.startProvider(ctx, cfg, bin, sc, logDir)
 }
 
 func (e *env) createProviderConfig(ctx context.Context) error {
@@ -129,10 +129,10 @@ func (e *env) createProviderConfig(ctx context.Context) error {
 // startProvider runs the built provider binary as its own process, with its
 // defaults except the poll interval (and its jitter, scaled like the
 // defaults: 5 s per minute).
-func (e *env) startProvider(ctx context.Context, cfg config, bin, logDir string) error {
-	args := []string{"--poll=" + cfg.poll.String(), "--poll-jitter=" + (cfg.poll / 12).String(),
+func (e *env) startProvider(ctx context.Context, cfg config, bin string, sc scenario, logDir string) error {
+	args := []string{"--poll=" + sc.Poll.String(), "--poll-jitter=" + (sc.Poll / 12).String(),
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}
-	if cfg.profile {
+	if cfg.profile && !sc.Null {
 		addr, err := freeAddr()
 		if err != nil {
 			return err
@@ -140,13 +140,15 @@ func (e *env) startProvider(ctx context.Context, cfg config, bin, logDir string)
 		e.pprof = addr
 		args = append(args, "--pprof-bind-address="+addr)
 	}
-	args = append(args, strings.Fields(cfg.providerArgs)...)
+	if !sc.Null {
+		args = append(args, strings.Fields(cfg.providerArgs)...)
+	}
 	logPath := filepath.Join(logDir, "provider.log")
 	// A fresh log per scenario, as the control plane's.
 	if err := os.Remove(logPath); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	p := &provider.Process{Bin: bin, Args: args, Kubeconfig: e.cp.KubeconfigPath, LogPath: logPath, Label: "bench"}
+	p := &provider.Process{Bin: bin, Args: args, Kubeconfig: e.cp.KubeconfigPath, LogPath: logPath, Label: filepath.Base(bin)}
 	if err := p.Launch(); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,7 +42,16 @@ type config struct {
 	poll         time.Duration
 	steadyPolls  int
 	variants     string
+	floor        bool
+	limits       bool
 	growth       bool
+	growthRules  string
+	growthPols   string
+	growthInline int
+	growthPoll   time.Duration
+	growthPolls  int
+	platform     bool
+	doc          string
 	binDir       string
 	outDir       string
 	crds         string
@@ -59,8 +69,17 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.poll, "poll", 20*time.Second, "the provider's --poll interval")
 	fs.IntVar(&c.steadyPolls, "steady-polls", 3, "length of the steady-state window, in poll intervals")
 	fs.StringVar(&c.variants, "variants", "rules,inline", "comma-separated: rules (SecurityPolicyRule objects), inline (rules inline in the SecurityPolicy)")
-	fs.BoolVar(&c.growth, "growth", true, "also run P=1,R=1000 and P=100,R=10 (rule objects) and report how cost grows")
-	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the built provider binary")
+	fs.BoolVar(&c.floor, "floor", true, "run the null provider (the floor: Crossplane's reconciler, no GCP) on each variant's workload first and report ours ÷ floor")
+	fs.BoolVar(&c.limits, "limits", true, "also run P=1,R=1000 (GCP's serial limit is the bottleneck) and P=100,R=10 (rule objects)")
+	fs.BoolVar(&c.growth, "growth", true, "run the growth curve: rule objects over 10 policies (-growth-rules) and policies with inline rules (-growth-policies)")
+	fs.StringVar(&c.growthRules, "growth-rules", "0,1000,2500,5000", "growth curve: total SecurityPolicyRule objects, over 10 policies")
+	fs.StringVar(&c.growthPols, "growth-policies", "10,100,500", "growth curve: policies with inline rules")
+	fs.IntVar(&c.growthInline, "growth-inline-rules", 10, "growth curve: inline rules per policy")
+	fs.DurationVar(&c.growthPoll, "growth-poll", time.Minute, "growth curve: the provider's --poll (the default's, so steady CPU is what a user sees)")
+	fs.IntVar(&c.growthPolls, "growth-steady-polls", 2, "growth curve: steady-state window, in poll intervals")
+	fs.BoolVar(&c.platform, "platform", true, "run the live composition suite (test/platform) last and print its node-change latency table")
+	fs.StringVar(&c.doc, "doc", "docs/performance.md", "where the last committed figures are (read from git HEAD, else the file)")
+	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the built provider and nullprovider binaries")
 	fs.StringVar(&c.outDir, "out", "_output", "where bench.json, bench.svg and logs go")
 	fs.StringVar(&c.crds, "crds", "package/crds", "folder of CRDs to install")
 	fs.StringVar(&c.providerArgs, "provider-args", "", "extra flags for the provider, space-separated")
@@ -69,11 +88,40 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if c.policies < 1 || c.rules < 1 || c.steadyPolls < 1 {
+	if c.policies < 1 || c.rules < 1 || c.steadyPolls < 1 || c.growthPolls < 1 {
 		return c, fmt.Errorf("-policies, -rules and -steady-polls must be at least 1")
+	}
+	if _, err := ints(c.growthRules); err != nil {
+		return c, fmt.Errorf("-growth-rules: %w", err)
+	}
+	if _, err := ints(c.growthPols); err != nil {
+		return c, fmt.Errorf("-growth-policies: %w", err)
 	}
 	return c, nil
 }
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Growth curves.
+const (
+	curveRules    = "rules"
+	curvePolicies = "policies"
+	// growthPolicies is how many policies the rule objects are spread over.
+	growthPolicies = 10
+)
 
 // A scenario is one benchmark run: a scale and a way of writing rules.
 type scenario struct {
@@ -81,26 +129,81 @@ type scenario struct {
 	Policies int    `json:"policies"`
 	Rules    int    `json:"rulesPerPolicy"`
 	Inline   bool   `json:"inline"`
-	// Main marks the scenario the memory target applies to.
+	// Main marks the variants the floor ratio applies to.
 	Main bool `json:"main"`
+	// Null runs the null provider: convergence only, no GCP.
+	Null bool `json:"null,omitempty"`
+	// Curve names the growth curve this run is a point of: converge and
+	// steady state only.
+	Curve string `json:"curve,omitempty"`
+	// Poll and SteadyPolls are the provider's --poll and the steady window.
+	Poll        time.Duration `json:"poll"`
+	SteadyPolls int           `json:"steadyPolls"`
+}
+
+// objects is how many managed resources the scenario creates.
+func (s scenario) objects() int {
+	if s.Inline {
+		return s.Policies
+	}
+	return s.Policies * (s.Rules + 1)
+}
+
+// ruleObjects is how many SecurityPolicyRule objects it creates.
+func (s scenario) ruleObjects() int {
+	if s.Inline {
+		return 0
+	}
+	return s.Policies * s.Rules
 }
 
 func scenarios(c config) []scenario {
 	var out []scenario
+	add := func(s scenario) {
+		if s.Poll == 0 {
+			s.Poll, s.SteadyPolls = c.poll, c.steadyPolls
+		}
+		out = append(out, s)
+	}
 	for _, v := range strings.Split(c.variants, ",") {
+		var s scenario
 		switch strings.TrimSpace(v) {
 		case "rules":
-			out = append(out, scenario{Name: fmt.Sprintf("rules P=%d R=%d", c.policies, c.rules), Policies: c.policies, Rules: c.rules, Main: true})
+			s = scenario{Name: fmt.Sprintf("rules P=%d R=%d", c.policies, c.rules), Policies: c.policies, Rules: c.rules, Main: true}
 		case "inline":
-			out = append(out, scenario{Name: fmt.Sprintf("inline P=%d R=%d", c.policies, c.rules), Policies: c.policies, Rules: c.rules, Inline: true, Main: true})
+			s = scenario{Name: fmt.Sprintf("inline P=%d R=%d", c.policies, c.rules), Policies: c.policies, Rules: c.rules, Inline: true, Main: true}
+		default:
+			continue
 		}
+		if c.floor {
+			// The floor first, on the same workload.
+			f := s
+			f.Name, f.Main, f.Null = "floor "+s.Name, false, true
+			add(f)
+		}
+		add(s)
 	}
-	if c.growth {
+	if c.limits {
 		for _, s := range [][2]int{{1, 1000}, {100, 10}} {
 			if s[0] == c.policies && s[1] == c.rules {
 				continue
 			}
-			out = append(out, scenario{Name: fmt.Sprintf("rules P=%d R=%d", s[0], s[1]), Policies: s[0], Rules: s[1]})
+			add(scenario{Name: fmt.Sprintf("rules P=%d R=%d", s[0], s[1]), Policies: s[0], Rules: s[1]})
+		}
+	}
+	if c.growth {
+		rs, _ := ints(c.growthRules)
+		for _, n := range rs {
+			add(scenario{Name: fmt.Sprintf("growth %d rule objects", n), Policies: growthPolicies, Rules: n / growthPolicies,
+				Curve: curveRules, Poll: c.growthPoll, SteadyPolls: c.growthPolls})
+		}
+		ps, _ := ints(c.growthPols)
+		for _, n := range ps {
+			if n < 1 {
+				continue
+			}
+			add(scenario{Name: fmt.Sprintf("growth %d inline policies", n), Policies: n, Rules: c.growthInline, Inline: true,
+				Curve: curvePolicies, Poll: c.growthPoll, SteadyPolls: c.growthPolls})
 		}
 	}
 	return out
@@ -125,33 +228,44 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	nullBin, err := filepath.Abs(filepath.Join(cfg.binDir, "nullprovider"))
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("no provider binary (run `make build`): %w", err)
+	}
+	if _, err := os.Stat(nullBin); cfg.floor && err != nil {
+		return fmt.Errorf("no nullprovider binary (go build -tags bench -o %s ./test/bench/nullprovider): %w", nullBin, err)
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.outDir, "bench-logs"), 0o755); err != nil {
 		return err
 	}
 	rep := &report{Started: time.Now().UTC(), Config: reportConfig{
 		Latency: cfg.latency.String(), Poll: cfg.poll.String(), SteadyPolls: cfg.steadyPolls,
+		GrowthPoll: cfg.growthPoll.String(), GrowthSteadyPolls: cfg.growthPolls,
 		ProviderArgs: cfg.providerArgs, CPUs: numCPU()}}
 	rep.LoadBefore = loadAvg()
-	failed := false
 	for _, sc := range scenarios(cfg) {
-		fmt.Fprintf(os.Stderr, ">> %s\n", sc.Name)
-		res, err := runScenario(ctx, cfg, bin, sc)
+		fmt.Fprintf(os.Stderr, ">> %s (load average %s)\n", sc.Name, loadAvg())
+		b := bin
+		if sc.Null {
+			b = nullBin
+		}
+		res, err := runScenario(ctx, cfg, b, sc)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.Name, err)
 		}
 		rep.Runs = append(rep.Runs, res)
+		// Keep what was measured if a later, larger point fails.
+		_ = rep.writeJSON(filepath.Join(cfg.outDir, "bench.json"))
 	}
 	rep.LoadAfter = loadAvg()
-	rep.growth()
-	for _, r := range rep.Runs {
-		for _, f := range r.Figures {
-			if f.Pass != nil && !*f.Pass {
-				failed = true
-			}
-		}
+	rep.compare()
+	rep.curve()
+	rep.targets(lastFigures(cfg.doc))
+	if cfg.platform {
+		rep.Platform, rep.PlatformErr = runPlatform(ctx, cfg.outDir)
 	}
 	rep.printTable(os.Stdout)
 	if err := rep.writeJSON(filepath.Join(cfg.outDir, "bench.json")); err != nil {
@@ -161,8 +275,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	fmt.Printf("\nwrote %s and %s\n", filepath.Join(cfg.outDir, "bench.json"), filepath.Join(cfg.outDir, "bench.svg"))
-	if failed {
-		return fmt.Errorf("some targets were missed")
-	}
+	// Missed targets are reported, not failed on: the figures depend on
+	// the machine and on what else runs on it.
 	return nil
 }

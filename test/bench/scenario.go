@@ -110,7 +110,8 @@ func runScenario(ctx context.Context, cfg config, bin string, sc scenario) (*res
 	go func() { defer close(samplingDone); r.sample(sctx) }()
 	defer func() { stopSampling(); <-samplingDone }()
 
-	if cfg.profile {
+	profile := cfg.profile && !sc.Null
+	if profile {
 		secs := int(math.Ceil(res.LimitSeconds*2)) + 10
 		go func() {
 			path := filepath.Join(cfg.outDir, "bench-pprof", logName+"-cpu-converge.pprof")
@@ -130,38 +131,46 @@ func runScenario(ctx context.Context, cfg config, bin string, sc scenario) (*res
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "   converged in %.1fs (limit %.1fs); API server requests %s\n", conv.Seconds, res.LimitSeconds, conv.API)
-	steady, err := r.measure(ctx, "steady", func(ctx context.Context) error {
-		return sleep(ctx, time.Duration(cfg.steadyPolls)*cfg.poll)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if cfg.profile {
-		if err := e.saveProfile(ctx, "heap?gc=1", filepath.Join(cfg.outDir, "bench-pprof", logName+"-heap-steady.pprof")); err != nil {
-			fmt.Fprintln(os.Stderr, "   heap profile:", err)
+	fmt.Fprintf(os.Stderr, "   converged in %.1fs (limit %.1fs); API server writes %d (409: %d)\n", conv.Seconds, res.LimitSeconds, conv.API.writes(), conv.API.Conflicts)
+	res.Phases = []phase{conv}
+	changed := max(1, sc.Rules/10)
+	// The floor makes no GCP calls, so only its convergence means
+	// anything; a growth point is judged by convergence and steady state.
+	if !sc.Null {
+		steady, err := r.measure(ctx, "steady", func(ctx context.Context) error {
+			return sleep(ctx, time.Duration(sc.SteadyPolls)*sc.Poll)
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Phases = append(res.Phases, steady)
+		if profile {
+			if err := e.saveProfile(ctx, "heap?gc=1", filepath.Join(cfg.outDir, "bench-pprof", logName+"-heap-steady.pprof")); err != nil {
+				fmt.Fprintln(os.Stderr, "   heap profile:", err)
+			}
 		}
 	}
-	changed := max(1, sc.Rules/10)
-	change, err := r.measure(ctx, "change", r.change)
-	if err != nil {
-		return nil, err
+	if !sc.Null && sc.Curve == "" {
+		change, err := r.measure(ctx, "change", r.change)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "   changed %d rules in %.1fs\n", changed*sc.Policies, change.Seconds)
+		del, err := r.measure(ctx, "delete", r.deleteAll)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "   deleted everything in %.1fs\n", del.Seconds)
+		res.Phases = append(res.Phases, change, del)
 	}
-	fmt.Fprintf(os.Stderr, "   changed %d rules in %.1fs\n", changed*sc.Policies, change.Seconds)
-	del, err := r.measure(ctx, "delete", r.deleteAll)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(os.Stderr, "   deleted everything in %.1fs\n", del.Seconds)
 	stopSampling()
 	<-samplingDone
 
-	res.Phases = []phase{conv, steady, change, del}
 	res.Load = loadAvg()
 	r.mu.Lock()
 	res.Samples = r.samples
 	r.mu.Unlock()
-	res.Figures = figures(cfg, sc, res, changed*sc.Policies)
+	res.Figures = figures(sc, res, changed*sc.Policies)
 	return res, nil
 }
 

@@ -26,13 +26,16 @@ const (
 // and operation polls, with the phases marked.
 func (rep *report) writeSVG(path string) error {
 	var b strings.Builder
-	h := runHeight*float64(len(rep.Runs)) + 40
+	var curves strings.Builder
+	gh := rep.drawGrowth(&curves, 40)
+	h := gh + runHeight*float64(len(rep.Runs)) + 40
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", svgWidth, h, svgWidth, h)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="14" font-weight="bold">%s</text>`+"\n", svgLeft,
 		html.EscapeString(fmt.Sprintf("provider-cloudarmor bench — op latency %s, poll %s, load %s", rep.Config.Latency, rep.Config.Poll, rep.LoadAfter)))
+	b.WriteString(curves.String())
 	for i, r := range rep.Runs {
-		drawRun(&b, r, 40+float64(i)*runHeight)
+		drawRun(&b, r, 40+gh+float64(i)*runHeight)
 	}
 	b.WriteString("</svg>\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
@@ -45,11 +48,14 @@ func drawRun(b *strings.Builder, r *result, top float64) {
 	plotW := svgWidth - svgLeft - svgRight
 	tMax := math.Max(r.Samples[len(r.Samples)-1].T, 1)
 	x := func(t float64) float64 { return svgLeft + plotW*t/tMax }
-	total := float64(r.Scenario.Policies * r.Scenario.Rules)
+	total := math.Max(1, float64(r.Scenario.Policies*r.Scenario.Rules))
 	conv := r.phase("converge")
 
-	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-size="13" font-weight="bold">%s</text>`+"\n", svgLeft, top+14,
-		html.EscapeString(fmt.Sprintf("%s: all Ready in %.1f s, limit %.1f s (%.2f×)", r.Scenario.Name, conv.Seconds, r.LimitSeconds, conv.Seconds/r.LimitSeconds)))
+	title := fmt.Sprintf("%s: all Ready in %.1f s, limit %.1f s (%.2f×)", r.Scenario.Name, conv.Seconds, r.LimitSeconds, conv.Seconds/r.LimitSeconds)
+	if r.Scenario.Null || r.LimitSeconds == 0 {
+		title = fmt.Sprintf("%s: all Ready in %.1f s", r.Scenario.Name, conv.Seconds)
+	}
+	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-size="13" font-weight="bold">%s</text>`+"\n", svgLeft, top+14, html.EscapeString(title))
 
 	// Rules Ready.
 	y0 := top + 30
