@@ -149,7 +149,25 @@ func (e *env) startProvider(ctx context.Context, cfg config, bin string, sc scen
 		return err
 	}
 	p := &provider.Process{Bin: bin, Args: args, Kubeconfig: e.cp.KubeconfigPath, LogPath: logPath, Label: filepath.Base(bin)}
-	if err := p.Launch(); err != nil {
+	// The provider inherits the benchmark's environment; -provider-env adds
+	// to it for this launch only (e.g. GODEBUG=memprofilerate=65536 for a
+	// finer heap profile).
+	var set []string
+	if !sc.Null {
+		for _, kv := range strings.Fields(cfg.providerEnv) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				if err := os.Setenv(k, v); err != nil {
+					return err
+				}
+				set = append(set, k)
+			}
+		}
+	}
+	err := p.Launch()
+	for _, k := range set {
+		_ = os.Unsetenv(k)
+	}
+	if err != nil {
 		return err
 	}
 	e.provider = p

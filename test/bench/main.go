@@ -56,6 +56,7 @@ type config struct {
 	outDir       string
 	crds         string
 	providerArgs string
+	providerEnv  string
 	profile      bool
 	timeout      time.Duration
 }
@@ -83,6 +84,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.outDir, "out", "_output", "where bench.json, bench.svg and logs go")
 	fs.StringVar(&c.crds, "crds", "package/crds", "folder of CRDs to install")
 	fs.StringVar(&c.providerArgs, "provider-args", "", "extra flags for the provider, space-separated")
+	fs.StringVar(&c.providerEnv, "provider-env", "", "extra environment for the provider (not the floor), space-separated KEY=VALUE")
 	fs.BoolVar(&c.profile, "profile", false, "expose the provider's pprof and save CPU (convergence) and heap (steady state) profiles to OUT/bench-pprof")
 	fs.DurationVar(&c.timeout, "phase-timeout", 10*time.Minute, "give up on a phase after this long")
 	if err := fs.Parse(args); err != nil {

@@ -148,6 +148,11 @@ func runScenario(ctx context.Context, cfg config, bin string, sc scenario) (*res
 			if err := e.saveProfile(ctx, "heap?gc=1", filepath.Join(cfg.outDir, "bench-pprof", logName+"-heap-steady.pprof")); err != nil {
 				fmt.Fprintln(os.Stderr, "   heap profile:", err)
 			}
+			// The text form ends with runtime.MemStats: what RssAnon holds
+			// beyond the live heap (headroom, stacks, runtime metadata).
+			if err := e.saveProfile(ctx, "heap?debug=1", filepath.Join(cfg.outDir, "bench-pprof", logName+"-heap-steady.txt")); err != nil {
+				fmt.Fprintln(os.Stderr, "   heap profile:", err)
+			}
 		}
 	}
 	if !sc.Null && sc.Curve == "" {

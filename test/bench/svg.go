@@ -28,13 +28,20 @@ func (rep *report) writeSVG(path string) error {
 	var b strings.Builder
 	var curves strings.Builder
 	gh := rep.drawGrowth(&curves, 40)
-	h := gh + runHeight*float64(len(rep.Runs)) + 40
+	// Growth points are drawn as curves above, not one by one.
+	var runs []*result
+	for _, r := range rep.Runs {
+		if r.Scenario.Curve == "" {
+			runs = append(runs, r)
+		}
+	}
+	h := gh + runHeight*float64(len(runs)) + 40
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", svgWidth, h, svgWidth, h)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="14" font-weight="bold">%s</text>`+"\n", svgLeft,
 		html.EscapeString(fmt.Sprintf("provider-cloudarmor bench — op latency %s, poll %s, load %s", rep.Config.Latency, rep.Config.Poll, rep.LoadAfter)))
 	b.WriteString(curves.String())
-	for i, r := range rep.Runs {
+	for i, r := range runs {
 		drawRun(&b, r, 40+gh+float64(i)*runHeight)
 	}
 	b.WriteString("</svg>\n")
