@@ -1,13 +1,14 @@
 // Command local runs the provider's local environment for `make run`: a real etcd and
-// kube-apiserver on 127.0.0.1 with the provider's CRDs installed and an admin
-// kubeconfig written to disk. It stays up until SIGINT or SIGTERM, then tears
-// everything down.
+// kube-apiserver on 127.0.0.1 with an admin kubeconfig written to disk, the Cloud Armor
+// emulator, and Crossplane core installing this repository's packages (the provider,
+// the IPAllowlist function and Configuration) through its package manager, as a platform
+// team installs them. It then creates a few Nodes, applies the examples, waits until
+// every managed resource and IPAllowlist is Ready and prints them with what GCP holds.
+// It stays up until SIGINT or SIGTERM, then tears everything down.
 //
-// The control plane comes from test/framework/controlplane, the same code the
-// integration and e2e tests use, so `make run` and the tests meet the same server.
-// Further steps (the emulator, the provider, the examples) belong in run, between
-// starting the control plane and waiting for the signal; deferred stops then unwind
-// them before the control plane goes.
+// The control plane comes from test/framework/controlplane and the Crossplane side
+// from test/framework/platform, the code the tests use, so `make run` and the tests
+// meet the same servers.
 package main
 
 import (
@@ -31,6 +32,7 @@ type config struct {
 	stateDir      string
 	binDir        string
 	examples      string
+	xpkgDir       string
 	// controlPlaneOnly skips the emulator, provider and examples.
 	controlPlaneOnly bool
 }
@@ -44,6 +46,7 @@ func parseFlags(args []string) (config, error) {
 		"default: fresh etcd each run, logs beside the kubeconfig")
 	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the provider binary")
 	fs.StringVar(&c.examples, "examples", "examples", "folder of examples to apply")
+	fs.StringVar(&c.xpkgDir, "xpkg-dir", "_output/xpkg", "folder of the packages `make xpkg` builds, which Crossplane installs")
 	fs.BoolVar(&c.controlPlaneOnly, "control-plane-only", false, "start only etcd and kube-apiserver (no emulator, provider or examples)")
 	return c, fs.Parse(args)
 }
@@ -68,6 +71,10 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 	opts, err := controlPlaneOptions(cfg, out)
 	if err != nil {
 		return err
+	}
+	if !cfg.controlPlaneOnly {
+		// Crossplane installs the CRDs from the provider package, as in a cluster.
+		opts.CRDDirs = nil
 	}
 	fmt.Fprintln(out, "starting etcd and kube-apiserver…")
 	cp, err := controlplane.Start(ctx, opts)

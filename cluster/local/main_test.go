@@ -23,7 +23,7 @@ func TestFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{kubeconfigOut: "_output/local/kubeconfig", crds: "package/crds", binDir: "_output/bin", examples: "examples"}
+	want := config{kubeconfigOut: "_output/local/kubeconfig", crds: "package/crds", binDir: "_output/bin", examples: "examples", xpkgDir: "_output/xpkg"}
 	if cfg != want {
 		t.Errorf("defaults = %+v, want %+v", cfg, want)
 	}

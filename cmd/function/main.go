@@ -21,6 +21,7 @@ func main() {
 		address  = app.Flag("address", "Address at which to listen for gRPC connections.").Default(":9443").String()
 		tlsCerts = app.Flag("tls-certs-dir", "Directory holding the server's tls.crt, tls.key and the clients' ca.crt.").Envar("TLS_SERVER_CERTS_DIR").String()
 		insecure = app.Flag("insecure", "Serve without mutual TLS (local development and tests only).").Bool()
+		metrics  = app.Flag("metrics-address", "Address of the Prometheus metrics endpoint (gRPC server metrics); empty disables it.").Default(function.DefaultMetricsAddress).String()
 	)
 	app.Version(version.Version)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
@@ -31,5 +32,6 @@ func main() {
 	kingpin.FatalIfError(function.Serve(fn.New(log),
 		function.Listen(*network, *address),
 		function.MTLSCertificates(*tlsCerts),
-		function.Insecure(*insecure)), "cannot serve the function")
+		function.Insecure(*insecure),
+		function.WithMetricsServer(*metrics)), "cannot serve the function")
 }

@@ -229,7 +229,7 @@ func (p *Platform) Err() error {
 	if p.loopErr != nil {
 		return p.loopErr
 	}
-	for _, proc := range []*provider.Process{p.Core, p.gc} {
+	for _, proc := range []*provider.Process{p.Core, p.gc, p.Provider} {
 		if proc == nil {
 			continue
 		}

@@ -117,6 +117,11 @@ func (p *Platform) runFunction(ctx context.Context, rev *unstructured.Unstructur
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 		proc = p.process(rev.GetName(), bin, "--address="+addr, "--tls-certs-dir="+p.runtimeCerts)
+		if repository(rev) == FunctionRepository {
+			// Ours serves metrics, on :8080 by default, where a provider run
+			// beside it out of a cluster would serve its own.
+			proc.Args = append(proc.Args, "--metrics-address=")
+		}
 		if err := proc.Launch(); err != nil {
 			return err
 		}
