@@ -40,7 +40,7 @@ KUBECTL             := $(CACHE_DIR)/bin/kubectl-$(KUBE_VERSION)/kubectl
 TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBE_CONTROLLER_MANAGER_BIN=$(KUBE_CONTROLLER_MANAGER) KUBECTL_BIN=$(KUBECTL) ARGOCD_BIN=$(ARGOCD)
 
 # Test suites that drive separate processes rather than our code in-process.
-PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|ha|argocd|gitops|xpkg|validate|render)$$
+PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|ha|argocd|gitops|xpkg|validate|render|platform)$$
 FUZZTIME ?= 10s
 
 .PHONY: help
