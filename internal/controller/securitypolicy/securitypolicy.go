@@ -54,7 +54,8 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
 		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
 	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c))
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c),
+		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status })))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))
 }

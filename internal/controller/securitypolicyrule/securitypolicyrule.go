@@ -68,7 +68,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
-		managed.WithFinalizer(keepStatus{resource.NewAPIFinalizer(mgr.GetClient(), managed.FinalizerName)}),
+		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status })),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, fresh, watchPolicies(mgr.GetClient()), watchArrivals(mgr.GetClient()))

@@ -18,7 +18,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
@@ -71,27 +70,6 @@ func waitMessage(cr *v1beta1.SecurityPolicyRule, key gcp.PolicyKey) string {
 			refNamespace(cr, p.SecurityPolicySelector.Namespace), labels.SelectorFromSet(p.SecurityPolicySelector.MatchLabels))
 	}
 	return fmt.Sprintf("waiting for GCP security policy %s to exist", key)
-}
-
-// keepStatus is the reconciler's finalizer, keeping the status Observe set
-// across the update that adds the finalizer: the API server answers that
-// update with the status it holds, and the reconciler then writes whatever
-// the object holds. Without it, the first reconcile of a rule that waits
-// wrote Synced=True alone, not why the rule is not Ready, until its next
-// poll.
-type keepStatus struct {
-	resource.Finalizer
-}
-
-func (f keepStatus) AddFinalizer(ctx context.Context, obj resource.Object) error {
-	cr, ok := obj.(*v1beta1.SecurityPolicyRule)
-	if !ok {
-		return f.Finalizer.AddFinalizer(ctx, obj)
-	}
-	st := cr.Status.DeepCopy()
-	err := f.Finalizer.AddFinalizer(ctx, obj)
-	cr.Status = *st
-	return err
 }
 
 // refNamespace is the namespace a reference or selector looks in: its own,

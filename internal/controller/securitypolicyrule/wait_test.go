@@ -17,9 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis"
@@ -264,24 +261,4 @@ func cloneAll(objs []client.Object) []client.Object {
 		out[i] = o.DeepCopyObject().(client.Object) //nolint:forcetypeassert // every object is one
 	}
 	return out
-}
-
-func TestKeepStatus(t *testing.T) {
-	want := waiter("a", "r", withConditions(waiting("waiting for GCP security policy projects/p1/global/securityPolicies/edge to exist"))).Status
-	// The API server answers the update with the status it holds: none.
-	kube := &test.MockClient{MockUpdate: func(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
-		obj.(*v1beta1.SecurityPolicyRule).Status = v1beta1.SecurityPolicyRuleStatus{} //nolint:forcetypeassert // only rules are updated here
-		return nil
-	}}
-	cr := waiter("a", "r", withConditions(waiting("waiting for GCP security policy projects/p1/global/securityPolicies/edge to exist")))
-	f := keepStatus{resource.NewAPIFinalizer(kube, managed.FinalizerName)}
-	if err := f.AddFinalizer(context.Background(), cr); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, cr.Status, test.EquateConditions()); diff != "" {
-		t.Errorf("AddFinalizer(...): the status Observe set must survive the finalizer's update: -want, +got:\n%s", diff)
-	}
-	if !meta.FinalizerExists(cr, managed.FinalizerName) {
-		t.Error("AddFinalizer(...): no finalizer added")
-	}
 }
