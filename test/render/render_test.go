@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the current output")
@@ -58,24 +60,9 @@ type env struct {
 
 func toolPath(t *testing.T, env, name, version string) string {
 	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		cache := os.Getenv("PROVIDER_CLOUDARMOR_CACHE")
-		if cache == "" {
-			base := os.Getenv("XDG_CACHE_HOME")
-			if base == "" {
-				home, err := os.UserHomeDir()
-				if err != nil {
-					t.Fatal(err)
-				}
-				base = filepath.Join(home, ".cache")
-			}
-			cache = filepath.Join(base, "provider-cloudarmor")
-		}
-		p = filepath.Join(cache, "bin", name+"-"+version, name)
-	}
-	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		t.Fatalf("%s %s not found at %s (set %s, or run `make tools`, which builds it with cluster/toolchain/build.sh %s)", name, version, p, env, name)
+	p, err := controlplane.Tool(env, name, version)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
