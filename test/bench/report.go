@@ -226,14 +226,14 @@ func figures(sc scenario, res *result, changedRules int) []figure {
 	return append(f, figure{Name: "not-ready errors (call on a busy policy)", Value: float64(notReady), Target: "0", Pass: pass(notReady == 0)})
 }
 
-// compare pairs every run with the floor run of the same workload.
+// compare pairs every run with the floor run of the same workload and poll.
 func (rep *report) compare() {
 	for _, r := range rep.Runs {
 		if r.Scenario.Null {
 			continue
 		}
 		for _, f := range rep.Runs {
-			if !f.Scenario.Null || f.Scenario.Policies != r.Scenario.Policies || f.Scenario.Rules != r.Scenario.Rules || f.Scenario.Inline != r.Scenario.Inline {
+			if !f.Scenario.Null || f.Scenario.Policies != r.Scenario.Policies || f.Scenario.Rules != r.Scenario.Rules || f.Scenario.Inline != r.Scenario.Inline || f.Scenario.Poll != r.Scenario.Poll {
 				continue
 			}
 			o, n := r.phase("converge"), f.phase("converge")
