@@ -44,6 +44,7 @@ type config struct {
 	steadyPolls  int
 	variants     string
 	floor        bool
+	floorOnly    bool
 	limits       bool
 	growth       bool
 	growthRules  string
@@ -73,6 +74,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.steadyPolls, "steady-polls", 3, "length of the steady-state window, in poll intervals")
 	fs.StringVar(&c.variants, "variants", "rules,inline", "comma-separated: rules (SecurityPolicyRule objects), inline (rules inline in the SecurityPolicy)")
 	fs.BoolVar(&c.floor, "floor", true, "run the null provider (the floor: Crossplane's reconciler, no GCP) on each variant's workload first and report ours ÷ floor")
+	fs.BoolVar(&c.floorOnly, "floor-only", false, "run only the floor of each variant (with -floor), not the provider")
 	fs.BoolVar(&c.limits, "limits", true, "also run P=1,R=1000 (GCP's serial limit is the bottleneck) and P=100,R=10 (rule objects)")
 	fs.BoolVar(&c.growth, "growth", true, "run the growth curve: rule objects over 10 policies (-growth-rules) and policies with inline rules (-growth-policies)")
 	fs.StringVar(&c.growthRules, "growth-rules", "0,1000,2500,5000", "growth curve: total SecurityPolicyRule objects, over 10 policies")
@@ -88,7 +90,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.providerArgs, "provider-args", "", "extra flags for the provider, space-separated")
 	fs.StringVar(&c.providerEnv, "provider-env", "", "extra environment for the provider (not the floor), space-separated KEY=VALUE")
 	fs.BoolVar(&c.profile, "profile", false, "expose the provider's pprof and save CPU (convergence) and heap (steady state) profiles to OUT/bench-pprof; profiling the API server slows convergence about 3× (55 s against 16 s for 1,000 rule objects), so take timings from a run without it")
-	fs.StringVar(&c.render, "render", "", "run nothing: print the tables of a saved bench.json and draw OUT/bench.svg from it")
+	fs.StringVar(&c.render, "render", "", "run nothing: recompute the tables of a saved bench.json (its runs may come from several), print them and write OUT/bench.json and OUT/bench.svg")
 	fs.DurationVar(&c.timeout, "phase-timeout", 10*time.Minute, "give up on a phase after this long")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -185,6 +187,9 @@ func scenarios(c config) []scenario {
 			f := s
 			f.Name, f.Main, f.Null = "floor "+s.Name, false, true
 			add(f)
+		}
+		if c.floor && c.floorOnly {
+			continue
 		}
 		add(s)
 	}
@@ -298,8 +303,16 @@ func render(cfg config) error {
 	if err := json.Unmarshal(b, rep); err != nil {
 		return fmt.Errorf("%s: %w", cfg.render, err)
 	}
+	// Recomputed from the runs, so runs of several reports can be merged.
+	rep.Floor, rep.Curve, rep.Targets = nil, nil, nil
+	rep.compare()
+	rep.curve()
+	rep.targets(lastFigures(cfg.doc))
 	rep.printTable(os.Stdout)
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
+		return err
+	}
+	if err := rep.writeJSON(filepath.Join(cfg.outDir, "bench.json")); err != nil {
 		return err
 	}
 	return rep.writeSVG(filepath.Join(cfg.outDir, "bench.svg"))
