@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -72,23 +73,26 @@ func markdownFiles(t *testing.T) []string {
 }
 
 // yamlBlocks returns the ```yaml fenced blocks of a Markdown document with
-// the line each starts on.
+// the line each starts on. A fence indented inside a list item has its
+// indentation removed from each line of the block, as Markdown does.
 func yamlBlocks(doc []byte) (blocks []string, lines []int) {
 	sc := bufio.NewScanner(bytes.NewReader(doc))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var cur *strings.Builder
-	start := 0
+	start, indent := 0, 0
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case cur == nil && (trimmed == "```yaml" || trimmed == "```yml"):
 			cur, start = &strings.Builder{}, n
+			indent = len(line) - len(strings.TrimLeft(line, " "))
 		case cur != nil && trimmed == "```":
 			blocks, lines = append(blocks, cur.String()), append(lines, start)
 			cur = nil
 		case cur != nil:
-			cur.WriteString(line + "\n")
+			drop := min(indent, len(line)-len(strings.TrimLeft(line, " ")))
+			cur.WriteString(line[drop:] + "\n")
 		}
 	}
 	return blocks, lines
@@ -241,5 +245,26 @@ func TestDocsManifestsCatchMistakes(t *testing.T) {
 	out, err := validate(t, cli, cache, copyInto(t, extensions), bad)
 	if err == nil || !strings.Contains(out, "projectId") {
 		t.Errorf("a ClusterProviderConfig with a misspelt field validated (err %v):\n%s", err, out)
+	}
+}
+
+// TestYAMLBlocksInListItems: a block indented under a list item is read as
+// Markdown renders it, so its document separators still separate.
+func TestYAMLBlocksInListItems(t *testing.T) {
+	doc := []byte("1. Apply:\n\n   ```yaml\n   apiVersion: v1\n   kind: Namespace\n   metadata:\n     name: a\n   ---\n   apiVersion: v1\n   kind: Namespace\n   metadata: {name: b}\n   ```\n")
+	blocks, _ := yamlBlocks(doc)
+	if len(blocks) != 1 {
+		t.Fatalf("yamlBlocks: want 1 block, got %d", len(blocks))
+	}
+	objs, err := decodeAll(blocks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetName())
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, names); diff != "" {
+		t.Errorf("names of the objects in an indented block: -want, +got:\n%s", diff)
 	}
 }
