@@ -362,24 +362,7 @@ func (s *suite) gcpDoWithin(t *testing.T, timeout time.Duration, project, region
 	if err != nil {
 		t.Fatalf("direct GCP write: %v", err)
 	}
-	s.eventually(t, timeout, "operation "+op.Name, func() error {
-		var err error
-		if region == "" {
-			op, err = s.gcp.GlobalOperations.Wait(project, op.Name).Do()
-		} else {
-			op, err = s.gcp.RegionOperations.Wait(project, region, op.Name).Do()
-		}
-		if err != nil {
-			return err
-		}
-		if op.Status != "DONE" {
-			return fmt.Errorf("status %s", op.Status)
-		}
-		if op.Error != nil && len(op.Error.Errors) > 0 {
-			t.Fatalf("direct GCP write failed: %s: %s", op.Error.Errors[0].Code, op.Error.Errors[0].Message)
-		}
-		return nil
-	})
+	s.waitOperation(t, timeout, project, region, op)
 }
 
 func policyGet(svc *compute.Service, project, region, name string) (*compute.SecurityPolicy, error) {

@@ -348,7 +348,14 @@ func (s *suite) gcpDo(t *testing.T, project, region string, call func() (*comput
 		}
 		return err
 	})
-	s.eventually(t, 10*time.Second, "operation "+op.Name, func() error {
+	s.waitOperation(t, 10*time.Second, project, region, op)
+}
+
+// waitOperation waits up to timeout for a direct GCP write's operation to be
+// DONE, failing the test if it failed.
+func (s *suite) waitOperation(t *testing.T, timeout time.Duration, project, region string, op *compute.Operation) {
+	t.Helper()
+	s.eventually(t, timeout, "operation "+op.Name, func() error {
 		var err error
 		if region == "" {
 			op, err = s.gcp.GlobalOperations.Wait(project, op.Name).Do()
