@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -216,5 +218,34 @@ func (r *recorder) wait(t *testing.T, name string, limit time.Duration) *unstruc
 			t.Fatalf("no object in state %q within %s", name, limit)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// capturedCase is the expected health of one captured live object.
+type capturedCase struct {
+	reason  string
+	capture string
+	want    health
+}
+
+// checkCaptured evaluates the health script on each case's captured object.
+// Messages are GCP's, the provider's or Crossplane's: a case names the part
+// it relies on, and a message containing it matches.
+func checkCaptured(t *testing.T, script string, got map[string]*unstructured.Unstructured, cases map[string]capturedCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h, err := evalHealth(script, got[tc.capture])
+			if err != nil {
+				t.Fatalf("health.lua: %v", err)
+			}
+			t.Logf("%s: %s", h.Status, h.Message)
+			if strings.Contains(h.Message, tc.want.Message) {
+				h.Message = tc.want.Message
+			}
+			if diff := cmp.Diff(tc.want, h); diff != "" {
+				t.Errorf("%s\nhealth of %s: -want +got:\n%s", tc.reason, tc.capture, diff)
+			}
+		})
 	}
 }

@@ -3,11 +3,9 @@ package argocd
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	compute "google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -186,11 +184,7 @@ func TestHealthOfLiveObjects(t *testing.T) {
 	t.Logf("captured %d objects from the live provider in %s", len(rec.got), time.Since(begin).Round(100*time.Millisecond))
 
 	cpcUsers := users(rec.got["cpc-in-use"])
-	cases := map[string]struct {
-		reason  string
-		capture string
-		want    health
-	}{
+	cases := map[string]capturedCase{
 		"NoStatusYet":        {reason: "A managed resource the provider has not reconciled yet is Progressing, never Healthy.", capture: "new", want: health{Status: "Progressing", Message: "Waiting for the provider to reconcile"}},
 		"Creating":           {reason: "A policy being created is Progressing.", capture: "creating", want: health{Status: "Progressing", Message: "Creating"}},
 		"Ready":              {reason: "A policy that exists and matches its spec is Healthy.", capture: "ready", want: health{Status: "Healthy", Message: "Available"}},
@@ -213,22 +207,7 @@ func TestHealthOfLiveObjects(t *testing.T) {
 		"ProviderConfigDeletionBlocked": {reason: "A ProviderConfig whose deletion waits for its users is Progressing, with why.", capture: "pc-deleting-in-use",
 			want: health{Status: "Progressing", Message: "Blocking deletion while usages still exist"}},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := evalHealth(script, rec.got[tc.capture])
-			if err != nil {
-				t.Fatalf("health.lua: %v", err)
-			}
-			t.Logf("%s: %s", got.Status, got.Message)
-			// The message is GCP's or the provider's: compare the part we rely on.
-			if strings.Contains(got.Message, tc.want.Message) {
-				got.Message = tc.want.Message
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nhealth of %s: -want +got:\n%s", tc.reason, tc.capture, diff)
-			}
-		})
-	}
+	checkCaptured(t, script, rec.got, cases)
 }
 
 // patch merge-patches o with a JSON merge patch, as `kubectl patch --type merge` does.

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -129,11 +128,7 @@ func TestHealthOfLiveIPAllowlist(t *testing.T) {
 	rec.wait(t, "paused", xrLimit)
 	t.Logf("captured %d IPAllowlist states from Crossplane in %s", len(rec.got), time.Since(begin).Round(100*time.Millisecond))
 
-	cases := map[string]struct {
-		reason  string
-		capture string
-		want    health
-	}{
+	cases := map[string]capturedCase{
 		"ComposedResourcesNotReady": {reason: "An IPAllowlist whose composed policy and rules are not Ready yet is Progressing and names them.",
 			capture: "unready", want: health{Status: "Progressing", Message: "Unready resources"}},
 		"Ready": {reason: "An IPAllowlist whose composed resources are all Ready is Healthy.",
@@ -145,21 +140,7 @@ func TestHealthOfLiveIPAllowlist(t *testing.T) {
 		"Paused": {reason: "A paused IPAllowlist is Suspended.",
 			capture: "paused", want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := evalHealth(script, rec.got[tc.capture])
-			if err != nil {
-				t.Fatalf("health.lua: %v", err)
-			}
-			t.Logf("%s: %s", got.Status, got.Message)
-			if strings.Contains(got.Message, tc.want.Message) {
-				got.Message = tc.want.Message
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nhealth of %s: -want +got:\n%s", tc.reason, tc.capture, diff)
-			}
-		})
-	}
+	checkCaptured(t, script, rec.got, cases)
 }
 
 // edited reports whether u carries the test's edit of spec.policy.description.
