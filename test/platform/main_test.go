@@ -41,10 +41,12 @@ const (
 
 // coreArgs raise Crossplane's XR circuit breaker from its defaults (a burst
 // of 100 events, refilled at 1 per second), as docs/allowlist.md recommends
-// for IPAllowlists that follow Nodes: a node pool scaled up by 20 makes about
-// 40 Node events and as many composed-resource events for the one XR, which
-// opened the default breaker in this suite; events are then dropped for 30 s
-// and the allowlist followed only at the function's next TTL (one minute).
+// for IPAllowlists that follow Nodes: each Node event (20 creates and 20
+// address writes for a pool scaled up by 20) and each composed resource's
+// update spends a token of the XR's bucket. With the defaults, adding 20 Nodes
+// after a few single changes opened the breaker in this suite; events were
+// then dropped for 30 s and the allowlist followed only at the next
+// recomposition, 57 s after the Nodes were written.
 var coreArgs = []string{"--circuit-breaker-burst=500", "--circuit-breaker-refill-rate=5"}
 
 // env is one control plane, one emulator and one platform for the suite.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
@@ -278,7 +279,7 @@ func (e *env) waitXRReady(ctx context.Context, t *testing.T, ips int) {
 		if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
 			return err
 		}
-		if s, msg := conditionOf(xr, "Ready"); s != "True" {
+		if s, msg := platform.Condition(xr, "Ready"); s != "True" {
 			return fmt.Errorf("Ready=%s %s", s, msg)
 		}
 		got, _, _ := unstructured.NestedInt64(xr.Object, "status", "ipCount")
@@ -288,18 +289,6 @@ func (e *env) waitXRReady(ctx context.Context, t *testing.T, ips int) {
 		}
 		return nil
 	})
-}
-
-func conditionOf(o *unstructured.Unstructured, typ string) (string, string) {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			s, _ := m["status"].(string)
-			msg, _ := m["message"].(string)
-			return s, msg
-		}
-	}
-	return "Unknown", ""
 }
 
 // allowedSources is the sorted set of source ranges that allow rules in the

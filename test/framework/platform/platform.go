@@ -143,9 +143,12 @@ type Platform struct {
 
 	mu        sync.Mutex
 	functions map[string]*provider.Process // by FunctionRevision name
-	stopLoop  context.CancelFunc
-	loopDone  chan struct{}
-	loopErr   error
+	// acted says the runtime loop started a process or wrote a status in
+	// its current step; only the loop's goroutine uses it.
+	acted    bool
+	stopLoop context.CancelFunc
+	loopDone chan struct{}
+	loopErr  error
 }
 
 // Step is one timed step of Start.
@@ -560,7 +563,7 @@ func (p *Platform) waitHealthy(ctx context.Context) error {
 			}
 			for _, o := range l.Items {
 				for _, c := range []string{"Installed", "Healthy"} {
-					if s, msg := condition(&o, c); s != "True" {
+					if s, msg := Condition(&o, c); s != "True" {
 						return fmt.Errorf("%s %s: %s=%s %s", kind, o.GetName(), c, s, msg)
 					}
 				}
@@ -574,8 +577,9 @@ func (p *Platform) waitHealthy(ctx context.Context) error {
 	})
 }
 
-// condition returns the status and message of the condition typ of o.
-func condition(o *unstructured.Unstructured, typ string) (status, message string) {
+// Condition returns the status ("Unknown" when absent) and message of the
+// condition typ of a Crossplane object.
+func Condition(o *unstructured.Unstructured, typ string) (status, message string) {
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
