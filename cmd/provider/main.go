@@ -52,7 +52,7 @@ func main() {
 
 		syncInterval     = app.Flag("sync", "How often the informer cache resyncs every object.").Short('s').Default("1h").Duration()
 		pollInterval     = app.Flag("poll", "How often each resource is checked for drift in GCP.").Default("1m").Duration()
-		pollJitter       = app.Flag("poll-jitter", "Random jitter (±) added to each poll, to spread GCP reads.").Default("5s").Duration()
+		pollJitter       = app.Flag("poll-jitter", "Width of the window in which the objects of one GCP policy are polled each --poll (each policy has its own window, so they share one snapshot of it; keep it under --snapshot-ttl), and the ± jitter of objects whose policy is not known yet.").Default("5s").Duration()
 		pollStateMetric  = app.Flag("poll-state-metric", "How often the state metrics are recorded.").Default("5s").Duration()
 		maxReconcileRate = app.Flag("max-reconcile-rate", "Global maximum reconciles per second; the API server client may make 5 requests per reconcile.").Default("100").Int()
 		maxConcurrent    = app.Flag("max-concurrent-reconciles", "Reconciles each controller runs at once. Writes to one policy wait for each other, so this bounds how many policies are written in parallel.").Default("50").Int()
@@ -165,7 +165,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout,
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout, Writes: queue,
 		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster)}), "Cannot set up controllers")
 	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")

@@ -22,6 +22,9 @@ type WriteQueue struct {
 
 	waits   atomic.Int64
 	running atomic.Int64
+	// meanWrite is a moving average of how long a write held its policy, in
+	// nanoseconds: what Backlog's estimate is made of.
+	meanWrite atomic.Int64
 	// waitSeconds is how long each write waited for its turn.
 	waitSeconds prometheus.Histogram
 }
@@ -76,7 +79,36 @@ func (q *WriteQueue) Do(ctx context.Context, key PolicyKey, fn func(ctx context.
 	q.waitSeconds.Observe(time.Since(start).Seconds())
 	q.running.Add(1)
 	defer func() { q.running.Add(-1); <-s.token }()
+	began := time.Now()
+	defer func() { q.observeWrite(time.Since(began)) }()
 	return fn(ctx)
+}
+
+// observeWrite folds one write's duration into meanWrite, weighting the last
+// write by 1/8: a few writes are enough to follow a change of GCP's pace.
+func (q *WriteQueue) observeWrite(d time.Duration) {
+	for {
+		old := q.meanWrite.Load()
+		next := int64(d)
+		if old > 0 {
+			next = old + (int64(d)-old)/8
+		}
+		if q.meanWrite.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// Backlog returns how many writes to key are running or waiting, and how long
+// a write queued now would wait for them, estimated from the recent writes'
+// mean duration (0 before any write finished).
+func (q *WriteQueue) Backlog(key PolicyKey) (writes int, wait time.Duration) {
+	q.mu.Lock()
+	if s := q.slots[key]; s != nil {
+		writes = s.refs
+	}
+	q.mu.Unlock()
+	return writes, time.Duration(writes) * time.Duration(q.meanWrite.Load())
 }
 
 func (q *WriteQueue) acquireRef(key PolicyKey) *writeSlot {

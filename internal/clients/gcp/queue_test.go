@@ -146,3 +146,35 @@ func TestWriteQueueCancelledWaitersLeaveNoTrace(t *testing.T) {
 	}
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 }
+
+func TestWriteQueueBacklog(t *testing.T) {
+	q := NewWriteQueue()
+	other := PolicyKey{Project: testKey.Project, Name: "other"}
+	// One write of 20 ms finishes first, so the queue has a mean to estimate
+	// with.
+	if err := q.Do(context.Background(), testKey, func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			_ = q.Do(context.Background(), testKey, func(context.Context) error { <-release; return nil })
+		})
+	}
+	for q.Stats().Running != 1 || q.Stats().Waits < 2 {
+		runtime.Gosched()
+	}
+	writes, wait := q.Backlog(testKey)
+	if writes != 3 || wait < 60*time.Millisecond || wait > time.Second {
+		t.Errorf("Backlog(busy key): want 3 writes and about 3 × 20 ms to wait, got %d writes and %s", writes, wait)
+	}
+	if writes, wait := q.Backlog(other); writes != 0 || wait != 0 {
+		t.Errorf("Backlog(idle key): want nothing, got %d writes and %s", writes, wait)
+	}
+	close(release)
+	wg.Wait()
+	if writes, _ := q.Backlog(testKey); writes != 0 {
+		t.Errorf("Backlog(key after its writes): want 0 writes, got %d", writes)
+	}
+}

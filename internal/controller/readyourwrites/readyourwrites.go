@@ -13,6 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/armorplane/provider-cloudarmor/internal/controller/putoff"
 )
 
 // MaxWait bounds how long reconciles of an object are put off while the
@@ -51,7 +53,7 @@ type Gate[T client.Object] struct {
 
 	// putOff is nil until RateLimiter is called: with nothing to consume
 	// the marks, none are made.
-	putOff *putOffs
+	putOff *putoff.Marks
 }
 
 type written struct {
@@ -80,63 +82,19 @@ func (g *Gate[T]) Client(c client.Client) client.Client {
 func (g *Gate[T]) Reconciler(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		if g.stale(ctx, req.NamespacedName) {
-			if g.putOff != nil {
-				g.putOff.mark(req)
-			}
-			return reconcile.Result{RequeueAfter: RetryAfter}, nil
+			return g.putOff.After(req, RetryAfter), nil
 		}
 		return r.Reconcile(ctx, req)
 	})
 }
 
 // RateLimiter returns the controller's per-object rate limiter rl, made to
-// keep an object's failures across a reconcile put off. controller-runtime
-// answers the put-off's RequeueAfter with Forget, which would clear them:
-// an object failing again and again while the cache lags behind its status
-// write would retry at rl's base delay instead of backing off. No result a
-// reconciler can return requeues without either Forget or a failure.
+// keep an object's failures across a reconcile put off (see putoff).
 func (g *Gate[T]) RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request] {
 	if g.putOff == nil {
-		g.putOff = &putOffs{reqs: map[reconcile.Request]struct{}{}}
+		g.putOff = putoff.NewMarks()
 	}
-	return &keepingLimiter{TypedRateLimiter: rl, putOff: g.putOff}
-}
-
-// putOffs are the requests whose reconcile was put off and not yet
-// forgotten.
-type putOffs struct {
-	mu   sync.Mutex
-	reqs map[reconcile.Request]struct{}
-}
-
-func (p *putOffs) mark(req reconcile.Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reqs[req] = struct{}{}
-}
-
-// take reports whether req was put off, and unmarks it.
-func (p *putOffs) take(req reconcile.Request) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.reqs[req]
-	delete(p.reqs, req)
-	return ok
-}
-
-// keepingLimiter skips the Forget that follows a put-off. The queue runs one
-// reconcile of a request at a time and forgets right after it, so the mark
-// a put-off leaves is always taken by its own Forget.
-type keepingLimiter struct {
-	workqueue.TypedRateLimiter[reconcile.Request]
-	putOff *putOffs
-}
-
-func (l *keepingLimiter) Forget(req reconcile.Request) {
-	if l.putOff.take(req) {
-		return
-	}
-	l.TypedRateLimiter.Forget(req)
+	return g.putOff.Limiter(rl)
 }
 
 // recorded records o's resourceVersion if the write that returned err

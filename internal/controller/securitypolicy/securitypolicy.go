@@ -53,11 +53,17 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	c := &connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient()), labeler: o.Labeler,
 		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
 		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
-	opts := append(o.ReconcilerOptions(mgr, name),
+	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
 		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c),
 		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status })))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))
+}
+
+// PollGroup is the GCP policy a SecurityPolicy observes, its external name,
+// so that it is polled with the rule objects of that policy.
+func PollGroup(mg resource.Managed) string {
+	return meta.GetExternalName(mg)
 }
 
 // SetupGated registers Setup to run once the SecurityPolicy and

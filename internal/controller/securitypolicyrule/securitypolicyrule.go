@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -23,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/backlog"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
@@ -63,15 +65,36 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	}
 	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
 	mgr = fresh.Manager(mgr)
-	opts := append(o.ReconcilerOptions(mgr, name),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient())}),
+	index := ownership.NewIndex(mgr.GetClient())
+	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: index}),
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
 		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status })),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, fresh, watchPolicies(mgr.GetClient()), watchArrivals(mgr.GetClient()))
+	var gate setup.Gate = fresh
+	if o.Writes != nil {
+		gate = setup.Gates(fresh, backlog.New(o.Writes, policyOf(mgr.GetClient(), index)))
+	}
+	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, gate, watchPolicies(mgr.GetClient()), watchArrivals(mgr.GetClient()))
+}
+
+// policyOf returns the GCP policy a rule object writes to, read from the
+// cache: the key of its policy's write queue.
+func policyOf(kube client.Reader, index *ownership.Index) backlog.KeyFn {
+	return func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey, bool) {
+		cr := &v1beta1.SecurityPolicyRule{}
+		if err := kube.Get(ctx, req.NamespacedName, cr); err != nil || policyName(cr) == "" {
+			return gcp.PolicyKey{}, false
+		}
+		project, err := index.ProjectOf(ctx, cr, cr.Spec.ForProvider.Project)
+		if err != nil {
+			return gcp.PolicyKey{}, false
+		}
+		return ownership.RulePolicyKey(cr, project), true
+	}
 }
 
 // SetupGated registers Setup to run once the SecurityPolicyRule and
@@ -305,6 +328,16 @@ func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 }
 
 func (e *external) Disconnect(_ context.Context) error { return nil }
+
+// PollGroup is the GCP policy a rule object observes, so that it is polled
+// with its policy's other objects.
+func PollGroup(mg resource.Managed) string {
+	cr, ok := mg.(*v1beta1.SecurityPolicyRule)
+	if !ok {
+		return ""
+	}
+	return policyName(cr)
+}
 
 func policyName(cr *v1beta1.SecurityPolicyRule) string {
 	if cr.Spec.ForProvider.SecurityPolicy == nil {

@@ -23,10 +23,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
+	"github.com/armorplane/provider-cloudarmor/internal/controller/backlog"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/nocopy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pollphase"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/predicates"
 )
 
@@ -58,7 +60,9 @@ type Options struct {
 	// Connector resolves ProviderConfigs into GCP clients.
 	Connector *connector.Connector
 
-	// PollJitter spreads polls by up to ±PollJitter.
+	// PollJitter is the width of the window in which the objects reading
+	// one GCP policy are polled (see pollphase), and the ± jitter of the
+	// polls of objects whose policy is not known yet.
 	PollJitter time.Duration
 
 	// Timeout bounds each reconcile's calls to GCP, operation waits included.
@@ -70,10 +74,17 @@ type Options struct {
 
 	// Labeler names the owner of each GCP policy in its labels.
 	Labeler ownership.Labeler
+
+	// Writes is the provider's queue of GCP writes; controllers whose
+	// objects write one policy each put their reconciles off while its
+	// queue is full (see backlog). Nil turns that off.
+	Writes backlog.Queue
 }
 
 // ReconcilerOptions returns the managed.NewReconciler options every kind uses.
-func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.ReconcilerOption {
+// group names the GCP policy an object of the kind observes: the objects of
+// one policy are polled together, so they share one snapshot of it.
+func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group pollphase.GroupFn) []managed.ReconcilerOption {
 	opts := []managed.ReconcilerOption{
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
@@ -91,9 +102,7 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.Reco
 		// for eventually consistent APIs made such objects wait until 30 s
 		// after their create: deletes hung and removed rules came back late.
 		managed.WithCreationGracePeriod(CreationGracePeriod),
-	}
-	if o.PollJitter > 0 {
-		opts = append(opts, managed.WithPollJitterHook(o.PollJitter))
+		managed.WithPollIntervalHook(pollphase.Hook(group, o.PollJitter, o.PollJitter)),
 	}
 	if o.Timeout > 0 {
 		opts = append(opts, managed.WithTimeout(o.Timeout))
@@ -114,6 +123,26 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string) []managed.Reco
 type Gate interface {
 	Reconciler(r reconcile.Reconciler) reconcile.Reconciler
 	RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+// Gates returns a Gate that asks each of gs in turn, the first first: a
+// reconcile runs when none of them puts it off.
+func Gates(gs ...Gate) Gate { return gates(gs) }
+
+type gates []Gate
+
+func (gs gates) Reconciler(r reconcile.Reconciler) reconcile.Reconciler {
+	for i := len(gs) - 1; i >= 0; i-- {
+		r = gs[i].Reconciler(r)
+	}
+	return r
+}
+
+func (gs gates) RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request] {
+	for _, g := range gs {
+		rl = g.RateLimiter(rl)
+	}
+	return rl
 }
 
 // Complete registers the state metrics recorder for the kind and builds the

@@ -86,7 +86,7 @@ func TestReconcilerTrustsNotFoundRightAfterCreate(t *testing.T) {
 			removed := false
 			o := Options{}
 			o.Logger = logging.NewNopLogger()
-			opts := append(o.ReconcilerOptions(mgr, "test"),
+			opts := append(o.ReconcilerOptions(mgr, "test", func(resource.Managed) string { return "" }),
 				managed.WithInitializers(),
 				managed.WithReferenceResolver(managed.ReferenceResolverFn(func(context.Context, resource.Managed) error { return nil })),
 				managed.WithFinalizer(resource.FinalizerFns{

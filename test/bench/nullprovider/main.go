@@ -46,7 +46,10 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pollphase"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -54,7 +57,7 @@ func main() {
 	var (
 		app              = kingpin.New("nullprovider", "The benchmark's floor: Crossplane's managed reconciler with an in-memory external client.")
 		pollInterval     = app.Flag("poll", "How often each resource is observed.").Default("1m").Duration()
-		pollJitter       = app.Flag("poll-jitter", "Random jitter (±) added to each poll.").Default("5s").Duration()
+		pollJitter       = app.Flag("poll-jitter", "Width of the window in which the objects of one GCP policy are polled each --poll (each policy has its own window, so they share one snapshot of it; keep it under --snapshot-ttl), and the ± jitter of objects whose policy is not known yet.").Default("5s").Duration()
 		maxReconcileRate = app.Flag("max-reconcile-rate", "Global maximum reconciles per second.").Default("100").Int()
 		maxConcurrent    = app.Flag("max-concurrent-reconciles", "Reconciles each controller runs at once.").Default("50").Int()
 		metricsAddr      = app.Flag("metrics-bind-address", "Prometheus metrics address; 0 disables it.").Default("0").String()
@@ -94,10 +97,11 @@ func main() {
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &pcv1beta1.ProviderConfigUsage{})
 	mem := &memory{specs: map[key]any{}}
 	kingpin.FatalIfError(setupKind(mgr, o, usage, mem, v1beta1.SecurityPolicyGroupKind, v1beta1.SecurityPolicyGroupVersionKind,
-		func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} }, &v1beta1.SecurityPolicyList{}), "Cannot set up SecurityPolicy controller")
+		func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} }, &v1beta1.SecurityPolicyList{}, securitypolicy.PollGroup), "Cannot set up SecurityPolicy controller")
 	// Rules are named by their spec, not metadata.name, as in the provider.
 	kingpin.FatalIfError(setupKind(mgr, o, usage, mem, v1beta1.SecurityPolicyRuleGroupKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
-		func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} }, &v1beta1.SecurityPolicyRuleList{}, managed.WithInitializers()),
+		func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} }, &v1beta1.SecurityPolicyRuleList{}, securitypolicyrule.PollGroup,
+		managed.WithInitializers()),
 		"Cannot set up SecurityPolicyRule controller")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
@@ -119,11 +123,11 @@ func addToScheme(s *runtime.Scheme) error {
 // setupKind builds one kind's controller exactly as the provider's Setup
 // does, but for the external client.
 func setupKind[T resource.Managed](mgr ctrl.Manager, o setup.Options, usage resource.ModernTracker, mem *memory, groupKind string,
-	gvk schema.GroupVersionKind, newT func() T, list resource.ManagedList, extra ...managed.ReconcilerOption) error {
+	gvk schema.GroupVersionKind, newT func() T, list resource.ManagedList, group pollphase.GroupFn, extra ...managed.ReconcilerOption) error {
 	name := managed.ControllerName(groupKind)
 	fresh := readyourwrites.New(mgr.GetClient(), newT)
 	mgr = fresh.Manager(mgr)
-	opts := append(o.ReconcilerOptions(mgr, name),
+	opts := append(o.ReconcilerOptions(mgr, name, group),
 		managed.WithExternalConnector(managed.ExternalConnectorFn(func(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 			// The provider's connector tracks ProviderConfig usage on
 			// every connect; so does every crossplane-runtime provider.

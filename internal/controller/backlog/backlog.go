@@ -1,0 +1,98 @@
+// Package backlog puts off the reconciles of objects whose GCP policy already
+// has writes queued, so that the controller's workers are not all parked on
+// one policy's write queue.
+//
+// GCP runs one operation on a policy at a time, and the provider's write
+// queue serialises the writes to each policy. A reconcile that writes waits
+// in that queue holding a controller worker. Objects are queued in the order
+// they were created, which is usually policy by policy, so when many rules of
+// one policy are created together every worker soon waits on that one
+// policy's queue and the other policies get no writes at all: measured with
+// 2,500 rule objects over 10 policies, GCP writes ran on one or two policies
+// at a time (10 to 20 writes a second where ten policies allow 100), and
+// convergence took 138 s where the machinery alone takes 73 s. With this gate
+// a policy has at most a few writers waiting, and a reconcile that would join
+// a longer queue is requeued for when the queue should have room, holding no
+// worker meanwhile.
+package backlog
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/putoff"
+)
+
+const (
+	// MaxWrites is how many writes to one policy may run or wait before
+	// reconciles of its objects are put off: one running and two waiting,
+	// so the next write is ready the moment GCP's operation ends.
+	MaxWrites = 3
+
+	// MinRetry and MaxRetry bound how long a put-off reconcile waits.
+	MinRetry = 50 * time.Millisecond
+	MaxRetry = 2 * time.Second
+)
+
+// A Queue reports a policy's write backlog; *gcp.WriteQueue is one.
+type Queue interface {
+	Backlog(key gcp.PolicyKey) (writes int, wait time.Duration)
+}
+
+// A KeyFn returns the GCP policy a request's object writes to, and false when
+// that is not known (the object is gone, or its policy is not resolved).
+type KeyFn func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey, bool)
+
+// A Gate puts off reconciles of objects whose policy's write queue is full.
+type Gate struct {
+	queue Queue
+	key   KeyFn
+	marks *putoff.Marks
+}
+
+// New returns a Gate over the provider's write queue.
+func New(queue Queue, key KeyFn) *Gate {
+	return &Gate{queue: queue, key: key}
+}
+
+// Reconciler returns r, put off while the object's policy has MaxWrites or
+// more writes running or waiting. Every reconcile of such an object is put
+// off, not only one that would write: nothing about the policy can finish
+// sooner than its queue, and telling a write from a read would take the
+// reconcile itself.
+func (g *Gate) Reconciler(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		if d, ok := g.putOff(ctx, req); ok {
+			return g.marks.After(req, d), nil
+		}
+		return r.Reconcile(ctx, req)
+	})
+}
+
+// putOff returns how long to put req off, if at all: until the writes beyond
+// the ones allowed to wait should have run.
+func (g *Gate) putOff(ctx context.Context, req reconcile.Request) (time.Duration, bool) {
+	key, ok := g.key(ctx, req)
+	if !ok {
+		return 0, false
+	}
+	writes, wait := g.queue.Backlog(key)
+	if writes < MaxWrites {
+		return 0, false
+	}
+	d := wait * time.Duration(writes-MaxWrites+1) / time.Duration(writes)
+	return min(max(d, MinRetry), MaxRetry), true
+}
+
+// RateLimiter returns the controller's per-object rate limiter rl, made to
+// keep an object's failures across a reconcile put off (see putoff).
+func (g *Gate) RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request] {
+	if g.marks == nil {
+		g.marks = putoff.NewMarks()
+	}
+	return g.marks.Limiter(rl)
+}

@@ -1,0 +1,132 @@
+package backlog
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+)
+
+// queue is a write queue with a fixed backlog.
+type queue struct {
+	writes int
+	wait   time.Duration
+}
+
+func (q queue) Backlog(gcp.PolicyKey) (int, time.Duration) { return q.writes, q.wait }
+
+func TestGate(t *testing.T) {
+	policy := gcp.PolicyKey{Project: "p", Name: "allowlist"}
+	known := func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return policy, true }
+	unknown := func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{}, false }
+
+	type want struct {
+		Reconciled bool
+		Result     reconcile.Result
+	}
+	cases := map[string]struct {
+		reason string
+		queue  queue
+		key    KeyFn
+		want   want
+	}{
+		"IdlePolicy": {
+			reason: "An object whose policy has no writes queued is reconciled.",
+			queue:  queue{},
+			key:    known,
+			want:   want{Reconciled: true},
+		},
+		"RoomInQueue": {
+			reason: "An object whose policy has fewer than MaxWrites writes running or waiting is reconciled.",
+			queue:  queue{writes: MaxWrites - 1, wait: 200 * time.Millisecond},
+			key:    known,
+			want:   want{Reconciled: true},
+		},
+		"QueueFull": {
+			reason: "An object whose policy has MaxWrites writes is put off until one of them should have run.",
+			queue:  queue{writes: MaxWrites, wait: 300 * time.Millisecond},
+			key:    known,
+			want:   want{Result: reconcile.Result{RequeueAfter: 100 * time.Millisecond}},
+		},
+		"LongQueue": {
+			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond MaxWrites.",
+			queue:  queue{writes: MaxWrites + 5, wait: 800 * time.Millisecond},
+			key:    known,
+			want:   want{Result: reconcile.Result{RequeueAfter: 600 * time.Millisecond}},
+		},
+		"NoEstimateYet": {
+			reason: "Before any write has finished there is no estimate: it comes back after MinRetry.",
+			queue:  queue{writes: MaxWrites},
+			key:    known,
+			want:   want{Result: reconcile.Result{RequeueAfter: MinRetry}},
+		},
+		"SlowGCP": {
+			reason: "However slow the operations, a put-off object comes back within MaxRetry.",
+			queue:  queue{writes: 40, wait: 400 * time.Second},
+			key:    known,
+			want:   want{Result: reconcile.Result{RequeueAfter: MaxRetry}},
+		},
+		"PolicyUnknown": {
+			reason: "An object whose policy is not known (not resolved, or not in the cache) is reconciled.",
+			queue:  queue{writes: 10, wait: time.Second},
+			key:    unknown,
+			want:   want{Reconciled: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := New(tc.queue, tc.key)
+			got := want{}
+			r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+				got.Reconciled = true
+				return reconcile.Result{}, nil
+			}))
+			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}})
+			if err != nil {
+				t.Fatalf("%s\nReconcile(...): %v", tc.reason, err)
+			}
+			got.Result = res
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nReconcile(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPutOffKeepsBackoff checks that an object put off between two failures
+// keeps backing off: controller-runtime forgets a request after a reconcile
+// that returns RequeueAfter, which would reset its failures.
+func TestPutOffKeepsBackoff(t *testing.T) {
+	full := queue{writes: MaxWrites, wait: time.Second}
+	g := New(&full, func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{Name: "p"}, true })
+	rl := g.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
+	r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		return reconcile.Result{}, nil
+	}))
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
+
+	rl.When(req) // the object failed twice
+	rl.When(req)
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	rl.Forget(req) // what controller-runtime does after a RequeueAfter
+	if diff := cmp.Diff(4*time.Second, rl.When(req)); diff != "" {
+		t.Errorf("after a put-off the object's third failure should back off as its third: -want, +got:\n%s", diff)
+	}
+
+	full.writes = 0
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	rl.Forget(req) // a reconcile that ran and succeeded
+	if diff := cmp.Diff(time.Second, rl.When(req)); diff != "" {
+		t.Errorf("after a reconcile that ran, Forget should clear the object's failures: -want, +got:\n%s", diff)
+	}
+}
