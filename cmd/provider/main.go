@@ -91,6 +91,10 @@ func main() {
 	scheme, err := newScheme()
 	kingpin.FatalIfError(err, "Cannot build the scheme")
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+		// Deprecated in controller-runtime, but the only way to size the event
+		// correlator's caches; the goroutine leak it warns of needs a manager
+		// that lives shorter than its process.
+		EventBroadcaster: setup.NewEventBroadcaster(),
 		// The scheme must know every kind before NewManager: the cache
 		// resolves its ByObject kinds (the CRD) when it is built.
 		Scheme:                     scheme,

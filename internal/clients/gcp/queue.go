@@ -99,16 +99,16 @@ func (q *WriteQueue) observeWrite(d time.Duration) {
 	}
 }
 
-// Backlog returns how many writes to key are running or waiting, and how long
-// a write queued now would wait for them, estimated from the recent writes'
-// mean duration (0 before any write finished).
-func (q *WriteQueue) Backlog(key PolicyKey) (writes int, wait time.Duration) {
+// Backlog returns how many writes to key are running or waiting, and the
+// recent writes' mean duration (0 before any write finished): together, about
+// how long a write queued now would wait.
+func (q *WriteQueue) Backlog(key PolicyKey) (writes int, perWrite time.Duration) {
 	q.mu.Lock()
 	if s := q.slots[key]; s != nil {
 		writes = s.refs
 	}
 	q.mu.Unlock()
-	return writes, time.Duration(writes) * time.Duration(q.meanWrite.Load())
+	return writes, time.Duration(q.meanWrite.Load())
 }
 
 func (q *WriteQueue) acquireRef(key PolicyKey) *writeSlot {

@@ -30,7 +30,9 @@ import (
 const (
 	// MaxWrites is how many writes to one policy may run or wait before
 	// reconciles of its objects are put off: one running and two waiting,
-	// so the next write is ready the moment GCP's operation ends.
+	// so the next write is ready the moment GCP's operation ends. Measured
+	// with 1,000 and 2,500 rule objects over 10 policies, 5 converged no
+	// faster and parks more workers.
 	MaxWrites = 3
 
 	// MinRetry and MaxRetry bound how long a put-off reconcile waits.
@@ -40,7 +42,9 @@ const (
 
 // A Queue reports a policy's write backlog; *gcp.WriteQueue is one.
 type Queue interface {
-	Backlog(key gcp.PolicyKey) (writes int, wait time.Duration)
+	// Backlog returns how many writes to key are running or waiting, and
+	// how long one write takes.
+	Backlog(key gcp.PolicyKey) (writes int, perWrite time.Duration)
 }
 
 // A KeyFn returns the GCP policy a request's object writes to, and false when
@@ -75,16 +79,23 @@ func (g *Gate) Reconciler(r reconcile.Reconciler) reconcile.Reconciler {
 
 // putOff returns how long to put req off, if at all: until the writes beyond
 // the ones allowed to wait should have run.
+//
+// Every object put off on a policy comes back after that same time, and the
+// first ones back take the room. Giving each a turn (spacing their returns
+// one write apart) was tried: the queue then ran dry whenever an admitted
+// object took longer than one write to reach it (its API server writes come
+// first), and 1,000 rule objects took 26 s to converge instead of 16 s, for
+// no less provider CPU (5.4 s against 5.2 s).
 func (g *Gate) putOff(ctx context.Context, req reconcile.Request) (time.Duration, bool) {
 	key, ok := g.key(ctx, req)
 	if !ok {
 		return 0, false
 	}
-	writes, wait := g.queue.Backlog(key)
+	writes, perWrite := g.queue.Backlog(key)
 	if writes < MaxWrites {
 		return 0, false
 	}
-	d := wait * time.Duration(writes-MaxWrites+1) / time.Duration(writes)
+	d := time.Duration(writes-MaxWrites+1) * perWrite
 	return min(max(d, MinRetry), MaxRetry), true
 }
 

@@ -15,11 +15,11 @@ import (
 
 // queue is a write queue with a fixed backlog.
 type queue struct {
-	writes int
-	wait   time.Duration
+	writes   int
+	perWrite time.Duration
 }
 
-func (q queue) Backlog(gcp.PolicyKey) (int, time.Duration) { return q.writes, q.wait }
+func (q queue) Backlog(gcp.PolicyKey) (int, time.Duration) { return q.writes, q.perWrite }
 
 func TestGate(t *testing.T) {
 	policy := gcp.PolicyKey{Project: "p", Name: "allowlist"}
@@ -44,19 +44,19 @@ func TestGate(t *testing.T) {
 		},
 		"RoomInQueue": {
 			reason: "An object whose policy has fewer than MaxWrites writes running or waiting is reconciled.",
-			queue:  queue{writes: MaxWrites - 1, wait: 200 * time.Millisecond},
+			queue:  queue{writes: MaxWrites - 1, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Reconciled: true},
 		},
 		"QueueFull": {
 			reason: "An object whose policy has MaxWrites writes is put off until one of them should have run.",
-			queue:  queue{writes: MaxWrites, wait: 300 * time.Millisecond},
+			queue:  queue{writes: MaxWrites, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 100 * time.Millisecond}},
 		},
 		"LongQueue": {
 			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond MaxWrites.",
-			queue:  queue{writes: MaxWrites + 5, wait: 800 * time.Millisecond},
+			queue:  queue{writes: MaxWrites + 5, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 600 * time.Millisecond}},
 		},
@@ -68,13 +68,13 @@ func TestGate(t *testing.T) {
 		},
 		"SlowGCP": {
 			reason: "However slow the operations, a put-off object comes back within MaxRetry.",
-			queue:  queue{writes: 40, wait: 400 * time.Second},
+			queue:  queue{writes: 40, perWrite: 10 * time.Second},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: MaxRetry}},
 		},
 		"PolicyUnknown": {
 			reason: "An object whose policy is not known (not resolved, or not in the cache) is reconciled.",
-			queue:  queue{writes: 10, wait: time.Second},
+			queue:  queue{writes: 10, perWrite: 100 * time.Millisecond},
 			key:    unknown,
 			want:   want{Reconciled: true},
 		},
@@ -103,7 +103,7 @@ func TestGate(t *testing.T) {
 // keeps backing off: controller-runtime forgets a request after a reconcile
 // that returns RequeueAfter, which would reset its failures.
 func TestPutOffKeepsBackoff(t *testing.T) {
-	full := queue{writes: MaxWrites, wait: time.Second}
+	full := queue{writes: MaxWrites, perWrite: 100 * time.Millisecond}
 	g := New(&full, func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{Name: "p"}, true })
 	rl := g.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
 	r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {

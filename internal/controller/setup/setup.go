@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -172,4 +173,21 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 		b = w(b)
 	}
 	return b.Complete(gate.Reconciler(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)))
+}
+
+// EventCorrelatorCacheSize is how many distinct events (by object, reason and
+// message) the event recorder remembers to count repeats and filter spam.
+// client-go's default, 4,096 in each of its three caches, held 1.2 MiB of the
+// provider's 11.5 MiB live heap with 1,000 rule objects, each of which
+// emits an event or two while it is created and rarely any after. With
+// fewer, an object's repeated event after 256 others' becomes a new Event
+// instead of a count on the old one.
+const EventCorrelatorCacheSize = 256
+
+// NewEventBroadcaster returns the event broadcaster for the manager
+// (ctrl.Options.EventBroadcaster), with EventCorrelatorCacheSize. The
+// manager does not stop a broadcaster it was given; the provider's lives as
+// long as its process.
+func NewEventBroadcaster() record.EventBroadcaster {
+	return record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: EventCorrelatorCacheSize}))
 }

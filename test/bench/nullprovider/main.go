@@ -72,7 +72,11 @@ func main() {
 	s := runtime.NewScheme()
 	kingpin.FatalIfError(addToScheme(s), "Cannot build the scheme")
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
-		Scheme: s,
+		// Deprecated in controller-runtime, but the only way to size the event
+		// correlator's caches; the goroutine leak it warns of needs a manager
+		// that lives shorter than its process.
+		EventBroadcaster: setup.NewEventBroadcaster(),
+		Scheme:           s,
 		// As the provider: no managedFields in the cache, Secrets and
 		// Events uncached.
 		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
