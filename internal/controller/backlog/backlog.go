@@ -4,16 +4,16 @@
 //
 // GCP runs one operation on a policy at a time, and the provider's write
 // queue serialises the writes to each policy. A reconcile that writes waits
-// in that queue holding a controller worker. Objects are queued in the order
-// they were created, which is usually policy by policy, so when many rules of
-// one policy are created together every worker soon waits on that one
-// policy's queue and the other policies get no writes at all: measured with
-// 2,500 rule objects over 10 policies, GCP writes ran on one or two policies
-// at a time (10 to 20 writes a second where ten policies allow 100), and
-// convergence took 138 s where the machinery alone takes 73 s. With this gate
-// a policy has at most a few writers waiting, and a reconcile that would join
-// a longer queue is requeued for when the queue should have room, holding no
-// worker meanwhile.
+// in that queue holding a controller worker. Objects often reach the work
+// queue policy by policy (rules that wait for their policy are all woken when
+// it becomes Ready), and every worker then soon waits on one policy's queue
+// while the other policies get no writes at all: measured with 2,500 rule
+// objects over 10 policies, GCP writes ran on one policy at a time and
+// convergence took 164.8 s; with this gate, writes ran on all ten at once and
+// it took 46.9 s, where the machinery alone (the bench's null provider) takes
+// 42.8 s. A policy has at most a few writers waiting, and a reconcile that
+// would join a longer queue is requeued for when the queue should have room,
+// holding no worker meanwhile.
 package backlog
 
 import (
