@@ -178,10 +178,10 @@ func (o Options) Complete(mgr ctrl.Manager, name string, of client.Object, list 
 // EventCorrelatorCacheSize is how many distinct events (by object, reason and
 // message) the event recorder remembers to count repeats and filter spam.
 // client-go's default, 4,096 in each of its three caches, held 1.2 MiB of the
-// provider's 11.5 MiB live heap with 1,000 rule objects, each of which
-// emits an event or two while it is created and rarely any after. With
-// fewer, an object's repeated event after 256 others' becomes a new Event
-// instead of a count on the old one.
+// provider's 11.5 MiB live heap in a heap profile with 1,000 rule objects in
+// steady state; with 256, RssAnon there went from 32.6 to 29.8–30.5 MiB. With
+// fewer entries, an object's repeated event after 256 others' becomes a new
+// Event instead of a count on the old one.
 const EventCorrelatorCacheSize = 256
 
 // NewEventBroadcaster returns the event broadcaster for the manager
