@@ -1,0 +1,80 @@
+package putoff
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+func TestLimiterForget(t *testing.T) {
+	a := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	b := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "other", Name: "a"}}
+
+	type want struct {
+		result reconcile.Result
+		// next is the delay of the object's next failure after Forget;
+		// it failed twice before, so 4s means its failures were kept.
+		next time.Duration
+	}
+	cases := map[string]struct {
+		reason string
+		putOff []reconcile.Request
+		forget []reconcile.Request
+		want   want
+	}{
+		"NotPutOff": {
+			reason: "A Forget after a reconcile that ran clears the object's failures.",
+			forget: []reconcile.Request{a},
+			want:   want{next: time.Second},
+		},
+		"PutOff": {
+			reason: "The Forget that follows a put-off keeps the object's failures.",
+			putOff: []reconcile.Request{a},
+			forget: []reconcile.Request{a},
+			want:   want{result: reconcile.Result{RequeueAfter: 3 * time.Second}, next: 4 * time.Second},
+		},
+		"MarkTakenOnce": {
+			reason: "A put-off skips one Forget only: the next, after a reconcile that ran, clears the failures.",
+			putOff: []reconcile.Request{a},
+			forget: []reconcile.Request{a, a},
+			want:   want{result: reconcile.Result{RequeueAfter: 3 * time.Second}, next: time.Second},
+		},
+		"OtherNamespace": {
+			reason: "A put-off of the same name in another namespace does not keep this object's failures.",
+			putOff: []reconcile.Request{b},
+			forget: []reconcile.Request{a},
+			want:   want{result: reconcile.Result{RequeueAfter: 3 * time.Second}, next: time.Second},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := NewMarks()
+			rl := m.Limiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
+			rl.When(a) // a failed twice
+			rl.When(a)
+			var got want
+			for _, req := range tc.putOff {
+				got.result = m.After(req, 3*time.Second)
+			}
+			for _, req := range tc.forget {
+				rl.Forget(req)
+			}
+			got.next = rl.When(a)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestNilMarksAfter(t *testing.T) {
+	var m *Marks
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	if diff := cmp.Diff(reconcile.Result{RequeueAfter: time.Second}, m.After(req, time.Second)); diff != "" {
+		t.Errorf("nil Marks should still put off: -want, +got:\n%s", diff)
+	}
+}
