@@ -2,9 +2,13 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,5 +297,72 @@ func TestListsAndExpressionSets(t *testing.T) {
 	}
 	if err := svc.GlobalOperations.Delete(project, ops.Items[0].Name).Do(); err != nil {
 		t.Errorf("globalOperations.delete: %v", err)
+	}
+}
+
+// TestLogf: Logf gets a line for each accepted write and one for each write
+// the API refused, with GCP's reason; reads get none.
+func TestLogf(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	em := Start(t, Options{Logf: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}})
+	api := globalAPI{newService(t, em)}
+	wait := waiter(t, api)
+	wait(api.Insert(policyWith("p")))
+	wait(api.AddRule("p", ipRule(5, "allow", "1.2.3.4")))
+	if _, err := api.AddRule("p", ipRule(5, "allow", "1.2.3.4")); err == nil {
+		t.Fatal("a second rule at priority 5 was accepted")
+	}
+	if _, err := api.Get("p"); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	opName := regexp.MustCompile(`operation=\S+`)
+	var got []string
+	for _, l := range lines {
+		got = append(got, opName.ReplaceAllString(l, "operation=OP"))
+	}
+	want := []string{
+		"securityPolicies.insert projects/" + project + "/global/securityPolicies/p operation=OP",
+		"securityPolicies.addRule projects/" + project + "/global/securityPolicies/p operation=OP",
+		"securityPolicies.addRule /compute/v1/projects/" + project + "/global/securityPolicies/p/addRule refused=400 reason=invalid " +
+			`message="Invalid value for field 'resource.priority': '5'. Cannot have rules with the same priorities."`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Logf lines: -want, +got:\n%s", diff)
+	}
+}
+
+// TestLogfCutOffRequest: a write whose client dies after sending the headers
+// (the GCP client sends headers and body in two writes) changes nothing and
+// is logged as a body that could not be read.
+func TestLogfCutOffRequest(t *testing.T) {
+	lines := make(chan string, 10)
+	em := Start(t, Options{Auth: AuthAny, Logf: func(format string, args ...any) { lines <- fmt.Sprintf(format, args...) }})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(em.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/compute/v1/projects/" + project + "/global/securityPolicies"
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n", path)
+	_ = conn.Close()
+
+	want := "securityPolicies.insert " + path + ` refused=400 reason=parseError message="Invalid JSON payload received. Cannot read request body."`
+	select {
+	case got := <-lines:
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Logf line: -want, +got:\n%s", diff)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Logf line for the cut-off request")
+	}
+	if st := em.Stats(); st.Mutations != 0 {
+		t.Errorf("a cut-off request made %d mutations, want 0", st.Mutations)
 	}
 }

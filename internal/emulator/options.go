@@ -46,7 +46,9 @@ type Options struct {
 	Faults Faults
 	// MaxBodyBytes bounds request bodies; default 4 MiB.
 	MaxBodyBytes int64
-	// Logf, if set, receives one line per mutation.
+	// Logf, if set, receives one line per mutation ("<method> <policy>
+	// operation=<name>") and one per write the API refused ("<method>
+	// <path> refused=<status> reason=<reason> message=<message>").
 	Logf func(format string, args ...any)
 }
 

@@ -5,6 +5,8 @@
 package emulator
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -139,6 +141,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	if s.inject(w, r, name) {
 		return
 	}
+	if perm.write && s.opts.Logf != nil {
+		rec := &refusalRecorder{ResponseWriter: w}
+		defer rec.log(s, name, r.URL.Path)
+		w = rec
+	}
 	c.policy = resolved
 	if sel == nil {
 		h(w, r, c)
@@ -187,6 +194,53 @@ func opOutcome(op *operation) string {
 		return " error=" + op.Err.Code
 	}
 	return ""
+}
+
+// refusalRecorder notes a write the API refused (validation, a duplicate,
+// a busy or missing policy), so Logf can say why a call made no change: a
+// test counting a policy's calls can then tell a refused write from a
+// repeated one.
+type refusalRecorder struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (w *refusalRecorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusalRecorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if w.code >= 400 && w.body.Len() < 4096 {
+		w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// log writes one line for a refused write: the method, the path, the
+// status, GCP's reason and message.
+func (w *refusalRecorder) log(s *Server, method, path string) {
+	if w.code < 400 {
+		return
+	}
+	var env struct {
+		Error struct {
+			Message string
+			Errors  []struct{ Reason string }
+		}
+	}
+	_ = json.Unmarshal(w.body.Bytes(), &env)
+	reason := ""
+	if len(env.Error.Errors) > 0 {
+		reason = env.Error.Errors[0].Reason
+	}
+	s.logf("%s %s refused=%d reason=%s message=%q", method, path, w.code, reason, env.Error.Message)
 }
 
 func (s *Server) logf(format string, args ...any) {
