@@ -109,13 +109,15 @@ func (l *mutationLog) logf(format string, args ...any) {
 	}
 }
 
-// refusedOf returns the refused writes to the policy at path.
+// refusedOf returns the refused writes to the policy at path. A refusal
+// names the URL path, which the emulator serves with or without the
+// /compute/v1 prefix.
 func (l *mutationLog) refusedOf(path string) []refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []refusal
 	for _, r := range l.refused {
-		if strings.Contains(r.line, " /compute/v1/"+path+"/") {
+		if strings.Contains(r.line, "/"+path+"/") {
 			out = append(out, r)
 		}
 	}
