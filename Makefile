@@ -191,6 +191,30 @@ endif
 run-tools:
 	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL)
 
+##@ Node
+
+# The real node (cluster/node): kubelet, kube-scheduler and kube-proxy from the
+# kube-apiserver wrapper module, a trimmed CoreDNS, helm, and containerd, runc,
+# the CNI plugins and iptables from pinned Debian packages (extracted, not
+# installed), besides what `make tools` builds for the control plane.
+NODE_TOOLS := node-tool-kube-node node-tool-coredns node-tool-helm node-tool-node-debs \
+	node-tool-kube-apiserver node-tool-kube-controller-manager node-tool-kubectl node-tool-etcd node-tool-crossplane-core
+
+.PHONY: node-tools
+node-tools: ## Build or fetch everything the real node runs (cached; cluster/toolchain/build.sh).
+	@$(MAKE) --no-print-directory -j4 $(NODE_TOOLS)
+
+.PHONY: $(NODE_TOOLS)
+$(NODE_TOOLS): node-tool-%:
+	cluster/toolchain/build.sh $* >/dev/null
+
+# Opt-in, root only, not part of `make test`: boots the real node, installs
+# Crossplane from its Helm chart, checks the pods and the no-egress
+# configuration, tears down and compares the host before and after.
+.PHONY: node-test
+node-test: node-tools ## Boot the real node, install Crossplane by Helm, check it, tear down (root).
+	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) go test -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
+
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).
 	rm -rf $(OUTPUT_DIR)
