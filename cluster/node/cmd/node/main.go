@@ -1,0 +1,67 @@
+// Command node boots the real single-node cluster of cluster/node, installs
+// Crossplane from its Helm chart, prints how to reach it, and tears it all
+// down on Ctrl-C. Run it as root from the repository root:
+//
+//	go run ./cluster/node/cmd/node
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+)
+
+func main() {
+	crossplane := flag.Bool("crossplane", true, "install Crossplane from its Helm chart")
+	flag.Parse()
+	if err := run(*crossplane); err != nil {
+		fmt.Fprintln(os.Stderr, "node:", err)
+		os.Exit(1)
+	}
+}
+
+func run(crossplane bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "node-tools-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	tools, err := node.ResolveTools(repo, tmp)
+	if err != nil {
+		return err
+	}
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: log.Printf})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := n.Down(); err != nil {
+			log.Printf("teardown: %v", err)
+		}
+	}()
+	if crossplane {
+		if err := n.InstallCrossplane(ctx); err != nil {
+			return err
+		}
+	}
+	out, err := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
+	if err != nil {
+		return err
+	}
+	fmt.Print(out)
+	fmt.Printf("\nexport KUBECONFIG=%s   # Ctrl-C tears the node down\n", n.Kubeconfig)
+	<-ctx.Done()
+	return nil
+}
