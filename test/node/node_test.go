@@ -1,0 +1,366 @@
+// Package node tests the real single-node cluster of cluster/node: it boots
+// the node, installs Crossplane from its Helm chart, checks that Crossplane,
+// its RBAC manager and CoreDNS run, checks by configuration (routes, nft
+// rules, resolv.conf, never by sending traffic) that nothing can leave the
+// machine, tears the node down and compares the host before and after.
+//
+// It runs only as root with NODE_TEST=1 (`make node-test`).
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+)
+
+func TestNode(t *testing.T) {
+	if os.Getenv("NODE_TEST") != "1" {
+		t.Skip("NODE_TEST=1 runs the real node (root; `make node-test`)")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the node test needs root")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(file), "../..")
+	tools, err := node.ResolveTools(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, tools.Debs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	start := time.Now()
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := time.Since(start)
+	down := func() {
+		if n == nil {
+			return
+		}
+		s := time.Now()
+		err := n.Down()
+		t.Logf("teardown took %s", time.Since(s).Round(10*time.Millisecond))
+		n = nil
+		if err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	}
+	defer down()
+
+	s := time.Now()
+	if err := n.InstallCrossplane(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node up in %s; Crossplane installed by helm in %s more", up.Round(10*time.Millisecond), time.Since(s).Round(10*time.Millisecond))
+
+	pods, err := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl get pods -A:\n%s", pods)
+	checkRunning(ctx, t, n, map[string]string{
+		"crossplane-system/crossplane-":              "crossplane",
+		"crossplane-system/crossplane-rbac-manager-": "crossplane-rbac-manager",
+		"kube-system/coredns-":                       "coredns",
+	})
+	checkNoEgress(ctx, t, n, tools)
+	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
+		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
+
+	down()
+	after := snapshot(t, tools.Debs)
+	compare(t, before, after)
+}
+
+// checkRunning wants, for each namespace/name-prefix, one pod Running with
+// every container ready. A name-prefix matches the pod of the longest prefix.
+func checkRunning(ctx context.Context, t *testing.T, n *node.Node, want map[string]string) {
+	t.Helper()
+	out, err := n.Kubectl(ctx, "get", "pods", "-A", "-o",
+		`jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} {.status.phase} {.status.containerStatuses[*].ready}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		best := ""
+		for prefix := range want {
+			if strings.HasPrefix(f[0], prefix) && len(prefix) > len(best) {
+				best = prefix
+			}
+		}
+		if best == "" {
+			continue
+		}
+		ready := len(f) > 2
+		for _, r := range f[2:] {
+			ready = ready && r == "true"
+		}
+		if f[1] == "Running" && ready {
+			found[want[best]] = true
+		}
+	}
+	for _, name := range want {
+		if !found[name] {
+			t.Errorf("no %s pod Running and ready:\n%s", name, out)
+		}
+	}
+}
+
+// checkNoEgress checks by configuration that nothing in the node can reach an
+// address off the machine.
+func checkNoEgress(ctx context.Context, t *testing.T, n *node.Node, tools node.Tools) {
+	t.Helper()
+	in := func(script string) string {
+		out, err := n.InNode(script)
+		if err != nil {
+			t.Fatalf("in the node: %s: %v\n%s", script, err, out)
+		}
+		return out
+	}
+	// Routes: the pods' bridge and the Service range, nothing else, no default.
+	for _, r := range strings.Split(strings.TrimSpace(in("ip -4 -o route show table all type unicast")), "\n") {
+		dst := strings.Fields(r)[0]
+		if dst != "10.244.0.0/24" && dst != "10.96.0.0/24" {
+			t.Errorf("the node has an IPv4 route to %s: %s", dst, r)
+		}
+	}
+	for _, r := range strings.Split(strings.TrimSpace(in("ip -6 -o route show table all type unicast")), "\n") {
+		if f := strings.Fields(r); len(f) > 0 && !strings.HasPrefix(f[0], "fe80::") && f[0] != "::1" {
+			t.Errorf("the node has an IPv6 route to %s: %s", f[0], r)
+		}
+	}
+	// Links: loopback, the bridge and the pods' veths on it.
+	for _, l := range strings.Split(strings.TrimSpace(in("ip -o link")), "\n") {
+		f := strings.Fields(l)
+		name := strings.SplitN(strings.TrimSuffix(f[1], ":"), "@", 2)[0]
+		switch {
+		case name == "lo" || name == "nodebr0":
+		case strings.HasPrefix(name, "veth") && strings.Contains(l, " master nodebr0 "):
+		default:
+			t.Errorf("the node has a link that is neither loopback, its bridge nor a pod's veth: %s", l)
+		}
+	}
+	// nft: the guard table drops IPv4 outside the node's ranges, and all IPv6
+	// off loopback.
+	nft := filepath.Join(tools.Debs, "usr/sbin/nft")
+	lib := filepath.Join(tools.Debs, "usr/lib/x86_64-linux-gnu")
+	rules := in(fmt.Sprintf("LD_LIBRARY_PATH=%s %s list table inet provider-cloudarmor-egress", lib, nft))
+	for _, want := range []string{
+		"hook output", "hook forward", `oifname "lo" accept`, "meta nfproto ipv6 drop",
+		// nft lists set elements in address order.
+		"ip daddr != { 10.96.0.0/24, 10.244.0.0/24 } drop",
+	} {
+		if !strings.Contains(rules, want) {
+			t.Errorf("the node's nft egress table lacks %q:\n%s", want, rules)
+		}
+	}
+	// DNS: the node's resolv.conf and every pod's name no server off the node;
+	// CoreDNS has no forward plugin.
+	checkResolv(t, "the node's /etc/resolv.conf", in("cat /etc/resolv.conf"))
+	confs, _ := filepath.Glob(filepath.Join(n.WorkDir(), "containerd/root/io.containerd.grpc.v1.cri/sandboxes/*/resolv.conf"))
+	if len(confs) == 0 {
+		t.Errorf("found no pod resolv.conf under %s", n.WorkDir())
+	}
+	for _, c := range confs {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResolv(t, c, string(b))
+	}
+	corefile, err := n.Kubectl(ctx, "-n", "kube-system", "get", "configmap", "coredns", "-o", "jsonpath={.data.Corefile}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(corefile, "forward") {
+		t.Errorf("the Corefile forwards:\n%s", corefile)
+	}
+	plugins, err := exec.Command(tools.CoreDNS, "-plugins").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(plugins), "forward") {
+		t.Errorf("the CoreDNS binary has the forward plugin:\n%s", plugins)
+	}
+}
+
+func checkResolv(t *testing.T, what, conf string) {
+	t.Helper()
+	for _, line := range strings.Split(conf, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "nameserver" && f[1] != "127.0.0.1" && f[1] != "10.96.0.10" {
+			t.Errorf("%s names a server off the node: %s", what, line)
+		}
+	}
+}
+
+// nodeRSS sums the resident memory of every process in the node's PID
+// namespace.
+func nodeRSS(holder int) int64 {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
+	if err != nil {
+		return 0
+	}
+	var total int64
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if p, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); p != ns {
+			continue
+		}
+		pid, _ := strconv.Atoi(e.Name())
+		total += rss(pid)
+	}
+	return total
+}
+
+// rss is a process's resident memory in bytes.
+func rss(pid int) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// hostState is what the node must leave as it found it.
+type hostState map[string]string
+
+// nodeCommands are the names of every process a node runs.
+var nodeCommands = []string{"etcd", "kube-apiserver", "kube-controller", "kube-scheduler", "kubelet", "kube-proxy",
+	"containerd", "containerd-shim", "runc", "coredns", "crossplane", "pause", "unshare", "nsenter"}
+
+func snapshot(t *testing.T, debs string) hostState {
+	t.Helper()
+	s := hostState{}
+	run := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	// Processes of the node's kinds, by PID and name.
+	var procs []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if err != nil {
+			continue
+		}
+		c := strings.TrimSpace(string(comm))
+		for _, k := range nodeCommands {
+			if strings.HasPrefix(c, k) {
+				procs = append(procs, e.Name()+" "+c)
+			}
+		}
+	}
+	sort.Strings(procs)
+	s["processes"] = strings.Join(procs, "\n")
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["mounts"] = string(mounts)
+	s["links"] = run("ip", "-o", "link")
+	s["addresses"] = run("ip", "-o", "addr")
+	s["routes"] = run("ip", "route", "show", "table", "all")
+	s["named netns"] = run("ip", "netns", "list")
+	s["namespaces"] = namespaces()
+	nft := exec.Command(filepath.Join(debs, "usr/sbin/nft"), "list", "tables")
+	nft.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(debs, "usr/lib/x86_64-linux-gnu"))
+	out, err := nft.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nft list tables: %v\n%s", err, out)
+	}
+	s["nft tables"] = string(out)
+	sys, err := node.ReadSysctls(node.HostSysctls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range sys {
+		s["sysctl "+k] = v
+	}
+	s["cgroups"] = strings.Join(node.CgroupDirs(), "\n")
+	var paths []string
+	for _, p := range []string{"/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/run/containerd",
+		"/var/lib/cni", "/var/lib/containerd", "/usr/libexec/kubernetes", "/etc/cni", "/opt/cni", "/run/netns",
+		node.DefaultWorkDir, "/run/provider-cloudarmor-node.json"} {
+		if _, err := os.Lstat(p); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	s["paths"] = strings.Join(paths, "\n")
+	return s
+}
+
+// namespaces lists the distinct namespaces the host's processes are in. A
+// process that exits between the two snapshots can only shrink it.
+func namespaces() string {
+	set := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		for _, k := range []string{"net", "mnt", "pid", "uts", "ipc"} {
+			if l, err := os.Readlink("/proc/" + e.Name() + "/ns/" + k); err == nil {
+				set[l] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func compare(t *testing.T, before, after hostState) {
+	t.Helper()
+	for k, b := range before {
+		a := after[k]
+		if k == "namespaces" {
+			had := map[string]bool{}
+			for _, l := range strings.Split(b, "\n") {
+				had[l] = true
+			}
+			for _, l := range strings.Split(a, "\n") {
+				if !had[l] {
+					t.Errorf("after teardown a process is in a namespace that was not there before: %s", l)
+				}
+			}
+			continue
+		}
+		if a != b {
+			t.Errorf("host %s changed:\nbefore:\n%s\nafter:\n%s", k, b, a)
+		}
+	}
+}
