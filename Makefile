@@ -213,7 +213,7 @@ $(NODE_TOOLS): node-tool-%:
 # configuration, tears down and compares the host before and after.
 .PHONY: node-test
 node-test: node-tools ## Boot the real node, install Crossplane by Helm, check it, tear down (root).
-	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) go test -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
+	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
 
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).

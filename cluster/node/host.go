@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // HostSysctls are the host-wide kernel settings a node changes: the kubelet
@@ -74,10 +76,18 @@ func keys(m map[string]string) []string {
 	return out
 }
 
+// RequireRoot fails unless this process runs as root.
+func RequireRoot() error {
+	if os.Geteuid() != 0 {
+		return errors.New("the node needs root (PID, network and mount namespaces, a bridge, cgroups, sysctls): run as root")
+	}
+	return nil
+}
+
 // preflight fails with one line saying what is missing and how to fix it.
 func preflight(t Tools, hostPorts []int) error {
-	if os.Geteuid() != 0 {
-		return errors.New("the node needs root (network and mount namespaces, a bridge, cgroups, sysctls): run as root")
+	if err := RequireRoot(); err != nil {
+		return err
 	}
 	fsList, err := os.ReadFile("/proc/filesystems")
 	if err != nil {
@@ -130,19 +140,31 @@ func cgroupsPresent() bool {
 }
 
 // lock takes the machine-wide lock: the kubelet's sysctls and cgroups are
-// shared by the whole machine, so one node runs at a time. A second run waits
-// and says so.
-func lock(path string, logf func(string, ...any)) (*os.File, error) {
+// shared by the whole machine, so one node runs at a time. A second run waits,
+// says so, and gives up when ctx ends.
+func lock(ctx context.Context, path string, logf func(string, ...any)) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(path)
-		logf("another node run holds %s (pid %s); waiting for it to finish", path, strings.TrimSpace(string(holder)))
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	for said := false; ; said = true {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			_ = f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !said {
+			holder, _ := os.ReadFile(path)
+			logf("another node run holds %s (pid %s); waiting for it to finish", path, strings.TrimSpace(string(holder)))
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	_ = f.Truncate(0)

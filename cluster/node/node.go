@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +99,7 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	n = &Node{cfg: cfg, l: layout{cfg.WorkDir}, start: time.Now(),
 		Kubeconfig: filepath.Join(cfg.WorkDir, "admin.kubeconfig"), HostRegistry: fmt.Sprintf("127.0.0.1:%d", RegistryPort)}
-	if n.lockf, err = lock(LockPath, cfg.Logf); err != nil {
+	if n.lockf, err = lock(ctx, LockPath, cfg.Logf); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -178,6 +179,9 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := <-pushed; err != nil {
 		return n, err
 	}
+	// Building the layers took several copies of each binary; the registry
+	// keeps one. Hand the rest back now rather than when the scavenger gets to it.
+	debug.FreeOSMemory()
 	n.mark("images pushed")
 	if err := n.worker(ctx); err != nil {
 		return n, err

@@ -76,6 +76,7 @@ func TestNode(t *testing.T) {
 		"crossplane-system/crossplane-rbac-manager-": "crossplane-rbac-manager",
 		"kube-system/coredns-":                       "coredns",
 	})
+	checkWebhook(ctx, t, n)
 	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
@@ -121,6 +122,21 @@ func checkRunning(ctx context.Context, t *testing.T, n *node.Node, want map[stri
 		if !found[name] {
 			t.Errorf("no %s pod Running and ready:\n%s", name, out)
 		}
+	}
+}
+
+// checkWebhook deletes an object Crossplane's no-usages webhook watches: the
+// webhook's failure policy is Fail, so the delete succeeds only if the API
+// server reached Crossplane's webhook Service (ClusterIP, rewritten by
+// kube-proxy to the pod) and got an answer.
+func checkWebhook(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webhook-probe, namespace: default, labels: {crossplane.io/in-use: \"true\"}}\n"
+	if err := n.Apply(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "-n", "default", "delete", "configmap", "webhook-probe"); err != nil {
+		t.Errorf("deleting an in-use object through Crossplane's webhook: %v", err)
 	}
 }
 

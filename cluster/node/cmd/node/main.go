@@ -27,6 +27,9 @@ func main() {
 }
 
 func run(crossplane bool) error {
+	if err := node.RequireRoot(); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	repo, err := os.Getwd()
