@@ -78,17 +78,23 @@ build() {
   local ldflags="-s -w"
   # Crossplane core checks each package's spec.crossplane.version constraint
   # against its own version, which its release build stamps; unstamped, every
-  # package fails "invalid semantic version". A binary cached before the stamp
-  # prints an empty version and is rebuilt.
-  if [ "$name" = crossplane-core ]; then
-    ldflags="$ldflags -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$version"
-    if [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null)" != "$version" ]; then rm -f "$bin"; fi
-  fi
+  # package fails "invalid semantic version". The Kubernetes binaries report
+  # v0.0.0-master unstamped (the server's /version, which charts' kubeVersion
+  # checks). A binary cached before its stamp is rebuilt, and replaced only
+  # when the new one is ready, so a suite running it meanwhile keeps working.
+  local want=""
   case $name in
-    kube-*|kubectl|kubelet) ldflags="$ldflags $(kube_ldflags)" ;;
+    crossplane-core)
+      ldflags="$ldflags -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$version"
+      want=$version ;;
+    kube-*|kubelet)
+      ldflags="$ldflags $(kube_ldflags)"
+      want="Kubernetes $version" ;;
+    kubectl) ldflags="$ldflags $(kube_ldflags)" ;;
     helm) ldflags="$ldflags -X helm.sh/helm/v3/internal/version.version=$version" ;;
   esac
-  if [ -x "$bin" ]; then echo "$bin"; return 0; fi
+  cached() { [ -x "$bin" ] && { [ -z "$want" ] || [ "$("$bin" --version 2>/dev/null)" = "$want" ]; }; }
+  if cached; then echo "$bin"; return 0; fi
 
   mkdir -p "$dir"
   # Two concurrent `make tools` would otherwise both write $bin.tmp; the second waits and
@@ -96,7 +102,7 @@ build() {
   if command -v flock >/dev/null 2>&1; then
     exec {lock}>"$dir/.lock"
     flock "$lock"
-    if [ -x "$bin" ]; then echo "$bin"; return 0; fi
+    if cached; then echo "$bin"; return 0; fi
   fi
 
   echo ">> building $name $version into $dir (first time only; kube-apiserver takes ~5 min on 2 cores)" >&2
