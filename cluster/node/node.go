@@ -438,6 +438,22 @@ func (n *Node) ClientEnv() []string {
 	)
 }
 
+// Forward listens on hostAddr (a host loopback address; port 0 picks one) and
+// forwards each connection to target inside the node (a pod or Service
+// address). It returns the address it listens on; Down closes it.
+func (n *Node) Forward(hostAddr, target string) (string, error) {
+	if h, _, err := net.SplitHostPort(hostAddr); err != nil || !net.ParseIP(h).IsLoopback() {
+		return "", fmt.Errorf("forward: %q is not a host loopback address", hostAddr)
+	}
+	l, err := net.Listen("tcp", hostAddr)
+	if err != nil {
+		return "", fmt.Errorf("forward: %w", err)
+	}
+	n.listeners = append(n.listeners, l)
+	go n.sb.forward(l, target)
+	return l.Addr().String(), nil
+}
+
 // WorkDir is the run's work directory (logs under logs/).
 func (n *Node) WorkDir() string { return n.l.dir }
 

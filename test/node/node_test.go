@@ -10,6 +10,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,7 @@ func TestNode(t *testing.T) {
 		"kube-system/coredns-":                       "coredns",
 	})
 	checkWebhook(ctx, t, n)
+	checkForward(ctx, t, n)
 	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
@@ -137,6 +139,28 @@ func checkWebhook(ctx context.Context, t *testing.T, n *node.Node) {
 	}
 	if _, err := n.Kubectl(ctx, "-n", "default", "delete", "configmap", "webhook-probe"); err != nil {
 		t.Errorf("deleting an in-use object through Crossplane's webhook: %v", err)
+	}
+}
+
+// checkForward reaches CoreDNS's health endpoint, a pod port, from the host
+// through a loopback forwarder.
+func checkForward(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	ip, err := n.Kubectl(ctx, "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-dns", "-o", "jsonpath={.items[0].status.podIP}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := n.Forward("127.0.0.1:0", ip+":8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + "/health")
+	if err != nil {
+		t.Fatalf("CoreDNS health through the forwarder: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("CoreDNS health through the forwarder: %s", resp.Status)
 	}
 }
 
