@@ -10,6 +10,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,6 +80,7 @@ func TestNode(t *testing.T) {
 	})
 	checkWebhook(ctx, t, n)
 	checkForward(ctx, t, n)
+	checkDNS(ctx, t, n)
 	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
@@ -161,6 +163,26 @@ func checkForward(ctx context.Context, t *testing.T, n *node.Node) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("CoreDNS health through the forwarder: %s", resp.Status)
+	}
+}
+
+// checkDNS resolves the kubernetes Service at the kube-dns ClusterIP over
+// TCP, forwarded into the node: kube-proxy's rules and CoreDNS both answer.
+func checkDNS(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	addr, err := n.Forward("127.0.0.1:0", "10.96.0.10:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr) // not a PacketConn: the resolver frames for TCP
+	}}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ips, err := r.LookupHost(ctx, "kubernetes.default.svc.cluster.local")
+	if err != nil || len(ips) != 1 || ips[0] != "10.96.0.1" {
+		t.Errorf("kubernetes.default.svc.cluster.local through the cluster DNS: %v, %v; want 10.96.0.1", ips, err)
 	}
 }
 
