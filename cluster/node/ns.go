@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -25,7 +26,8 @@ import (
 // own), so nothing the node mounts or writes there reaches the host.
 type sandbox struct {
 	unshare *exec.Cmd
-	holder  int // the PID namespace's first process, as the host sees it
+	holder  int           // the PID namespace's first process, as the host sees it
+	done    chan struct{} // closed when unshare has exited
 	netns   *os.File
 	hostns  *os.File
 	pidns   string // "pid:[…]" of the node's PID namespace
@@ -35,18 +37,20 @@ type sandbox struct {
 func newSandbox(pause string, logw io.Writer) (*sandbox, error) {
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--net", "--mount",
 		"--propagation", "private", "--kill-child", "--", pause)
-	cmd.Stdout, cmd.Stderr = logw, logw
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(logw, &out), io.MultiWriter(logw, &out)
 	// If this process dies, unshare dies, and --kill-child takes the node with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("unshare: %w", err)
 	}
-	s := &sandbox{unshare: cmd}
+	s := &sandbox{unshare: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
 	// Every thread is still in the host's namespace here.
 	host, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-s.done
 		return nil, fmt.Errorf("open the host's network namespace: %w", err)
 	}
 	s.hostns = host
@@ -57,10 +61,17 @@ func newSandbox(pause string, logw io.Writer) (*sandbox, error) {
 			s.holder, _ = strconv.Atoi(f[0])
 			break
 		}
+		select {
+		case <-s.done:
+			_ = host.Close()
+			return nil, fmt.Errorf("unshare failed (%s): the kernel needs PID, network and mount namespaces", oneLine(out.String()))
+		default:
+		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return nil, fmt.Errorf("unshare started no process in 10 s: the kernel may lack PID, network or mount namespaces")
+			<-s.done
+			_ = host.Close()
+			return nil, fmt.Errorf("unshare started no process in 10 s: the kernel needs PID, network and mount namespaces")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -89,9 +100,32 @@ func (s *sandbox) command(name string, args ...string) *exec.Cmd {
 func (s *sandbox) run(script string) error {
 	cmd := s.command("/bin/sh", "-ec", script)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%w: %s", err, oneLine(string(out)))
 	}
 	return nil
+}
+
+// oneLine joins a command's output into one line for an error message.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " / ")), " ")
+}
+
+// lockedBuffer is a bytes.Buffer safe for exec's copying goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // inNetns runs f on a thread switched into the node's network namespace, so
@@ -185,7 +219,7 @@ func (s *sandbox) kill() {
 		_ = syscall.Kill(s.holder, syscall.SIGKILL)
 	}
 	_ = s.unshare.Process.Kill()
-	_ = s.unshare.Wait()
+	<-s.done
 	for deadline := time.Now().Add(15 * time.Second); s.pidns != "" && time.Now().Before(deadline); {
 		if len(pidsIn(s.pidns)) == 0 {
 			break
