@@ -66,6 +66,7 @@ type Node struct {
 	lockf     *os.File
 	st        state
 	sb        *sandbox
+	sbLog     *os.File
 	procs     []*proc
 	listeners []net.Listener
 	servers   []*http.Server
@@ -150,11 +151,10 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := os.WriteFile(n.l.p("egress.nft"), []byte(EgressTable), 0o600); err != nil {
 		return n, err
 	}
-	sbLog, err := os.Create(n.l.p("logs/sandbox.log"))
-	if err != nil {
+	if n.sbLog, err = os.Create(n.l.p("logs/sandbox.log")); err != nil {
 		return n, err
 	}
-	if n.sb, err = newSandbox(cfg.Tools.Pause, sbLog); err != nil {
+	if n.sb, err = newSandbox(cfg.Tools.Pause, n.sbLog); err != nil {
 		return n, err
 	}
 	n.st.Unshare, n.st.Holder = n.sb.unshare.Process.Pid, n.sb.holder
@@ -620,6 +620,9 @@ func (n *Node) Down() error {
 		for _, p := range n.procs {
 			<-p.done
 		}
+	}
+	if n.sbLog != nil {
+		_ = n.sbLog.Close()
 	}
 	for _, s := range n.servers {
 		_ = s.Close()
