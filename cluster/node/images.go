@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -310,4 +311,17 @@ func nodeImages(t Tools) []image {
 			"/webhookconfigurations":    filepath.Join(t.CrossplaneModule, "cluster/webhookconfigurations"),
 		}},
 	}
+}
+
+// PushImage builds a single-layer image running as uid 65532 (files maps a
+// path in the image to a file or tree on the host; dynamic executables get
+// their libraries) and pushes it to the node's registry. It returns the
+// reference pods and Crossplane use: RegistryHost/repo:tag.
+func (n *Node) PushImage(ctx context.Context, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
+	img := image{repo: repo, tag: tag, entrypoint: entrypoint, user: nonRoot, files: files}
+	if err := img.push(ctx, n.HostRegistry); err != nil {
+		return "", err
+	}
+	debug.FreeOSMemory() // the layer's build copies; the registry keeps one
+	return RegistryHost + "/" + repo + ":" + tag, nil
 }

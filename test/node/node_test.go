@@ -81,6 +81,7 @@ func TestNode(t *testing.T) {
 	checkWebhook(ctx, t, n)
 	checkForward(ctx, t, n)
 	checkDNS(ctx, t, n)
+	checkFunctionPackage(ctx, t, n, tools)
 	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
@@ -184,6 +185,42 @@ func checkDNS(ctx context.Context, t *testing.T, n *node.Node) {
 	if err != nil || len(ips) != 1 || ips[0] != "10.96.0.1" {
 		t.Errorf("kubernetes.default.svc.cluster.local through the cluster DNS: %v, %v; want 10.96.0.1", ips, err)
 	}
+}
+
+// checkFunctionPackage installs function-auto-ready from the node's registry
+// as a plain single-layer package (package.yaml at the root, the binary as
+// entrypoint) and waits for Crossplane's Deployment runtime to run it Healthy.
+func checkFunctionPackage(ctx context.Context, t *testing.T, n *node.Node, tools node.Tools) {
+	t.Helper()
+	bin := os.Getenv("FUNCTION_AUTO_READY_BIN")
+	if bin == "" {
+		bin = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tools.CrossplaneCore))), "bin/function-auto-ready-v0.5.0/function-auto-ready")
+	}
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(strings.TrimSpace(string(modcache)), "github.com/crossplane-contrib/function-auto-ready@v0.5.0/package/crossplane.yaml")
+	for _, f := range []string{bin, meta} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("function-auto-ready v0.5.0 not built (make tools): %v", err)
+		}
+	}
+	start := time.Now()
+	ref, err := n.PushImage(ctx, "function-auto-ready", "v0.5.0", []string{"/function"},
+		map[string]string{"/function": bin, "/package.yaml": meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := fmt.Sprintf("apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata: {name: function-auto-ready}\nspec: {package: %q}\n", ref)
+	if err := n.Apply(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "wait", "function/function-auto-ready", "--for=condition=Healthy", "--timeout=3m"); err != nil {
+		out, _ := n.Kubectl(ctx, "get", "function,functionrevision,pods", "-A", "-o", "wide")
+		t.Fatalf("function-auto-ready not Healthy: %v\n%s", err, out)
+	}
+	t.Logf("function-auto-ready installed from the node's registry and Healthy in %s", time.Since(start).Round(10*time.Millisecond))
 }
 
 // checkNoEgress checks by configuration that nothing in the node can reach an
