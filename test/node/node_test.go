@@ -82,6 +82,7 @@ func TestNode(t *testing.T) {
 	checkForward(ctx, t, n)
 	checkDNS(ctx, t, n)
 	checkFunctionPackage(ctx, t, n, tools)
+	checkComposition(ctx, t, n)
 	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarder) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
@@ -221,6 +222,63 @@ func checkFunctionPackage(ctx context.Context, t *testing.T, n *node.Node, tools
 		t.Fatalf("function-auto-ready not Healthy: %v\n%s", err, out)
 	}
 	t.Logf("function-auto-ready installed from the node's registry and Healthy in %s", time.Since(start).Round(10*time.Millisecond))
+}
+
+// probeXRD, probeComposition and probeXR make an XR whose Composition calls
+// function-auto-ready: core reaches the function pod at its Service's DNS
+// name (cluster DNS) with mutual TLS.
+const (
+	probeXRD = `apiVersion: apiextensions.crossplane.io/v2
+kind: CompositeResourceDefinition
+metadata: {name: probes.node.example.org}
+spec:
+  group: node.example.org
+  names: {kind: Probe, plural: probes}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    referenceable: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object}
+`
+	probeComposition = `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata: {name: probes}
+spec:
+  compositeTypeRef: {apiVersion: node.example.org/v1alpha1, kind: Probe}
+  mode: Pipeline
+  pipeline:
+  - step: auto-ready
+    functionRef: {name: function-auto-ready}
+`
+	probeXR = `apiVersion: node.example.org/v1alpha1
+kind: Probe
+metadata: {name: probe, namespace: default}
+spec: {}
+`
+)
+
+func checkComposition(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	start := time.Now()
+	if err := n.Apply(ctx, probeXRD+"---\n"+probeComposition); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "wait", "xrd/probes.node.example.org", "--for=condition=Established", "--timeout=2m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Apply(ctx, probeXR); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "-n", "default", "wait", "probe/probe", "--for=condition=Ready", "--timeout=2m"); err != nil {
+		out, _ := n.Kubectl(ctx, "-n", "default", "get", "probe/probe", "-o", "yaml")
+		t.Fatalf("the XR did not go Ready: %v\n%s", err, out)
+	}
+	t.Logf("an XR composed through function-auto-ready in the cluster went Ready in %s", time.Since(start).Round(10*time.Millisecond))
 }
 
 // checkNoEgress checks by configuration that nothing in the node can reach an
