@@ -43,6 +43,8 @@ func TestCrashRecovery(t *testing.T) {
 
 	cmd := exec.Command(harness, "-crossplane=false")
 	cmd.Dir = repo
+	// Killed, the harness leaves its temporary folder: put it in ours.
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
