@@ -36,6 +36,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -170,9 +171,16 @@ func main() {
 		log.Info("Cannot read the kube-system namespace; GCP owner labels will not name this cluster", "error", err.Error())
 	}
 
+	nodesCtx, cancelNodes := context.WithTimeout(context.Background(), 30*time.Second)
+	nodes := addressset.CanListNodes(nodesCtx, mgr.GetAPIReader())
+	cancelNodes()
+	if !nodes {
+		log.Info("Cannot list Nodes; AddressSets will keep their last addresses and say why", "grant", "get, list and watch on nodes")
+	}
+
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
 	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout, Writes: queue,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster)}), "Cannot set up controllers")
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), NodesReadable: nodes}), "Cannot set up controllers")
 	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }

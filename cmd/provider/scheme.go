@@ -14,12 +14,14 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/armorplane/provider-cloudarmor/apis"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 )
 
 // newScheme returns the scheme of the provider's manager: this provider's
 // APIs, CustomResourceDefinitions (for the CRD gate) and the few built-in
-// kinds it reads or writes: Secrets (credentials, read uncached), Events
-// and Leases (leader election).
+// kinds it reads or writes: Secrets (credentials, read uncached), Events,
+// Leases (leader election), Namespaces (selectors, the cluster's identity)
+// and Nodes (AddressSets).
 //
 // Not client-go's whole scheme: its ~60 API groups and their conversion and
 // defaulting functions cost heap and touched pages in every process, and
@@ -41,7 +43,7 @@ func newScheme() (*runtime.Scheme, error) {
 func addBuiltins(s *runtime.Scheme) error {
 	core := corev1.SchemeGroupVersion
 	s.AddKnownTypes(core, &corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{},
-		&corev1.Namespace{}, &corev1.NamespaceList{})
+		&corev1.Namespace{}, &corev1.NamespaceList{}, &corev1.Node{}, &corev1.NodeList{})
 	metav1.AddToGroupVersion(s, core)
 	coord := coordinationv1.SchemeGroupVersion
 	s.AddKnownTypes(coord, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
@@ -63,6 +65,7 @@ func cacheOptions(syncInterval *time.Duration) cache.Options {
 		// The CRD gate needs only names and conditions, not schemas.
 		ByObject: map[client.Object]cache.ByObject{
 			&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			&corev1.Node{}: {Transform: addressset.TransformNodeToAddresses},
 		},
 	}
 }

@@ -54,7 +54,7 @@ func TestSchemeHoldsOnlyWhatTheProviderUses(t *testing.T) {
 		builtin[gvk.GroupVersion().String()+"/"+gvk.Kind] = true
 	}
 	want := []string{
-		"v1/Secret", "v1/SecretList", "v1/Event", "v1/EventList", "v1/Namespace", "v1/NamespaceList",
+		"v1/Secret", "v1/SecretList", "v1/Event", "v1/EventList", "v1/Namespace", "v1/NamespaceList", "v1/Node", "v1/NodeList",
 		"coordination.k8s.io/v1/Lease", "coordination.k8s.io/v1/LeaseList",
 		"apiextensions.k8s.io/v1/CustomResourceDefinition", "apiextensions.k8s.io/v1/CustomResourceDefinitionList",
 	}

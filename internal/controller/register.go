@@ -4,6 +4,7 @@ package controller
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
@@ -16,6 +17,9 @@ import (
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := config.Setup(mgr, o.Options); err != nil {
+		return err
+	}
+	if err := addressset.Setup(mgr, o.Options, o.NodesReadable); err != nil {
 		return err
 	}
 	for _, fn := range []func(ctrl.Manager, setup.Options) error{

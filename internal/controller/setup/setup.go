@@ -80,6 +80,10 @@ type Options struct {
 	// objects write one policy each put their reconciles off while its
 	// queue is full (see backlog). Nil turns that off.
 	Writes backlog.Queue
+
+	// NodesReadable says whether the provider may list and watch Nodes,
+	// which AddressSets read.
+	NodesReadable bool
 }
 
 // ReconcilerOptions returns the managed.NewReconciler options every kind uses.

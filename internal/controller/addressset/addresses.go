@@ -1,0 +1,164 @@
+package addressset
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+)
+
+// MaxSkippedListed bounds status.skipped: the count says how many there are,
+// the list names enough of them to act on without growing the object with
+// the cluster.
+const MaxSkippedListed = 20
+
+// MinShrinkGuarded is the smallest set a shrink is held back for: a set of a
+// few addresses halves when one Node of two goes, which is no sign of a
+// transient error.
+const MinShrinkGuarded = 4
+
+// Collected is what the selected Nodes hold.
+type Collected struct {
+	// Addresses are distinct canonical host prefixes, sorted IPv4 first.
+	Addresses []netip.Prefix
+	// Nodes is how many Nodes were selected.
+	Nodes int
+	// Skipped are the selected Nodes left out, sorted by name.
+	Skipped []v1alpha1.SkippedNode
+}
+
+// Collect gathers the addresses of nodes (already selected by label): every
+// ExternalIP, and every InternalIP too when internal is set. A Node with an
+// address that does not parse is left out whole, with the reason, and the
+// others are kept: one bad Node must not stop the allowlist following the
+// rest. IPv4-mapped IPv6 addresses become IPv4 and zones are dropped.
+func Collect(nodes []corev1.Node, internal bool) Collected {
+	out := Collected{Nodes: len(nodes)}
+	seen := map[netip.Prefix]bool{}
+	for i := range nodes {
+		n := &nodes[i]
+		var addrs []netip.Prefix
+		var bad []string
+		for _, a := range n.Status.Addresses {
+			if a.Type != corev1.NodeExternalIP && (!internal || a.Type != corev1.NodeInternalIP) {
+				continue
+			}
+			ip, err := netip.ParseAddr(strings.TrimSpace(a.Address))
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("%s %q", a.Type, a.Address))
+				continue
+			}
+			ip = ip.Unmap().WithZone("")
+			addrs = append(addrs, netip.PrefixFrom(ip, ip.BitLen()))
+		}
+		switch {
+		case len(bad) > 0:
+			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "invalid address: " + strings.Join(bad, ", ")})
+			continue
+		case len(addrs) == 0 && internal:
+			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "no ExternalIP or InternalIP address"})
+			continue
+		case len(addrs) == 0:
+			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "no ExternalIP address"})
+			continue
+		}
+		for _, p := range addrs {
+			if !seen[p] {
+				seen[p] = true
+				out.Addresses = append(out.Addresses, p)
+			}
+		}
+	}
+	slices.SortFunc(out.Addresses, comparePrefix)
+	slices.SortFunc(out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// comparePrefix orders IPv4 before IPv6, then by address, then by length.
+func comparePrefix(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}
+
+// Decision is what the set publishes after one look at its Nodes.
+type Decision struct {
+	// Addresses to publish.
+	Addresses []string
+	// Held is set when a shrink is held back; Addresses are then the
+	// published ones plus any the Nodes gained.
+	Held *v1alpha1.HeldShrink
+	// RetryAfter is when a held shrink is due, zero when none is held.
+	RetryAfter time.Duration
+}
+
+// Decide returns what to publish, given what is published (published,
+// held), what the Nodes hold now (current), the hold and the time. A step
+// that removes more than half of at least MinShrinkGuarded published
+// addresses is held back until it has lasted hold; it is dropped as soon
+// as the Nodes come back, and a further shrink during the hold keeps the
+// first one's start.
+func Decide(published []string, held *v1alpha1.HeldShrink, current []netip.Prefix, hold time.Duration, now time.Time) Decision {
+	next := make([]string, 0, len(current))
+	keep := make(map[string]bool, len(current))
+	for _, p := range current {
+		next = append(next, p.String())
+		keep[p.String()] = true
+	}
+	removed := 0
+	for _, a := range published {
+		if !keep[a] {
+			removed++
+		}
+	}
+	if hold <= 0 || len(published) < MinShrinkGuarded || removed*2 <= len(published) {
+		return Decision{Addresses: next}
+	}
+	since := metav1.NewTime(now)
+	if held != nil {
+		since = held.Since
+	}
+	if left := since.Add(hold).Sub(now); left > 0 {
+		return Decision{
+			Addresses:  union(published, current),
+			Held:       &v1alpha1.HeldShrink{From: len(published), To: len(next), Since: since},
+			RetryAfter: left,
+		}
+	}
+	return Decision{Addresses: next}
+}
+
+// union returns published with the addresses of current it lacks, sorted:
+// a held shrink keeps what would go, never what has come.
+func union(published []string, current []netip.Prefix) []string {
+	all := make([]netip.Prefix, 0, len(published)+len(current))
+	seen := make(map[netip.Prefix]bool, len(published)+len(current))
+	for _, a := range published {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			// Not written by Decide; nothing to keep.
+			continue
+		}
+		seen[p] = true
+		all = append(all, p)
+	}
+	for _, p := range current {
+		if !seen[p] {
+			seen[p] = true
+			all = append(all, p)
+		}
+	}
+	slices.SortFunc(all, comparePrefix)
+	out := make([]string, len(all))
+	for i, p := range all {
+		out[i] = p.String()
+	}
+	return out
+}

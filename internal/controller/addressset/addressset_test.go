@@ -1,0 +1,219 @@
+package addressset
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+)
+
+type recorded struct{ events []event.Event }
+
+func (r *recorded) Event(_ runtime.Object, e event.Event)    { r.events = append(r.events, e) }
+func (r *recorded) WithAnnotations(...string) event.Recorder { return r }
+
+func labelled(n corev1.Node, l map[string]string) *corev1.Node {
+	n.Labels = l
+	return &n
+}
+
+func set(hold int32, status v1alpha1.AddressSetStatus) *v1alpha1.AddressSet {
+	return &v1alpha1.AddressSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", Generation: 2},
+		Spec:       v1alpha1.AddressSetSpec{Nodes: v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}, ShrinkHoldSeconds: ptr.To(hold)},
+		Status:     status,
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	web := map[string]string{"pool": "web"}
+	four := []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32"}
+	ready := func(c xpv2.Condition) xpv2.Condition { return c.WithObservedGeneration(2) }
+
+	cases := map[string]struct {
+		nodes      []client.Object
+		as         *v1alpha1.AddressSet
+		canList    bool
+		want       v1alpha1.AddressSetStatus
+		wantResult reconcile.Result
+		wantEvents int
+	}{
+		"PublishesSelectedNodes": {
+			nodes: []client.Object{
+				labelled(node("a", ext("192.0.2.1")), web),
+				labelled(node("b", ext("192.0.2.2")), web),
+				labelled(node("other", ext("198.51.100.1")), map[string]string{"pool": "batch"}),
+			},
+			as:      set(120, v1alpha1.AddressSetStatus{}),
+			canList: true,
+			want: v1alpha1.AddressSetStatus{
+				ConditionedStatus:  xpv2.ConditionedStatus{Conditions: []xpv2.Condition{ready(xpv2.Available()), ready(xpv2.ReconcileSuccess())}},
+				Addresses:          []string{"192.0.2.1/32", "192.0.2.2/32"},
+				AddressCount:       2,
+				NodeCount:          2,
+				ObservedGeneration: 2,
+			},
+		},
+		"SkipsMalformedNodeWithEvent": {
+			nodes: []client.Object{
+				labelled(node("a", ext("192.0.2.1")), web),
+				labelled(node("bad", ext("192.0.2.x")), web),
+			},
+			as:      set(120, v1alpha1.AddressSetStatus{}),
+			canList: true,
+			want: v1alpha1.AddressSetStatus{
+				ConditionedStatus:  xpv2.ConditionedStatus{Conditions: []xpv2.Condition{ready(xpv2.Available()), ready(xpv2.ReconcileSuccess())}},
+				Addresses:          []string{"192.0.2.1/32"},
+				AddressCount:       1,
+				NodeCount:          2,
+				Skipped:            []v1alpha1.SkippedNode{{Name: "bad", Reason: `invalid address: ExternalIP "192.0.2.x"`}},
+				SkippedCount:       1,
+				ObservedGeneration: 2,
+			},
+			wantEvents: 1,
+		},
+		"HoldsSuddenEmptying": {
+			as:      set(120, v1alpha1.AddressSetStatus{Addresses: four, AddressCount: 4, NodeCount: 4}),
+			canList: true,
+			want: v1alpha1.AddressSetStatus{
+				ConditionedStatus: xpv2.ConditionedStatus{Conditions: []xpv2.Condition{
+					ready(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonShrinkHeld, LastTransitionTime: metav1.NewTime(now),
+						Message: "holding back a shrink from 4 to 0 addresses, seen since 2026-11-25T08:00:00Z: applied at 2026-11-25T08:02:00Z unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once"}),
+					ready(xpv2.ReconcileSuccess()),
+				}},
+				Addresses:          four,
+				AddressCount:       4,
+				HeldShrink:         &v1alpha1.HeldShrink{From: 4, To: 0, Since: metav1.NewTime(now)},
+				ObservedGeneration: 2,
+			},
+			wantResult: reconcile.Result{RequeueAfter: 2 * time.Minute},
+		},
+		"NodesUnreadableKeepsAddresses": {
+			as: set(120, v1alpha1.AddressSetStatus{Addresses: four, AddressCount: 4, NodeCount: 4}),
+			want: v1alpha1.AddressSetStatus{
+				ConditionedStatus: xpv2.ConditionedStatus{Conditions: []xpv2.Condition{
+					ready(xpv2.Unavailable().WithMessage(MsgNodesUnreadable)),
+					ready(xpv2.ReconcileError(errNodesUnreadable)),
+				}},
+				Addresses:    four,
+				AddressCount: 4,
+				NodeCount:    4,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			_ = corev1.AddToScheme(s)
+			_ = v1alpha1.SchemeBuilder.AddToScheme(s)
+			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(append(tc.nodes, tc.as)...).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
+			rec := &recorded{}
+			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now }, nodes: tc.canList}
+
+			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}})
+			if err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			if diff := cmp.Diff(tc.wantResult, res); diff != "" {
+				t.Errorf("Reconcile result: -want, +got:\n%s", diff)
+			}
+			got := &v1alpha1.AddressSet{}
+			if err := kube.Get(context.Background(), types.NamespacedName{Namespace: "team-a", Name: "web"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Status, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(xpv2.Condition{}, "LastTransitionTime"),
+				cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
+				t.Errorf("status: -want, +got:\n%s", diff)
+			}
+			if len(rec.events) != tc.wantEvents {
+				t.Errorf("events: want %d, got %d: %v", tc.wantEvents, len(rec.events), rec.events)
+			}
+
+			// A second look at unchanged Nodes writes nothing.
+			before := got.ResourceVersion
+			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}}); err != nil {
+				t.Fatalf("second Reconcile: %v", err)
+			}
+			if err := kube.Get(context.Background(), types.NamespacedName{Namespace: "team-a", Name: "web"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.ResourceVersion != before {
+				t.Errorf("second Reconcile wrote the AddressSet again (resourceVersion %s -> %s)", before, got.ResourceVersion)
+			}
+			if len(rec.events) != tc.wantEvents {
+				t.Errorf("second Reconcile repeated its event: %d events", len(rec.events))
+			}
+		})
+	}
+}
+
+func TestNodeChanged(t *testing.T) {
+	base := node("a", ext("192.0.2.1"))
+	base.Labels = map[string]string{"pool": "web"}
+	relabelled := *base.DeepCopy()
+	relabelled.Labels = map[string]string{"pool": "batch"}
+	readdressed := *base.DeepCopy()
+	readdressed.Status.Addresses = []corev1.NodeAddress{ext("192.0.2.2")}
+	heartbeat := *base.DeepCopy()
+	heartbeat.ResourceVersion = "9"
+	heartbeat.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	heartbeat.Status.Images = []corev1.ContainerImage{{Names: []string{"registry.example/app:v1"}, SizeBytes: 1 << 20}}
+
+	cases := map[string]struct {
+		now  corev1.Node
+		want bool
+	}{
+		"Heartbeat":   {now: heartbeat, want: false},
+		"Relabelled":  {now: relabelled, want: true},
+		"Readdressed": {now: readdressed, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := nodeChanged().Update(ctrlevent.UpdateEvent{ObjectOld: &base, ObjectNew: &tc.now})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("nodeChanged: -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTransformNodeToAddresses(t *testing.T) {
+	full := node("a", ext("192.0.2.1"), in("10.0.0.1"))
+	full.Labels = map[string]string{"pool": "web"}
+	full.Annotations = map[string]string{"node.alpha.kubernetes.io/ttl": "0"}
+	full.ResourceVersion = "42"
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
+	full.Status.Images = []corev1.ContainerImage{{Names: []string{"registry.example/app:v1"}}}
+	full.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	full.Spec.PodCIDR = "10.244.0.0/24"
+
+	want := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "42", Labels: map[string]string{"pool": "web"}},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{ext("192.0.2.1"), in("10.0.0.1")}},
+	}
+	got, err := TransformNodeToAddresses(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("TransformNodeToAddresses: -want, +got:\n%s", diff)
+	}
+}
