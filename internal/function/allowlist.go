@@ -2,6 +2,11 @@
 // CIDR lists and Node label selectors) into SecurityPolicyRules of at most ten source ranges
 // each, inside the priority range the XR reserves, and optionally the SecurityPolicy itself.
 //
+// It never reads Nodes. Each node source becomes an AddressSet, which the provider keeps equal
+// to the addresses of the Nodes it selects; the function reads the AddressSets' status. So a
+// function request carries addresses, not Node objects (a realistic Node is 14 KB; 450 of them
+// filled gRPC's 4 MiB message limit), and a Node's status heartbeat wakes nothing here.
+//
 // Assignment of addresses to rules is stable without any state of its own: it is derived from
 // the rules Crossplane observed on the previous reconcile. Every address already in a rule stays
 // in that rule; new addresses fill the holes of existing rules first (lowest priority first),
@@ -68,9 +73,11 @@ type NodeSource struct {
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 	// IncludeInternalIP allows the Nodes' InternalIP addresses as well as their ExternalIPs.
 	IncludeInternalIP bool `json:"includeInternalIP,omitempty"`
-	// Required makes a selector that matches no usable address a fatal error (the rules stay as
+	// Required makes a selector that matches no usable address an error (the rules stay as
 	// they are) rather than a warning (the source simply contributes nothing).
 	Required bool `json:"required,omitempty"`
+	// ShrinkHoldSeconds is passed to the source's AddressSet; nil leaves its default.
+	ShrinkHoldSeconds *int64 `json:"shrinkHoldSeconds,omitempty"`
 }
 
 // DefaultAction of a created policy: it is an allowlist, so everything else is denied.
@@ -137,16 +144,27 @@ func ParseRange(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// Node is what the function needs of a Node: its name and addresses.
-type Node struct {
-	Name        string
-	ExternalIPs []string
-	InternalIPs []string
+// NodeSet is what one node source's AddressSet reports: the addresses of the Nodes its
+// selector matches, as the provider publishes them in the AddressSet's status.
+type NodeSet struct {
+	// Addresses are canonical host prefixes.
+	Addresses []string
+	// Nodes is how many Nodes the selector matches.
+	Nodes int
+	// Skipped names Nodes left out (at most a few), SkippedCount counts them all.
+	Skipped      []SkippedNode
+	SkippedCount int
+}
+
+// SkippedNode is a selected Node whose addresses the AddressSet leaves out, and why.
+type SkippedNode struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Sources is the outcome of collecting every source's addresses.
 type Sources struct {
-	// Ranges are the distinct ranges of all sources, sorted.
+	// Ranges are the distinct ranges of all sources, sorted, none inside another.
 	Ranges []netip.Prefix
 	// Unmatched names the sources that contributed no address, in spec order.
 	Unmatched []string
@@ -154,10 +172,11 @@ type Sources struct {
 	Warnings []string
 }
 
-// Collect gathers, validates and de-duplicates the ranges of every source. nodes holds the Nodes
-// each node source's selector matched, keyed by source name. It fails on an invalid CIDR or
-// address, and on a required node source that yields no address.
-func Collect(s Spec, nodes map[string][]Node) (Sources, error) {
+// Collect gathers, validates and de-duplicates the ranges of every source. sets holds each
+// node source's AddressSet report, keyed by source name. A range inside another one (a Node in
+// an office's /24) is dropped: the wider range allows it already, and the rules hold fewer
+// entries. It fails on an invalid CIDR, and on a required node source that yields no address.
+func Collect(s Spec, sets map[string]NodeSet) (Sources, error) {
 	out := Sources{}
 	set := map[netip.Prefix]bool{}
 	add := func(p netip.Prefix) {
@@ -180,17 +199,25 @@ func Collect(s Spec, nodes map[string][]Node) (Sources, error) {
 		}
 	}
 	for _, src := range s.NodeSources {
-		n, noAddr, err := nodeRanges(src, nodes[src.Name], add)
-		if err != nil {
-			return Sources{}, err
+		ns := sets[src.Name]
+		found := 0
+		for _, a := range ns.Addresses {
+			p, err := ParseRange(a)
+			if err != nil {
+				// The provider writes canonical addresses; anything else is left out, not fatal.
+				out.Warnings = append(out.Warnings, fmt.Sprintf("node source %q: address %q left out: %v", src.Name, a, err))
+				continue
+			}
+			add(p)
+			found++
 		}
-		if len(noAddr) > 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("node source %q: %d node(s) without a usable address skipped: %s", src.Name, len(noAddr), strings.Join(noAddr, ", ")))
+		if ns.SkippedCount > 0 {
+			out.Warnings = append(out.Warnings, skippedWarning(src.Name, ns))
 		}
-		if n > 0 {
+		if found > 0 {
 			continue
 		}
-		msg := fmt.Sprintf("node source %q: no address: %d node(s) match labels %s", src.Name, len(nodes[src.Name]), labelString(src.MatchLabels))
+		msg := fmt.Sprintf("node source %q: no address: %d node(s) match labels %s", src.Name, ns.Nodes, labelString(src.MatchLabels))
 		if src.Required {
 			return Sources{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
 		}
@@ -198,34 +225,34 @@ func Collect(s Spec, nodes map[string][]Node) (Sources, error) {
 		out.Warnings = append(out.Warnings, msg)
 	}
 	sort.Slice(out.Ranges, func(i, j int) bool { return lessPrefix(out.Ranges[i], out.Ranges[j]) })
+	out.Ranges = dropContained(out.Ranges)
 	return out, nil
 }
 
-// nodeRanges adds the addresses of one source's Nodes and returns how many it found and which
-// Nodes had none.
-func nodeRanges(src NodeSource, nodes []Node, add func(netip.Prefix)) (int, []string, error) {
-	found := 0
-	var noAddr []string
-	for _, n := range nodes {
-		addrs := slices.Clone(n.ExternalIPs)
-		if src.IncludeInternalIP {
-			addrs = append(addrs, n.InternalIPs...)
-		}
-		if len(addrs) == 0 {
-			noAddr = append(noAddr, n.Name)
+// dropContained removes from sorted ranges every range inside another. Sorted by address then
+// length, a range's container comes before it, and the ranges kept so far do not overlap, so
+// only the last one kept can contain the next.
+func dropContained(sorted []netip.Prefix) []netip.Prefix {
+	out := sorted[:0]
+	for _, p := range sorted {
+		if n := len(out); n > 0 && out[n-1].Bits() <= p.Bits() && out[n-1].Contains(p.Addr()) {
 			continue
 		}
-		for _, a := range addrs {
-			ip, err := netip.ParseAddr(strings.TrimSpace(a))
-			if err != nil {
-				return 0, nil, fmt.Errorf("node source %q: node %q has an invalid address %q", src.Name, n.Name, a)
-			}
-			ip = ip.Unmap().WithZone("")
-			add(netip.PrefixFrom(ip, ip.BitLen()))
-			found++
-		}
+		out = append(out, p)
 	}
-	return found, noAddr, nil
+	return out
+}
+
+func skippedWarning(source string, ns NodeSet) string {
+	names := make([]string, 0, len(ns.Skipped))
+	for _, n := range ns.Skipped {
+		names = append(names, n.Name+" ("+n.Reason+")")
+	}
+	more := ""
+	if extra := ns.SkippedCount - len(ns.Skipped); extra > 0 {
+		more = fmt.Sprintf(" and %d more", extra)
+	}
+	return fmt.Sprintf("node source %q: %d node(s) left out, the others kept: %s%s", source, ns.SkippedCount, strings.Join(names, ", "), more)
 }
 
 func labelString(l map[string]string) string {

@@ -98,10 +98,10 @@ func TestCollect(t *testing.T) {
 	cases := map[string]struct {
 		reason  string
 		spec    Spec
-		nodes   map[string][]Node
+		sets    map[string]NodeSet
 		want    []string
 		unmatch []string
-		warns   int
+		warns   []string
 		wantErr string
 	}{
 		"StaticAndNodesDeduplicated": {
@@ -113,70 +113,72 @@ func TestCollect(t *testing.T) {
 				},
 				NodeSources: []NodeSource{web},
 			},
-			nodes: map[string][]Node{"web": {
-				{Name: "a", ExternalIPs: []string{"198.51.100.9"}, InternalIPs: []string{"10.0.0.1"}},
-				{Name: "b", ExternalIPs: []string{"2001:db8:1::5"}},
-			}},
+			sets: map[string]NodeSet{"web": {Addresses: []string{"198.51.100.9/32", "2001:db8:1::5/128"}, Nodes: 2}},
 			want: []string{"198.51.100.9/32", "203.0.113.0/24", "2001:db8::/48", "2001:db8:1::5/128"},
 		},
-		"InternalIPOptional": {
-			reason: "InternalIP addresses are taken only when asked for.",
-			spec:   Spec{NodeSources: []NodeSource{{Name: "web", IncludeInternalIP: true}}},
-			nodes: map[string][]Node{"web": {
-				{Name: "a", ExternalIPs: []string{"198.51.100.1"}, InternalIPs: []string{"10.0.0.1"}},
-				{Name: "b", InternalIPs: []string{"10.0.0.2"}},
-			}},
-			want: []string{"10.0.0.1/32", "10.0.0.2/32", "198.51.100.1/32"},
+		"ContainedRangesDropped": {
+			reason: "A Node inside an office's range, and a narrower static range inside a wider one, add nothing.",
+			spec: Spec{
+				StaticSources: []StaticSource{
+					{Name: "paris", CIDRs: []string{"203.0.113.128/25", "203.0.113.0/24", "2001:db8::/32"}},
+					{Name: "lyon", CIDRs: []string{"203.0.114.0/24"}},
+				},
+				NodeSources: []NodeSource{web},
+			},
+			sets: map[string]NodeSet{"web": {Addresses: []string{"203.0.113.7/32", "203.0.114.255/32", "203.0.115.0/32", "2001:db8:5::1/128"}, Nodes: 4}},
+			want: []string{"203.0.113.0/24", "203.0.114.0/24", "203.0.115.0/32", "2001:db8::/32"},
 		},
-		"NodeWithoutExternalIP": {
-			reason: "A node without an ExternalIP is skipped with a warning; the others still count.",
+		"SkippedNodesWarned": {
+			reason: "Nodes the AddressSet left out are named in a warning; the others count.",
 			spec:   Spec{NodeSources: []NodeSource{web}},
-			nodes: map[string][]Node{"web": {
-				{Name: "a", ExternalIPs: []string{"198.51.100.1"}},
-				{Name: "b", InternalIPs: []string{"10.0.0.2"}},
+			sets: map[string]NodeSet{"web": {
+				Addresses: []string{"198.51.100.1/32"}, Nodes: 25,
+				Skipped:      []SkippedNode{{Name: "b", Reason: "no ExternalIP address"}},
+				SkippedCount: 24,
 			}},
 			want:  []string{"198.51.100.1/32"},
-			warns: 1,
+			warns: []string{`node source "web": 24 node(s) left out, the others kept: b (no ExternalIP address) and 23 more`},
 		},
 		"OptionalEmpty": {
-			reason:  "An optional selector matching nothing is reported, not fatal.",
+			reason:  "An optional selector matching nothing is reported, not an error.",
 			spec:    Spec{StaticSources: []StaticSource{{Name: "paris", CIDRs: []string{"203.0.113.0/24"}}}, NodeSources: []NodeSource{web}},
-			nodes:   map[string][]Node{"web": nil},
+			sets:    map[string]NodeSet{"web": {}},
 			want:    []string{"203.0.113.0/24"},
 			unmatch: []string{"web"},
-			warns:   1,
+			warns:   []string{`node source "web": no address: 0 node(s) match labels {pool=web}`},
 		},
 		"RequiredEmpty": {
-			reason:  "A required selector matching nothing is fatal.",
+			reason:  "A required selector matching nothing is an error.",
 			spec:    Spec{NodeSources: []NodeSource{{Name: "web", MatchLabels: map[string]string{"pool": "web"}, Required: true}}},
 			wantErr: `node source "web": no address: 0 node(s) match labels {pool=web}, and the source is required; the rules are left as they are`,
 		},
 		"RequiredOnlyNodesWithoutAddress": {
-			reason:  "A required selector whose nodes have no usable address is fatal too.",
+			reason:  "A required selector whose nodes have no usable address is an error too.",
 			spec:    Spec{NodeSources: []NodeSource{{Name: "web", Required: true}}},
-			nodes:   map[string][]Node{"web": {{Name: "a", InternalIPs: []string{"10.0.0.1"}}}},
+			sets:    map[string]NodeSet{"web": {Nodes: 1, Skipped: []SkippedNode{{Name: "a", Reason: "no ExternalIP address"}}, SkippedCount: 1}},
 			wantErr: `node source "web": no address: 1 node(s) match labels {} (every node), and the source is required; the rules are left as they are`,
 		},
 		"InvalidCIDR": {
-			reason:  "An invalid CIDR is fatal and names its source.",
+			reason:  "An invalid CIDR is an error and names its source.",
 			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.0/33"}}}},
 			wantErr: `static source "partner": "198.51.100.0/33" is not a valid CIDR`,
 		},
 		"HostBits": {
-			reason:  "A CIDR with host bits set is fatal, with a hint.",
+			reason:  "A CIDR with host bits set is an error, with a hint.",
 			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.7/24"}}}},
 			wantErr: `static source "partner": "198.51.100.7/24" has host bits set: did you mean 198.51.100.0/24?`,
 		},
-		"InvalidNodeAddress": {
-			reason:  "A Node address that does not parse is fatal.",
-			spec:    Spec{NodeSources: []NodeSource{web}},
-			nodes:   map[string][]Node{"web": {{Name: "a", ExternalIPs: []string{"not-an-ip"}}}},
-			wantErr: `node source "web": node "a" has an invalid address "not-an-ip"`,
+		"UnparsableAddressSetEntryLeftOut": {
+			reason: "An AddressSet entry that does not parse (never written by the provider) is left out with a warning, not an error.",
+			spec:   Spec{NodeSources: []NodeSource{web}},
+			sets:   map[string]NodeSet{"web": {Addresses: []string{"not-an-ip", "198.51.100.1/32"}, Nodes: 2}},
+			want:   []string{"198.51.100.1/32"},
+			warns:  []string{`node source "web": address "not-an-ip" left out: "not-an-ip" is neither a CIDR nor an IP address`},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Collect(tc.spec, tc.nodes)
+			got, err := Collect(tc.spec, tc.sets)
 			if tc.wantErr != "" || err != nil {
 				if diff := cmp.Diff(tc.wantErr, fmt.Sprint(err)); diff != "" {
 					t.Fatalf("%s\nCollect(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -189,8 +191,8 @@ func TestCollect(t *testing.T) {
 			if diff := cmp.Diff(tc.unmatch, got.Unmatched); diff != "" {
 				t.Errorf("%s\nCollect(...).Unmatched: -want, +got:\n%s", tc.reason, diff)
 			}
-			if len(got.Warnings) != tc.warns {
-				t.Errorf("%s\nCollect(...).Warnings: want %d, got %q", tc.reason, tc.warns, got.Warnings)
+			if diff := cmp.Diff(tc.warns, got.Warnings); diff != "" {
+				t.Errorf("%s\nCollect(...).Warnings: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -2,12 +2,16 @@ package function
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	corev1 "k8s.io/api/core/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -26,8 +30,10 @@ const (
 	policyResource = resource.Name("policy")
 	// rulePrefix prefixes the composition resource name of each rule: rule-<priority>.
 	rulePrefix = "rule-"
-	// requirementPrefix prefixes the name of each node source's required resources.
-	requirementPrefix = "nodes-"
+	// addressSetPrefix prefixes the composition resource name of each node source's AddressSet.
+	addressSetPrefix = "nodes-"
+	// addressSetAPIVersion is the AddressSet's apiVersion.
+	addressSetAPIVersion = "cloudarmor.armorplane.io/v1alpha1"
 )
 
 // Function is the IPAllowlist composition function.
@@ -42,7 +48,8 @@ func New(log logging.Logger) *Function {
 	return &Function{log: log}
 }
 
-// RunFunction composes an IPAllowlist's SecurityPolicy and SecurityPolicyRules.
+// RunFunction composes an IPAllowlist's SecurityPolicy, SecurityPolicyRules and one AddressSet
+// per node source.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
@@ -55,46 +62,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	spec := Spec{}
 	if err := oxr.Resource.GetValueInto("spec", &spec); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot read the IPAllowlist's spec"))
+		stale(rsp, ReasonInvalidSpec, errors.Wrap(err, "cannot read the IPAllowlist's spec"))
 		return rsp, nil
 	}
 	if err := spec.Validate(); err != nil {
-		response.Fatal(rsp, err)
+		stale(rsp, ReasonInvalidSpec, err)
 		return rsp, nil
 	}
-
-	// Ask for the Nodes of every source, on every call: Crossplane calls again until the
-	// requirements are stable, and only then acts on the desired state.
-	nodes, resolved, err := requireNodes(req, rsp, spec.NodeSources)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	if !resolved {
-		log.Debug("Waiting for Crossplane to resolve the required Nodes")
-		return rsp, nil
-	}
-
-	src, err := Collect(spec, nodes)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	for _, w := range src.Warnings {
-		response.Warning(rsp, errors.New(w)).TargetComposite()
-	}
-
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get the observed composed resources"))
 		return rsp, nil
 	}
-	rules, err := Assign(src.Ranges, ObservedRules(observed), spec.PriorityRange)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get the desired composed resources"))
@@ -104,9 +83,45 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if spec.Policy.Create {
 		desired[policyResource] = &resource.DesiredComposed{Resource: PolicyResource(spec)}
 	}
+	for _, src := range spec.NodeSources {
+		desired[addressSetResource(src.Name)] = &resource.DesiredComposed{Resource: AddressSetResource(xrName, src)}
+	}
+
+	// The rules follow the sources only once every source has reported; until then, or when the
+	// sources cannot be made into rules, they stay exactly as observed and the IPAllowlist says
+	// why in its Current condition, and is not Ready.
+	held := ObservedRules(observed)
+	sets, waiting, degraded := ReadAddressSets(observed, spec.NodeSources)
+	var (
+		src   Sources
+		rules []Rule
+		hold  *holdReason
+	)
+	switch {
+	case len(waiting) > 0:
+		hold = &holdReason{ReasonSourcesPending, fmt.Sprintf("waiting for the AddressSet(s) of node source(s) %s to report their Nodes' addresses", strings.Join(waiting, ", "))}
+	default:
+		src, err = Collect(spec, sets)
+		if err == nil {
+			rules, err = Assign(src.Ranges, held, spec.PriorityRange)
+		}
+		if err != nil {
+			hold = &holdReason{ReasonCannotCompose, err.Error()}
+		}
+	}
+	if hold != nil {
+		rules = heldRules(held)
+	}
 	for _, r := range rules {
 		desired[resource.Name(rulePrefix+strconv.FormatInt(r.Priority, 10))] = &resource.DesiredComposed{
 			Resource: RuleResource(spec, xrNamespace, xrName, r),
+		}
+	}
+	if hold != nil {
+		// Crossplane's XR is Ready only when every composed resource is; these are not
+		// current, so neither is the allowlist.
+		for _, d := range desired {
+			d.Ready = resource.ReadyFalse
 		}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
@@ -114,6 +129,24 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
+	if hold != nil {
+		// Keep the status the IPAllowlist shows: Crossplane applies the desired IPAllowlist
+		// with server-side apply, so a status field left out would be removed.
+		if err := keepStatus(rsp, req); err != nil {
+			response.Fatal(rsp, err)
+			return rsp, nil
+		}
+		log.Debug("Holding the rules as they are", "reason", hold.reason, "message", hold.message)
+		response.ConditionFalse(rsp, TypeCurrent, hold.reason).WithMessage(hold.message).TargetComposite()
+		if hold.reason != ReasonSourcesPending {
+			response.Warning(rsp, errors.New(hold.message)).TargetComposite()
+		}
+		return rsp, nil
+	}
+
+	for _, w := range src.Warnings {
+		response.Warning(rsp, errors.New(w)).TargetComposite()
+	}
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get the desired IPAllowlist"))
@@ -139,64 +172,178 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
+	if len(degraded) > 0 {
+		// The AddressSet holds its last addresses on purpose (a held shrink, Nodes it may not
+		// read); the rules follow them, and the AddressSet, not Ready, keeps the allowlist
+		// from being Ready.
+		response.ConditionFalse(rsp, TypeCurrent, ReasonSourceHeld).WithMessage(strings.Join(degraded, "; ")).TargetComposite()
+	} else {
+		response.ConditionTrue(rsp, TypeCurrent, ReasonComposed).
+			WithMessage(fmt.Sprintf("%d source ranges in %d rule(s) of policy %s", len(src.Ranges), len(rules), spec.Policy.Name)).TargetComposite()
+	}
 	log.Debug("Composed allowlist", "ranges", len(src.Ranges), "rules", len(rules))
-	response.Normalf(rsp, "%d source ranges in %d rule(s) of policy %s", len(src.Ranges), len(rules), spec.Policy.Name)
 	return rsp, nil
 }
 
-// requireNodes adds a requirement for each node source's Nodes to rsp and returns the Nodes
-// Crossplane supplied, keyed by source name, and whether it resolved every requirement yet.
-func requireNodes(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, sources []NodeSource) (map[string][]Node, bool, error) {
-	if len(sources) == 0 {
-		return nil, true, nil
-	}
-	rsp.Requirements = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}}
-	nodes := map[string][]Node{}
-	resolved := true
-	for _, src := range sources {
-		key := requirementPrefix + src.Name
-		rsp.Requirements.Resources[key] = &fnv1.ResourceSelector{
-			ApiVersion: "v1",
-			Kind:       "Node",
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: src.MatchLabels}},
-		}
-		items, ok, err := request.GetRequiredResource(req, key)
-		if err != nil {
-			return nil, false, errors.Wrapf(err, "cannot read the Nodes of node source %q", src.Name)
-		}
-		if !ok {
-			resolved = false
-			continue
-		}
-		for _, it := range items {
-			nodes[src.Name] = append(nodes[src.Name], nodeOf(it.Resource))
-		}
-	}
-	return nodes, resolved, nil
+// TypeCurrent is the IPAllowlist condition that says whether its rules follow its sources.
+// Its last transition time says since when they do, or do not.
+const TypeCurrent = "Current"
+
+// Reasons of the Current condition.
+const (
+	ReasonComposed       = "Composed"
+	ReasonSourcesPending = "SourcesPending"
+	ReasonSourceHeld     = "SourceHeld"
+	ReasonCannotCompose  = "CannotCompose"
+	ReasonInvalidSpec    = "InvalidSpec"
+)
+
+type holdReason struct{ reason, message string }
+
+// stale reports an error that leaves every composed resource as it is: a fatal result, which
+// makes Crossplane apply nothing, and Current=False saying why.
+func stale(rsp *fnv1.RunFunctionResponse, reason string, err error) {
+	response.ConditionFalse(rsp, TypeCurrent, reason).WithMessage(err.Error()).TargetComposite()
+	response.Fatal(rsp, err)
 }
 
-// nodeOf reads a Node's name and addresses from its status.
-func nodeOf(u *unstructured.Unstructured) Node {
-	n := Node{Name: u.GetName()}
-	addrs, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses")
-	for _, a := range addrs {
-		m, ok := a.(map[string]any)
-		if !ok {
+// keepStatus sets the desired IPAllowlist's status fields to the observed ones.
+func keepStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest) error {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return errors.Wrap(err, "cannot get the observed IPAllowlist")
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return errors.Wrap(err, "cannot get the desired IPAllowlist")
+	}
+	for _, path := range statusFields {
+		v, err := oxr.Resource.GetValue(path)
+		if err != nil {
 			continue
 		}
-		addr, _ := m["address"].(string)
-		if addr == "" {
-			continue
-		}
-		switch m["type"] {
-		case "ExternalIP":
-			n.ExternalIPs = append(n.ExternalIPs, addr)
-		case "InternalIP":
-			n.InternalIPs = append(n.InternalIPs, addr)
+		if err := dxr.Resource.SetValue(path, v); err != nil {
+			return errors.Wrapf(err, "cannot set %s", path)
 		}
 	}
-	return n
+	return errors.Wrap(response.SetDesiredCompositeResource(rsp, dxr), "cannot set the desired IPAllowlist")
 }
+
+// statusFields are the IPAllowlist status fields the function writes.
+var statusFields = []string{"status.ipCount", "status.ruleCount", "status.unmatchedSources", "status.policyName"}
+
+// heldRules are the observed rules as they are, those outside a priority range just narrowed
+// included: a held allowlist loses nothing.
+func heldRules(observed map[int64][]netip.Prefix) []Rule {
+	out := make([]Rule, 0, len(observed))
+	for prio, ranges := range observed {
+		if len(ranges) > 0 {
+			out = append(out, Rule{Priority: prio, Ranges: ranges})
+		}
+	}
+	return out
+}
+
+// addressSetResource is the composition resource name of a node source's AddressSet.
+func addressSetResource(source string) resource.Name {
+	return resource.Name(addressSetPrefix + source)
+}
+
+// ReadAddressSets reads each node source's observed AddressSet. waiting names the sources
+// whose AddressSet does not exist yet or has not reported on its current spec; degraded says,
+// for each AddressSet that is not Ready, why (its Ready message).
+func ReadAddressSets(observed map[resource.Name]resource.ObservedComposed, sources []NodeSource) (sets map[string]NodeSet, waiting, degraded []string) {
+	sets = map[string]NodeSet{}
+	for _, src := range sources {
+		oc, ok := observed[addressSetResource(src.Name)]
+		if !ok || oc.Resource == nil {
+			waiting = append(waiting, strconv.Quote(src.Name))
+			continue
+		}
+		u := oc.Resource
+		ready := u.GetCondition(xpv2.TypeReady)
+		if number(u, "status.observedGeneration") < number(u, "metadata.generation") || (ready.Status != corev1.ConditionTrue && ready.Status != corev1.ConditionFalse) {
+			waiting = append(waiting, strconv.Quote(src.Name))
+			continue
+		}
+		ns := NodeSet{}
+		_ = u.GetValueInto("status.addresses", &ns.Addresses)
+		_ = u.GetValueInto("status.skipped", &ns.Skipped)
+		ns.Nodes, ns.SkippedCount = int(number(u, "status.nodeCount")), int(number(u, "status.skippedCount"))
+		sets[src.Name] = ns
+		if ready.Status == corev1.ConditionFalse {
+			degraded = append(degraded, fmt.Sprintf("node source %q: AddressSet %s is not Ready (%s): %s", src.Name, u.GetName(), ready.Reason, ready.Message))
+		}
+	}
+	return sets, waiting, degraded
+}
+
+// number reads an integer field of an observed resource. Resources reach the function as
+// protobuf Structs, whose numbers are all float64, so unstructured's integer getters (and
+// GetGeneration) read nothing from them.
+func number(u *composed.Unstructured, path string) int64 {
+	v, err := u.GetValue(path)
+	if err != nil {
+		return 0
+	}
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case int64:
+		return n
+	}
+	return 0
+}
+
+// AddressSetResource is the AddressSet of one node source, named <xr>-nodes-<source>.
+func AddressSetResource(xrName string, src NodeSource) *composed.Unstructured {
+	nodes := map[string]any{}
+	if len(src.MatchLabels) > 0 {
+		l := make(map[string]any, len(src.MatchLabels))
+		for k, v := range src.MatchLabels {
+			l[k] = v
+		}
+		nodes["matchLabels"] = l
+	}
+	if src.IncludeInternalIP {
+		nodes["includeInternalIP"] = true
+	}
+	spec := map[string]any{"nodes": nodes}
+	if src.ShrinkHoldSeconds != nil {
+		spec["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
+	}
+	u := composed.New()
+	u.SetAPIVersion(addressSetAPIVersion)
+	u.SetKind("AddressSet")
+	u.SetName(AddressSetName(xrName, src.Name))
+	u.Object["spec"] = spec
+	return u
+}
+
+// AddressSetName is <xr>-nodes-<source>, made a valid object name: a source name may hold
+// characters an object name may not (upper case, spaces), so such a name is lowered, its other
+// characters made dashes, and a hash of the source name appended to keep two such names apart.
+func AddressSetName(xrName, source string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, source)
+	name := xrName + "-nodes-" + strings.Trim(clean, "-")
+	if clean != source || len(name) > maxNameLength {
+		sum := sha256.Sum256([]byte(source))
+		suffix := "-" + hex.EncodeToString(sum[:])[:8]
+		name = strings.TrimRight(name[:min(len(name), maxNameLength-len(suffix))], "-.") + suffix
+	}
+	return name
+}
+
+// maxNameLength is a Kubernetes object name's limit (a DNS subdomain).
+const maxNameLength = 253
 
 // ObservedRules returns the ranges each observed rule holds, keyed by priority. Ranges it cannot
 // parse are ignored: the rule is rewritten without them.

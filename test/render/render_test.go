@@ -17,15 +17,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 )
 
@@ -179,18 +181,56 @@ func webNodes(n int) []node {
 	return out
 }
 
-// nodesYAML renders Node fixtures, with one node of another pool that must never match.
-func nodesYAML(nodes []node) []byte {
-	var b strings.Builder
+// addressSetYAML renders the observed AddressSet of node source pool-web of the example XR as
+// the provider publishes it: its status is computed by the provider's own code from the Node
+// fixtures, with one node of another pool that must never match.
+func addressSetYAML(t *testing.T, nodes []node, internal bool) []byte {
+	t.Helper()
+	var selected []corev1.Node
 	for _, n := range append(nodes, node{name: "gke-prod-batch-00", pool: "batch", external: "198.19.0.1", internal: "10.129.0.1"}) {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels:\n    cloud.google.com/gke-nodepool: %s\nstatus:\n  addresses:\n", n.name, n.pool)
-		fmt.Fprintf(&b, "  - type: InternalIP\n    address: %s\n", n.internal)
-		if n.external != "" {
-			fmt.Fprintf(&b, "  - type: ExternalIP\n    address: %s\n", n.external)
+		if n.pool != "web" {
+			continue
 		}
-		fmt.Fprintf(&b, "  - type: Hostname\n    address: %s\n", n.name)
+		cn := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{"cloud.google.com/gke-nodepool": n.pool}}}
+		cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: n.internal})
+		if n.external != "" {
+			cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: n.external})
+		}
+		cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.name})
+		selected = append(selected, cn)
 	}
-	return []byte(b.String())
+	got := addressset.Collect(selected, internal)
+	d := addressset.Decide(nil, nil, got.Addresses, 0, time.Unix(0, 0))
+	nodesSpec := map[string]any{"matchLabels": map[string]any{"cloud.google.com/gke-nodepool": "web"}}
+	if internal {
+		nodesSpec["includeInternalIP"] = true
+	}
+	skipped := []any{}
+	for _, sk := range got.Skipped {
+		skipped = append(skipped, map[string]any{"name": sk.Name, "reason": sk.Reason})
+	}
+	as := map[string]any{
+		"apiVersion": "cloudarmor.armorplane.io/v1alpha1",
+		"kind":       "AddressSet",
+		"metadata": map[string]any{
+			"name": "web-nodes-pool-web", "namespace": "default", "generation": 1,
+			"annotations": map[string]any{"crossplane.io/composition-resource-name": "nodes-pool-web"},
+		},
+		"spec": map[string]any{"nodes": nodesSpec},
+		"status": map[string]any{
+			"addresses": d.Addresses, "addressCount": len(d.Addresses), "nodeCount": got.Nodes,
+			"skipped": skipped, "skippedCount": len(got.Skipped), "observedGeneration": 1,
+			"conditions": []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+				map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+			},
+		},
+	}
+	out, err := yaml.Marshal(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte("---\n"), out...)
 }
 
 // xr returns the example IPAllowlist, changed by fn.
@@ -220,14 +260,13 @@ type renderResult struct {
 	err    error
 }
 
-// render runs `crossplane render` in dir with the given XR, Nodes and observed resources.
-func (e *env) render(t *testing.T, dir string, xrYAML, nodesYAML, observed []byte) renderResult {
+// render runs `crossplane render` in dir with the given XR and observed resources.
+func (e *env) render(t *testing.T, dir string, xrYAML, observed []byte) renderResult {
 	t.Helper()
 	args := []string{"render",
 		write(t, dir, "xr.yaml", xrYAML), compFile, e.functions,
 		"--crossplane-binary=" + e.core,
 		"--xrd=" + xrdFile,
-		"--required-resources=" + write(t, dir, "nodes.yaml", nodesYAML),
 		"--include-function-results",
 		"--include-full-xr",
 		"--timeout=60s",
@@ -367,12 +406,13 @@ func changedRules(before, after map[string]any) int {
 }
 
 // observedFrom turns a render's composed resources into what Crossplane observes once the
-// provider has made them Ready.
+// provider has made them Ready. AddressSets are left out: the caller supplies them as the
+// provider reports them.
 func observedFrom(t *testing.T, objs []*unstructured.Unstructured) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, o := range objs[1:] { // objs[0] is the XR
-		if o.GetKind() == "Result" {
+		if o.GetKind() == "Result" || o.GetKind() == "AddressSet" {
 			continue
 		}
 		o = o.DeepCopy()
@@ -396,20 +436,47 @@ func observedFrom(t *testing.T, objs []*unstructured.Unstructured) []byte {
 // TestRender starts the two functions once and runs every render against them.
 func TestRender(t *testing.T) {
 	e := setup(t)
+	t.Run("FirstPass", func(t *testing.T) { testFirstPass(t, e) })
 	t.Run("Fixtures", func(t *testing.T) { testFixtures(t, e) })
 	t.Run("NodeReplaced", func(t *testing.T) { testNodeReplaced(t, e) })
-	t.Run("Fatal", func(t *testing.T) { testFatal(t, e) })
+	t.Run("Held", func(t *testing.T) { testHeld(t, e) })
 }
 
-// testFixtures renders the example XR over Node fixtures and compares with the golden files.
+// testFirstPass renders the example XR before its AddressSet exists: the function composes the
+// policy and the AddressSet and no rule yet, and says it waits for the AddressSet.
+func testFirstPass(t *testing.T, e *env) {
+	dir := t.TempDir()
+	r := e.render(t, dir, xr(t, nil), nil)
+	if r.err != nil {
+		t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
+	}
+	objs := decode(t, r.stdout)
+	golden(t, "first-pass", objs)
+	e.validate(t, dir, objs)
+	if n := len(rules(objs)); n != 0 {
+		t.Errorf("%d rules composed before the AddressSet reported, want 0", n)
+	}
+	if got := condition(objs[0], "Current"); got["reason"] != "SourcesPending" {
+		t.Errorf("Current condition: %v, want reason SourcesPending", got)
+	}
+	if c := readyStatus(objs[0]); c == "True" {
+		t.Errorf("XR Ready before its AddressSet reported")
+	}
+}
+
+// testFixtures renders the example XR over AddressSets reporting Node fixtures and compares
+// with the golden files.
 func testFixtures(t *testing.T, e *env) {
 	noExternal := webNodes(10)
 	noExternal[4].external = ""
+	badAddress := webNodes(10)
+	badAddress[6].external = "198.18.0.999"
 
 	type tc struct {
-		reason string
-		xr     func(spec map[string]any)
-		nodes  []node
+		reason   string
+		xr       func(spec map[string]any)
+		nodes    []node
+		internal bool
 		// status expected on the XR.
 		ipCount, ruleCount int64
 		unmatched          []any
@@ -424,8 +491,12 @@ func testFixtures(t *testing.T, e *env) {
 		"nodes-11": {reason: "Eleven nodes: 14 ranges, two rules.", nodes: webNodes(11), ipCount: 14, ruleCount: 2, unmatched: []any{}},
 		"nodes-37": {reason: "37 nodes: 40 ranges, four full rules.", nodes: webNodes(37), ipCount: 40, ruleCount: 4, unmatched: []any{}},
 		"node-without-external-ip": {
-			reason: "A node without an ExternalIP is skipped with a warning.",
+			reason: "A node without an ExternalIP is skipped with a warning naming it.",
 			nodes:  noExternal, ipCount: 12, ruleCount: 2, unmatched: []any{},
+		},
+		"node-with-invalid-address": {
+			reason: "A node with an address that does not parse is skipped with a warning naming it; the others are kept.",
+			nodes:  badAddress, ipCount: 12, ruleCount: 2, unmatched: []any{},
 		},
 		"existing-policy-internal-ips": {
 			reason: "An existing policy is referenced by name and no SecurityPolicy is composed; InternalIPs are included.",
@@ -433,19 +504,22 @@ func testFixtures(t *testing.T, e *env) {
 				spec["policy"] = map[string]any{"name": "shared-edge"}
 				spec["nodeSources"].([]any)[0].(map[string]any)["includeInternalIP"] = true
 			},
-			nodes: webNodes(3), ipCount: 9, ruleCount: 1, unmatched: []any{},
+			nodes: webNodes(3), internal: true, ipCount: 9, ruleCount: 1, unmatched: []any{},
 		},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			r := e.render(t, dir, xr(t, c.xr), nodesYAML(c.nodes), nil)
+			r := e.render(t, dir, xr(t, c.xr), addressSetYAML(t, c.nodes, c.internal))
 			if r.err != nil {
 				t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
 			}
 			objs := decode(t, r.stdout)
 			golden(t, name, objs)
 			checkStatus(t, c.reason, objs, c.ipCount, c.ruleCount, c.unmatched)
+			if got := condition(objs[0], "Current"); got["status"] != "True" {
+				t.Errorf("%s\nCurrent condition: %v, want True", c.reason, got)
+			}
 			e.validate(t, dir, objs)
 		})
 	}
@@ -474,7 +548,7 @@ func testNodeReplaced(t *testing.T, e *env) {
 	dir := t.TempDir()
 
 	before := webNodes(37)
-	first := e.render(t, dir, xr(t, nil), nodesYAML(before), nil)
+	first := e.render(t, dir, xr(t, nil), addressSetYAML(t, before, false))
 	if first.err != nil {
 		t.Fatalf("crossplane render (37 nodes): %v\n%s", first.err, first.stderr)
 	}
@@ -483,7 +557,7 @@ func testNodeReplaced(t *testing.T, e *env) {
 	// The morning after: gke-prod-web-13 is gone, a new node with a new address took its place.
 	after := append([]node{}, before...)
 	after[13] = node{name: "gke-prod-web-37", pool: "web", external: "198.18.0.250", internal: "10.128.0.250"}
-	second := e.render(t, dir, xr(t, nil), nodesYAML(after), observedFrom(t, firstObjs))
+	second := e.render(t, dir, xr(t, nil), append(observedFrom(t, firstObjs), addressSetYAML(t, after, false)...))
 	if second.err != nil {
 		t.Fatalf("crossplane render (node replaced): %v\n%s", second.err, second.stderr)
 	}
@@ -505,49 +579,71 @@ func testNodeReplaced(t *testing.T, e *env) {
 }
 
 func readyStatus(u *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
+	s, _ := condition(u, "Ready")["status"].(string)
+	return s
 }
 
-// testFatal checks the inputs the function refuses: Crossplane then keeps the composed
-// resources as they are.
-func testFatal(t *testing.T, e *env) {
+// condition returns the condition of type typ of u, nil when it has none.
+func condition(u *unstructured.Unstructured, typ string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m
+		}
+	}
+	return nil
+}
+
+// testHeld checks the inputs the function cannot make into rules: it then composes the rules
+// exactly as observed, marks them not Ready (so the XR is not Ready), and says why in the XR's
+// Current condition.
+func testHeld(t *testing.T, e *env) {
+	// A live allowlist of 37 nodes, as the previous reconcile left it.
+	dir := t.TempDir()
+	live := e.render(t, dir, xr(t, nil), addressSetYAML(t, webNodes(37), false))
+	if live.err != nil {
+		t.Fatalf("crossplane render (37 nodes): %v\n%s", live.err, live.stderr)
+	}
+	liveObjs := decode(t, live.stdout)
+
 	cases := map[string]struct {
 		xr      func(spec map[string]any)
 		nodes   []node
-		wantErr string
+		wantMsg string
 	}{
 		"RequiredSelectorMatchesNothing": {
 			xr:      func(spec map[string]any) { spec["nodeSources"].([]any)[0].(map[string]any)["required"] = true },
-			wantErr: `node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}, and the source is required`,
+			wantMsg: `node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}, and the source is required; the rules are left as they are`,
 		},
 		"PriorityRangeOverflow": {
 			xr:      func(spec map[string]any) { spec["priorityRange"] = map[string]any{"first": 1000, "last": 1002} },
-			nodes:   webNodes(37),
-			wantErr: "40 source ranges need 4 rules of 10, but priorityRange 1000-1002 reserves only 3",
+			nodes:   webNodes(38),
+			wantMsg: "41 source ranges need 5 rules of 10, but priorityRange 1000-1002 reserves only 3: widen the range or remove sources",
 		},
 		"InvalidCIDR": {
 			xr: func(spec map[string]any) {
 				spec["staticSources"].([]any)[1].(map[string]any)["cidrs"] = []any{"198.51.100.300/28"}
 			},
 			nodes:   webNodes(1),
-			wantErr: `static source "office-berlin": "198.51.100.300/28" is not a valid CIDR`,
+			wantMsg: `static source "office-berlin": "198.51.100.300/28" is not a valid CIDR`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := e.render(t, t.TempDir(), xr(t, tc.xr), nodesYAML(tc.nodes), nil)
-			if r.err == nil {
-				t.Fatalf("crossplane render succeeded, want a fatal result %q:\n%s", tc.wantErr, r.stdout)
+			r := e.render(t, t.TempDir(), xr(t, tc.xr), append(observedFrom(t, liveObjs), addressSetYAML(t, tc.nodes, false)...))
+			if r.err != nil {
+				t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
 			}
-			if !strings.Contains(r.stderr, tc.wantErr) {
-				t.Errorf("crossplane render failed without the expected message %q:\n%s", tc.wantErr, r.stderr)
+			objs := decode(t, r.stdout)
+			if diff := cmp.Diff(rules(liveObjs), rules(objs)); diff != "" {
+				t.Errorf("held rules differ from the live ones: -live, +rendered:\n%s", diff)
+			}
+			got := condition(objs[0], "Current")
+			if got["status"] != "False" || got["reason"] != "CannotCompose" || got["message"] != tc.wantMsg {
+				t.Errorf("Current condition: %v, want False, CannotCompose, %q", got, tc.wantMsg)
+			}
+			if c := readyStatus(objs[0]); c == "True" {
+				t.Errorf("XR Ready while its rules are held")
 			}
 		})
 	}
