@@ -104,11 +104,15 @@ spec:
 					c.addNode(ctx, t, pool)
 				}
 			}},
+			{"add 100 nodes", 1, func() {
+				for range 100 {
+					c.addNode(ctx, t, pool)
+				}
+			}},
 			{"replace a node", 4, func() { c.replaceNode(ctx, t) }},
 			{"node loses its external IP", 3, func() { c.dropExternalIP(ctx, t) }},
 			{"node relabelled out of the pool", 3, func() { c.relabel(ctx, t) }},
 			{"node deleted", 3, func() { c.deleteNode(ctx, t) }},
-			{"all nodes drained", 1, func() { c.drain(ctx, t) }},
 		}
 		for _, ch := range changes {
 			for range ch.reps {
@@ -116,6 +120,46 @@ spec:
 			}
 		}
 		m.report(t)
+	})
+	if t.Failed() {
+		return
+	}
+
+	// Every Node gone at once looks like a watch restart or a mistyped
+	// selector: the AddressSet holds the shrink back (shrinkHoldSeconds,
+	// shortened here), the IPAllowlist says so and is not Ready, and GCP
+	// keeps allowing the Nodes until the hold is over.
+	t.Run("DrainHeldThenApplied", func(t *testing.T) {
+		const hold = 8 * time.Second
+		before := c.want()
+		e.setShrinkHold(ctx, t, hold)
+		e.waitXRReady(ctx, t, len(before))
+		begin := time.Now()
+		c.drain(ctx, t)
+		wait.Eventually(t, converge, "the IPAllowlist to say it holds a shrink", func() error {
+			s, reason, msg := e.xrCondition(ctx, t, "Current")
+			if s != "False" || reason != "SourceHeld" {
+				return fmt.Errorf("Current=%s %s %s", s, reason, msg)
+			}
+			if ready, _, _ := e.xrCondition(ctx, t, "Ready"); ready == "True" {
+				return fmt.Errorf("Ready=True while a shrink is held")
+			}
+			return nil
+		})
+		// The Nodes' deletions arrive over several of the AddressSet's
+		// looks; the first ones, under half, may be applied, but never more
+		// than half of what the AddressSet held within the hold.
+		if held := time.Since(begin); held < hold {
+			nodes := len(before) - len(offices)
+			if got := len(allowedSources(e.policy(t))) - len(offices); got*2 < nodes {
+				t.Errorf("%.1fs into a %s hold GCP allows %d Node addresses, want at least half of the %d from before the drain", held.Seconds(), hold, got, nodes)
+			}
+		}
+		e.waitAllowlist(t, sortedCopy(offices))
+		if took := time.Since(begin); took < hold {
+			t.Errorf("the drain reached GCP after %.1fs, before the %s hold was over", took.Seconds(), hold)
+		}
+		t.Logf("drain of %d sources held, then applied %.1fs after the Nodes were deleted (hold %s)", len(before)-len(offices), time.Since(begin).Seconds(), hold)
 		sp := e.policy(t)
 		if got, want := allowedSources(sp), sortedCopy(offices); !slices.Equal(got, want) {
 			t.Errorf("after draining every node: GCP allows %v, want only the offices %v", got, want)
@@ -167,7 +211,7 @@ spec:
 // the provider's CRDs are owned by its ProviderRevision, the XRD and the
 // Composition by the ConfigurationRevision.
 func (e *env) checkInstalled(ctx context.Context, t *testing.T) {
-	for _, crd := range []string{"securitypolicies.cloudarmor.armorplane.io", "securitypolicyrules.cloudarmor.armorplane.io",
+	for _, crd := range []string{"securitypolicies.cloudarmor.armorplane.io", "securitypolicyrules.cloudarmor.armorplane.io", "addresssets.cloudarmor.armorplane.io",
 		"clusterproviderconfigs.armorplane.io", "providerconfigs.armorplane.io"} {
 		o := &unstructured.Unstructured{}
 		o.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
@@ -289,6 +333,39 @@ func (e *env) waitXRReady(ctx context.Context, t *testing.T, ips int) {
 		}
 		return nil
 	})
+}
+
+// setShrinkHold sets the node source's shrinkHoldSeconds on the IPAllowlist.
+func (e *env) setShrinkHold(ctx context.Context, t *testing.T, hold time.Duration) {
+	t.Helper()
+	xr := &unstructured.Unstructured{}
+	xr.SetGroupVersionKind(xrGVK)
+	xr.SetNamespace("default")
+	xr.SetName(xrName)
+	patch := fmt.Sprintf(`{"spec":{"nodeSources":[{"name":"pool-web","matchLabels":{"cloud.google.com/gke-nodepool":%q},"shrinkHoldSeconds":%d}]}}`, pool, int(hold.Seconds()))
+	if err := e.cp.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// xrCondition returns the status, reason and message of the IPAllowlist's
+// condition of type typ.
+func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status, reason, message string) {
+	t.Helper()
+	xr := &unstructured.Unstructured{}
+	xr.SetGroupVersionKind(xrGVK)
+	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(xr.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			message, _ = m["message"].(string)
+		}
+	}
+	return status, reason, message
 }
 
 // allowedSources is the sorted set of source ranges that allow rules in the

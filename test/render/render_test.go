@@ -200,7 +200,7 @@ func addressSetYAML(t *testing.T, nodes []node, internal bool) []byte {
 		selected = append(selected, cn)
 	}
 	got := addressset.Collect(selected, internal)
-	d := addressset.Decide(nil, nil, got.Addresses, 0, time.Unix(0, 0))
+	d := addressset.Decide(nil, nil, nil, got.Addresses, 0, time.Unix(0, 0))
 	nodesSpec := map[string]any{"matchLabels": map[string]any{"cloud.google.com/gke-nodepool": "web"}}
 	if internal {
 		nodesSpec["includeInternalIP"] = true

@@ -14,10 +14,11 @@ type AddressSetSpec struct {
 	// Nodes selects the Kubernetes Nodes whose addresses the set holds.
 	Nodes NodeSelector `json:"nodes"`
 
-	// ShrinkHoldSeconds is how long a sudden shrink is held back: when one
-	// step would remove more than half of the addresses the set holds (and
-	// it holds at least four), the set keeps its addresses and says so in
-	// its Ready condition until the shrink has lasted this long. A watch
+	// ShrinkHoldSeconds is how long a sudden shrink is held back: when the
+	// set would hold fewer than half of the most addresses it held within
+	// the last shrinkHoldSeconds (and that most is at least four), it keeps
+	// its addresses and says so in its Ready condition until the shrink has
+	// lasted this long. Nodes leaving a few at a time count together. A watch
 	// restart, an RBAC mistake or a mistyped selector then never empties an
 	// allowlist at once, while Nodes that are really gone (a cluster stopped
 	// for the night) leave it after the hold. 0 applies every shrink at once.
@@ -48,9 +49,17 @@ type SkippedNode struct {
 	Reason string `json:"reason"`
 }
 
+// AddressPeak is the most addresses the set held within a shrink hold.
+type AddressPeak struct {
+	// Count of addresses.
+	Count int `json:"count"`
+	// Since is when the set last held Count addresses, or more.
+	Since metav1.Time `json:"since"`
+}
+
 // HeldShrink describes a shrink the set holds back.
 type HeldShrink struct {
-	// From is how many addresses the set holds.
+	// From is the most addresses the set held within the hold.
 	From int `json:"from"`
 	// To is how many the selected Nodes have now.
 	To int `json:"to"`
@@ -87,6 +96,11 @@ type AddressSetStatus struct {
 	// HeldShrink is set while a shrink is held back (see shrinkHoldSeconds).
 	// +optional
 	HeldShrink *HeldShrink `json:"heldShrink,omitempty"`
+
+	// Peak is the most addresses the set held within the last
+	// shrinkHoldSeconds, which a shrink is measured against.
+	// +optional
+	Peak *AddressPeak `json:"peak,omitempty"`
 
 	// ObservedGeneration is the generation of the spec the addresses follow.
 	// +optional

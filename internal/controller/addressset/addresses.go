@@ -95,31 +95,38 @@ type Decision struct {
 	// Held is set when a shrink is held back; Addresses are then the
 	// published ones plus any the Nodes gained.
 	Held *v1alpha1.HeldShrink
+	// Peak is the most addresses published within the hold, to keep.
+	Peak *v1alpha1.AddressPeak
 	// RetryAfter is when a held shrink is due, zero when none is held.
 	RetryAfter time.Duration
 }
 
 // Decide returns what to publish, given what is published (published,
-// held), what the Nodes hold now (current), the hold and the time. A step
-// that removes more than half of at least MinShrinkGuarded published
-// addresses is held back until it has lasted hold; it is dropped as soon
-// as the Nodes come back, and a further shrink during the hold keeps the
-// first one's start.
-func Decide(published []string, held *v1alpha1.HeldShrink, current []netip.Prefix, hold time.Duration, now time.Time) Decision {
+// peak, held), what the Nodes hold now (current), the hold and the time.
+//
+// A shrink is measured against the peak: the most addresses published
+// within the last hold, so Nodes leaving a few at a time (a deletion of
+// every Node arrives as many events) count together. When current would
+// leave fewer than half of a peak of at least MinShrinkGuarded addresses,
+// the shrink is held back (the published addresses stay, new ones are
+// added) until it has lasted hold; it ends as soon as enough Nodes come
+// back, and a further shrink during the hold keeps the first one's start.
+func Decide(published []string, peak *v1alpha1.AddressPeak, held *v1alpha1.HeldShrink, current []netip.Prefix, hold time.Duration, now time.Time) Decision {
 	next := make([]string, 0, len(current))
-	keep := make(map[string]bool, len(current))
 	for _, p := range current {
 		next = append(next, p.String())
-		keep[p.String()] = true
 	}
-	removed := 0
-	for _, a := range published {
-		if !keep[a] {
-			removed++
-		}
-	}
-	if hold <= 0 || len(published) < MinShrinkGuarded || removed*2 <= len(published) {
+	if hold <= 0 {
 		return Decision{Addresses: next}
+	}
+	if peak == nil || now.Sub(peak.Since.Time) >= hold || len(published) > peak.Count {
+		peak = &v1alpha1.AddressPeak{Count: len(published), Since: metav1.NewTime(now)}
+	}
+	if peak.Count < MinShrinkGuarded || len(next)*2 >= peak.Count {
+		if len(next) > peak.Count {
+			peak = &v1alpha1.AddressPeak{Count: len(next), Since: metav1.NewTime(now)}
+		}
+		return Decision{Addresses: next, Peak: peak}
 	}
 	since := metav1.NewTime(now)
 	if held != nil {
@@ -128,11 +135,12 @@ func Decide(published []string, held *v1alpha1.HeldShrink, current []netip.Prefi
 	if left := since.Add(hold).Sub(now); left > 0 {
 		return Decision{
 			Addresses:  union(published, current),
-			Held:       &v1alpha1.HeldShrink{From: len(published), To: len(next), Since: since},
+			Held:       &v1alpha1.HeldShrink{From: peak.Count, To: len(next), Since: since},
+			Peak:       peak,
 			RetryAfter: left,
 		}
 	}
-	return Decision{Addresses: next}
+	return Decision{Addresses: next, Peak: &v1alpha1.AddressPeak{Count: len(next), Since: metav1.NewTime(now)}}
 }
 
 // union returns published with the addresses of current it lacks, sorted:

@@ -111,83 +111,125 @@ func TestCollect(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
-	earlier := metav1.NewTime(now.Add(-30 * time.Second))
+	at := func(ago time.Duration) metav1.Time { return metav1.NewTime(now.Add(-ago)) }
 	four := []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32"}
 	hold := 2 * time.Minute
 
 	cases := map[string]struct {
+		reason    string
 		published []string
+		peak      *v1alpha1.AddressPeak
 		held      *v1alpha1.HeldShrink
 		current   []netip.Prefix
 		hold      time.Duration
 		want      Decision
 	}{
 		"FirstLook": {
+			reason:  "A new set publishes what it finds and records its peak.",
 			current: prefixes("192.0.2.1/32"),
 			hold:    hold,
-			want:    Decision{Addresses: []string{"192.0.2.1/32"}},
+			want:    Decision{Addresses: []string{"192.0.2.1/32"}, Peak: &v1alpha1.AddressPeak{Count: 1, Since: at(0)}},
 		},
-		"GrowthAppliedAtOnce": {
+		"GrowthRaisesPeak": {
+			reason:    "Growth is applied at once and raises the peak.",
 			published: four,
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 			current:   prefixes("192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32", "192.0.2.5/32"),
 			hold:      hold,
-			want:      Decision{Addresses: append(append([]string{}, four...), "192.0.2.5/32")},
+			want:      Decision{Addresses: append(append([]string{}, four...), "192.0.2.5/32"), Peak: &v1alpha1.AddressPeak{Count: 5, Since: at(0)}},
 		},
 		"HalfRemovedAppliedAtOnce": {
+			reason:    "Keeping half of the peak is no sudden shrink; the peak stays.",
 			published: four,
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 			current:   prefixes("192.0.2.1/32", "192.0.2.2/32"),
 			hold:      hold,
-			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}},
+			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}, Peak: &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)}},
 		},
 		"SmallSetShrinksAtOnce": {
+			reason:    "A set under MinShrinkGuarded addresses follows every shrink.",
 			published: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"},
+			peak:      &v1alpha1.AddressPeak{Count: 3, Since: at(time.Minute)},
 			hold:      hold,
-			want:      Decision{Addresses: []string{}},
+			want:      Decision{Addresses: []string{}, Peak: &v1alpha1.AddressPeak{Count: 3, Since: at(time.Minute)}},
 		},
 		"EmptiedIsHeld": {
+			reason:    "Losing every address at once is held back for the hold.",
 			published: four,
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 			hold:      hold,
 			want: Decision{
 				Addresses:  four,
-				Held:       &v1alpha1.HeldShrink{From: 4, To: 0, Since: metav1.NewTime(now)},
+				Held:       &v1alpha1.HeldShrink{From: 4, To: 0, Since: at(0)},
+				Peak:       &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 				RetryAfter: hold,
 			},
 		},
+		"StepwiseShrinkMeasuredAgainstPeak": {
+			reason:    "Nodes leaving a few at a time count together: 8 were published within the hold, 2 remain of the 3 published.",
+			published: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"},
+			peak:      &v1alpha1.AddressPeak{Count: 8, Since: at(10 * time.Second)},
+			current:   prefixes("192.0.2.1/32", "192.0.2.2/32"),
+			hold:      hold,
+			want: Decision{
+				Addresses:  []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"},
+				Held:       &v1alpha1.HeldShrink{From: 8, To: 2, Since: at(0)},
+				Peak:       &v1alpha1.AddressPeak{Count: 8, Since: at(10 * time.Second)},
+				RetryAfter: hold,
+			},
+		},
+		"OldPeakForgotten": {
+			reason:    "A peak older than the hold no longer counts: the published set is the new peak.",
+			published: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"},
+			peak:      &v1alpha1.AddressPeak{Count: 8, Since: at(hold)},
+			current:   prefixes("192.0.2.1/32", "192.0.2.2/32"),
+			hold:      hold,
+			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}, Peak: &v1alpha1.AddressPeak{Count: 3, Since: at(0)}},
+		},
 		"HeldKeepsItsStartAndLetsNewcomersIn": {
+			reason:    "During a hold the published addresses stay and new ones are added.",
 			published: four,
-			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: earlier},
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
+			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: at(30 * time.Second)},
 			current:   prefixes("198.51.100.1/32"),
 			hold:      hold,
 			want: Decision{
 				Addresses:  append(append([]string{}, four...), "198.51.100.1/32"),
-				Held:       &v1alpha1.HeldShrink{From: 4, To: 1, Since: earlier},
+				Held:       &v1alpha1.HeldShrink{From: 4, To: 1, Since: at(30 * time.Second)},
+				Peak:       &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 				RetryAfter: hold - 30*time.Second,
 			},
 		},
 		"HoldOverApplies": {
+			reason:    "A shrink that lasted the hold is applied and the peak reset.",
 			published: four,
-			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: metav1.NewTime(now.Add(-hold))},
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
+			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: at(hold)},
 			hold:      hold,
-			want:      Decision{Addresses: []string{}},
+			want:      Decision{Addresses: []string{}, Peak: &v1alpha1.AddressPeak{Count: 0, Since: at(0)}},
 		},
 		"NodesBackEndsHold": {
+			reason:    "Nodes coming back end the hold.",
 			published: four,
-			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: earlier},
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
+			held:      &v1alpha1.HeldShrink{From: 4, To: 0, Since: at(30 * time.Second)},
 			current:   prefixes(four...),
 			hold:      hold,
-			want:      Decision{Addresses: four},
+			want:      Decision{Addresses: four, Peak: &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)}},
 		},
 		"NoHoldAppliesAtOnce": {
+			reason:    "shrinkHoldSeconds 0 follows every shrink and keeps no peak.",
 			published: four,
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 			hold:      0,
 			want:      Decision{Addresses: []string{}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Decide(tc.published, tc.held, tc.current, tc.hold, now)
+			got := Decide(tc.published, tc.peak, tc.held, tc.current, tc.hold, now)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("Decide(...): -want, +got:\n%s", diff)
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -133,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	got := Collect(nodes.Items, as.Spec.Nodes.IncludeInternalIP)
-	d := Decide(as.Status.Addresses, as.Status.HeldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
+	d := Decide(as.Status.Addresses, as.Status.Peak, as.Status.HeldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
 	want.Addresses = d.Addresses
 	want.AddressCount = len(d.Addresses)
@@ -141,6 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want.SkippedCount = len(got.Skipped)
 	want.Skipped = got.Skipped[:min(len(got.Skipped), MaxSkippedListed)]
 	want.HeldShrink = d.Held
+	want.Peak = d.Peak
 	want.ObservedGeneration = as.GetGeneration()
 	ready := xpv2.Available()
 	if d.Held != nil {
