@@ -36,7 +36,8 @@ const (
 )
 
 // The example folders `make run` applies, in order. examples/allowlist is
-// composed by Crossplane core from the Nodes runDemo creates.
+// composed by Crossplane core from the Nodes runDemo creates (through the
+// AddressSet the provider keeps from them).
 var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist"}
 
 // demoNodes are the Nodes `make run` creates: three in the pool the example
@@ -89,9 +90,9 @@ func startPlatform(ctx context.Context, cp *controlplane.ControlPlane, cfg confi
 		WorkDir:      work,
 		ProviderArgs: []string{"--poll=30s", "--poll-jitter=3s", "--snapshot-ttl=10s",
 			"--metrics-bind-address=" + metricsAddr(), "--health-probe-bind-address=0"},
-		// A Node relabelled out of the pool or losing its address is seen at
-		// once through Crossplane's watch; the poll only catches what a watch
-		// missed.
+		// Crossplane core's defaults, as a user's cluster runs it: Node
+		// changes reach it as AddressSet status writes, which its watch of
+		// composed resources sees at once.
 		PollInterval: time.Minute,
 	})
 	if err != nil {
@@ -346,7 +347,7 @@ func printNext(out io.Writer, kubeconfig string) {
 Try next (in another terminal):
   export KUBECONFIG=%[1]s
   alias kubectl=%[3]s
-  kubectl get ipallowlists,securitypolicies,securitypolicyrules -A
+  kubectl get ipallowlists,addresssets,securitypolicies,securitypolicyrules -A
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   kubectl get securitypolicyrule api-edge-office -w    # watch it converge
 
