@@ -53,6 +53,7 @@ type config struct {
 	growthPoll   time.Duration
 	growthPolls  int
 	platform     bool
+	scale        string
 	doc          string
 	binDir       string
 	outDir       string
@@ -83,6 +84,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.growthPoll, "growth-poll", time.Minute, "growth curve: the provider's --poll (the default's, so steady CPU is what a user sees)")
 	fs.IntVar(&c.growthPolls, "growth-steady-polls", 2, "growth curve: steady-state window, in poll intervals")
 	fs.BoolVar(&c.platform, "platform", true, "run the live composition suite (test/platform) last and print its node-change latency table")
+	fs.StringVar(&c.scale, "platform-scale", "1000,5000", "Node counts for the IPAllowlist at scale (test/platform TestScale, with -platform); empty skips it")
 	fs.StringVar(&c.doc, "doc", "docs/performance.md", "where the last committed figures are (read from git HEAD, else the file)")
 	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the built provider and nullprovider binaries")
 	fs.StringVar(&c.outDir, "out", "_output", "where bench.json, bench.svg and logs go")
@@ -278,7 +280,7 @@ func run(ctx context.Context, cfg config) error {
 	rep.curve()
 	rep.targets(lastFigures(cfg.doc))
 	if cfg.platform {
-		rep.Platform, rep.PlatformErr = runPlatform(ctx, cfg.outDir)
+		rep.Platform, rep.PlatformErr = runPlatform(ctx, cfg.outDir, cfg.scale)
 	}
 	rep.printTable(os.Stdout)
 	if err := rep.writeJSON(filepath.Join(cfg.outDir, "bench.json")); err != nil {

@@ -367,9 +367,10 @@ func lastFigures(doc string) map[string]float64 {
 }
 
 // runPlatform runs the live composition suite, which times node changes
-// from the Node write to the GCP rule being right, and returns the latency
-// table it wrote.
-func runPlatform(ctx context.Context, outDir string) (string, string) {
+// from the Node write to the GCP rule being right, and, for each Node count
+// in scale, the IPAllowlist in a cluster that big; it returns the tables
+// they wrote.
+func runPlatform(ctx context.Context, outDir, scale string) (string, string) {
 	out, err := filepath.Abs(filepath.Join(outDir, "platform-latency.md"))
 	if err != nil {
 		return "", err.Error()
@@ -382,8 +383,8 @@ func runPlatform(ctx context.Context, outDir string) (string, string) {
 	}
 	defer log.Close() //nolint:errcheck // a log
 	fmt.Fprintf(os.Stderr, ">> platform suite (node-change latency; load average %s; log %s)\n", loadAvg(), logPath)
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "TestPlatform", "./test/platform/")
-	cmd.Env = append(os.Environ(), "PLATFORM_LATENCY_OUT="+out)
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout=60m", "-run", "^(TestPlatform|TestScale)$", "./test/platform/")
+	cmd.Env = append(os.Environ(), "PLATFORM_LATENCY_OUT="+out, "PLATFORM_SCALE="+scale)
 	cmd.Stdout, cmd.Stderr = log, log
 	runErr := cmd.Run()
 	b, err := os.ReadFile(out)

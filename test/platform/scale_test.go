@@ -1,0 +1,384 @@
+package platform_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+)
+
+// TestScale is the IPAllowlist in a big cluster, for `make bench`: for each
+// Node count in PLATFORM_SCALE (e.g. "1000,5000", ascending) the cluster
+// holds that many Nodes with a kubelet's full status (addresses, four
+// conditions, 30 images, node info: about 14 KB each as JSON), 100 of them in
+// the allowlisted pool, and every Node's status is patched once per 5
+// minutes, spread evenly, as kubelets report. The suite measures the steady
+// state (CPU and memory of core, the function, the provider and the API
+// server over 30 s of heartbeats, and the size of what a function request
+// carries), then bursts of 100 and 500 pool Nodes added and removed.
+// Skipped unless PLATFORM_SCALE is set: it takes minutes and gigabytes.
+func TestScale(t *testing.T) {
+	spec := os.Getenv("PLATFORM_SCALE")
+	if spec == "" {
+		t.Skip("set PLATFORM_SCALE=1000,5000 (make bench does)")
+	}
+	var counts []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < scalePool {
+			t.Fatalf("PLATFORM_SCALE=%q: want Node counts of at least %d", spec, scalePool)
+		}
+		counts = append(counts, n)
+	}
+	e := setup(t)
+	ctx := context.Background()
+	e.applyProviderConfig(ctx, t)
+	kc := fastClient(t, e)
+
+	c := newCluster(e)
+	c.realistic = true
+	for range scalePool {
+		c.addNode(ctx, t, pool)
+	}
+	if _, err := e.cp.Apply(ctx, repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	// Bursts of removals are measured as they happen, not after the
+	// shrink hold that would keep them back for two minutes.
+	e.setShrinkHold(ctx, t, 0)
+	e.waitAllowlist(t, c.want())
+
+	hb := newHeartbeats(kc)
+	defer hb.stop()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nIPAllowlist at scale (%d Nodes in the allowlisted pool; every Node's status patched once per 5 minutes):\n\n", scalePool)
+	fmt.Fprintf(&b, "| Nodes | heartbeats/s | core CPU | function CPU | provider CPU | API server CPU | core RSS | function RSS | provider RSS | API server RSS | function request ≈ |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var bursts []string
+	have := scalePool
+	for _, n := range counts {
+		begin := time.Now()
+		have += createBackground(ctx, t, kc, have, n-have)
+		t.Logf("%d Nodes in the cluster (%.0fs to create)", have, time.Since(begin).Seconds())
+		hb.set(nodeNames(ctx, t, kc), float64(n)/300)
+
+		time.Sleep(10 * time.Second) // the informers catch up with the creations
+		before := sampleProcs(t)
+		const window = 30 * time.Second
+		time.Sleep(window)
+		after := sampleProcs(t)
+		cpu := func(exe string) string {
+			return fmt.Sprintf("%.3f cores", (after[exe].cpu-before[exe].cpu).Seconds()/window.Seconds())
+		}
+		rss := func(exe string) string { return fmt.Sprintf("%d MiB", after[exe].rss>>20) }
+		fmt.Fprintf(&b, "| %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %d KiB |\n", n, float64(n)/300,
+			cpu("crossplane-core"), cpu("function"), cpu("provider"), cpu("kube-apiserver"),
+			rss("crossplane-core"), rss("function"), rss("provider"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10)
+
+		m := e.newMeter(t)
+		// A burst of 500 is 50 rules written one at a time (GCP runs one
+		// operation per policy at a time), and its composed resources'
+		// updates can open even the raised circuit breaker for 30 s.
+		m.limit = 5 * time.Minute
+		for _, size := range []int{100, 500} {
+			m.measure(t, fmt.Sprintf("%d Nodes: add %d", n, size), c, func() {
+				for range size {
+					c.addNode(ctx, t, pool)
+				}
+			})
+			m.measure(t, fmt.Sprintf("%d Nodes: remove %d", n, size), c, func() {
+				for range size {
+					c.deleteNode(ctx, t)
+				}
+			})
+		}
+		m.stop()
+		bursts = append(bursts, m.table())
+		for k, g := range m.gaps {
+			if g > 0 {
+				t.Errorf("%s: %d samples found a still-wanted source refused by GCP (e.g. %s)", k, g, m.lost[k])
+			}
+		}
+	}
+	b.WriteString("\nBursts (from the first Node write of the burst until GCP allows exactly the wanted sources):\n\n")
+	for _, tbl := range bursts {
+		b.WriteString(tbl)
+	}
+	t.Log(b.String())
+	if out := os.Getenv("PLATFORM_LATENCY_OUT"); out != "" {
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close() //nolint:errcheck // checked below by the write
+		if _, err := f.WriteString(b.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scalePool is how many Nodes the allowlisted pool holds in TestScale.
+const scalePool = 100
+
+// fastClient is a client without client-go's default 5 requests a second:
+// the suite writes thousands of Nodes.
+func fastClient(t *testing.T, e *env) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(e.cp.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000
+	kc, err := client.New(cfg, client.Options{Scheme: kube.SchemeT(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// realisticStatus gives n what a kubelet reports besides its addresses.
+func realisticStatus(n *corev1.Node) {
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available", LastHeartbeatTime: now, LastTransitionTime: now},
+		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure", LastHeartbeatTime: now, LastTransitionTime: now},
+		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available", LastHeartbeatTime: now, LastTransitionTime: now},
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now},
+	}
+	for i := range 30 {
+		repo := fmt.Sprintf("europe-docker.pkg.dev/prod-platform/services/service-%02d", i)
+		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{
+			Names: []string{
+				fmt.Sprintf("%s@sha256:%064x", repo, i*7919+1),
+				fmt.Sprintf("%s:v1.%d.%d", repo, i, i*3),
+			},
+			SizeBytes: int64(20_000_000 + i*1_000_003),
+		})
+	}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{
+		MachineID: fmt.Sprintf("%032x", len(n.Name)*104729), SystemUUID: "4c4c4544-0042-3510-8052-b4c04f4e4d32", BootID: "8a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d",
+		KernelVersion: "6.1.100+", OSImage: "Container-Optimized OS from Google", ContainerRuntimeVersion: "containerd://1.7.24",
+		KubeletVersion: "v1.35.4", KubeProxyVersion: "v1.35.4", OperatingSystem: "linux", Architecture: "amd64",
+	}
+	res := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("3920m"), corev1.ResourceMemory: resource.MustParse("13604964Ki"),
+		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("47060071478"),
+	}
+	n.Status.Capacity, n.Status.Allocatable = res, res
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = 10250
+}
+
+// createBackground creates count Nodes of other pools, realistic like the
+// pool's, four at a time, and returns how many it created.
+func createBackground(ctx context.Context, t *testing.T, kc client.Client, from, count int) int {
+	t.Helper()
+	var next, failed atomic.Int64
+	next.Store(int64(from))
+	end := int64(from + count)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= end {
+					return
+				}
+				nd := node(fmt.Sprintf("gke-batch-%05d", i), "batch", fmt.Sprintf("10.%d.%d.%d", 64+i/65536, (i/256)%256, i%256), fmt.Sprintf("35.%d.%d.%d", 100+i/65536, (i/256)%256, i%256))
+				realisticStatus(nd)
+				status := nd.Status
+				if err := kc.Create(ctx, nd); err != nil {
+					failed.Add(1)
+					t.Errorf("create Node %s: %v", nd.Name, err)
+					return
+				}
+				nd.Status = status
+				if err := kc.Status().Update(ctx, nd); err != nil {
+					failed.Add(1)
+					t.Errorf("write Node %s status: %v", nd.Name, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.FailNow()
+	}
+	return count
+}
+
+func nodeNames(ctx context.Context, t *testing.T, kc client.Client) []string {
+	t.Helper()
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := kc.List(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(l.Items))
+	for _, n := range l.Items {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// heartbeats patches one Node's Ready condition heartbeat at a time, at a
+// steady rate, round robin over the names it was given.
+type heartbeats struct {
+	kc    client.Client
+	mu    sync.Mutex
+	names []string
+	every time.Duration
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+func newHeartbeats(kc client.Client) *heartbeats {
+	h := &heartbeats{kc: kc, quit: make(chan struct{}), done: make(chan struct{}), every: time.Hour}
+	go h.run()
+	return h
+}
+
+func (h *heartbeats) set(names []string, perSecond float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.names = names
+	h.every = time.Duration(float64(time.Second) / perSecond)
+}
+
+func (h *heartbeats) stop() {
+	close(h.quit)
+	<-h.done
+}
+
+func (h *heartbeats) run() {
+	defer close(h.done)
+	i := 0
+	for {
+		h.mu.Lock()
+		names, every := h.names, h.every
+		h.mu.Unlock()
+		select {
+		case <-h.quit:
+			return
+		case <-time.After(every):
+		}
+		if len(names) == 0 {
+			continue
+		}
+		name := names[i%len(names)]
+		i++
+		now := time.Now().UTC().Format(time.RFC3339)
+		patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":%q}]}}`, now)
+		nd := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		// A Node the suite deleted meanwhile is simply not found.
+		_ = h.kc.Status().Patch(context.Background(), nd, client.RawPatch(types.StrategicMergePatchType, []byte(patch)))
+	}
+}
+
+// proc is one process's CPU time and resident memory.
+type proc struct {
+	cpu time.Duration
+	rss int64
+}
+
+// sampleProcs reads, from /proc, the CPU time and RSS of this test's
+// descendant processes by executable name (summed when several share one).
+func sampleProcs(t *testing.T) map[string]proc {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := map[int]int{}
+	type stat struct {
+		exe string
+		p   proc
+	}
+	stats := map[int]stat{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		if len(fields) < 22 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		parent[pid] = ppid
+		utime, _ := strconv.ParseInt(fields[11], 10, 64)
+		stime, _ := strconv.ParseInt(fields[12], 10, 64)
+		rssPages, _ := strconv.ParseInt(fields[21], 10, 64)
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil {
+			continue
+		}
+		// USER_HZ is 100 on Linux.
+		stats[pid] = stat{exe: filepath.Base(exe), p: proc{cpu: time.Duration(utime+stime) * 10 * time.Millisecond, rss: rssPages * int64(os.Getpagesize())}}
+	}
+	self := os.Getpid()
+	out := map[string]proc{}
+	for pid, s := range stats {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == self {
+				cur := out[s.exe]
+				out[s.exe] = proc{cpu: cur.cpu + s.p.cpu, rss: cur.rss + s.p.rss}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// requestBytes is about what a function request for the IPAllowlist carries:
+// the XR and its composed resources as JSON.
+func requestBytes(ctx context.Context, t *testing.T, e *env) int {
+	t.Helper()
+	total := 0
+	xr := &unstructured.Unstructured{}
+	xr.SetGroupVersionKind(xrGVK)
+	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(xr.Object)
+	total += len(b)
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
+		{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
+		{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSetList"},
+	} {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk)
+		if err := e.cp.Client.List(ctx, l, client.InNamespace("default"), client.MatchingLabels{"crossplane.io/composite": xrName}); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range l.Items {
+			unstructured.RemoveNestedField(it.Object, "metadata", "managedFields")
+			b, _ := json.Marshal(it.Object)
+			total += len(b)
+		}
+	}
+	return total
+}
