@@ -123,8 +123,15 @@ func Decide(published []string, peak *v1alpha1.AddressPeak, held *v1alpha1.HeldS
 		peak = &v1alpha1.AddressPeak{Count: len(published), Since: metav1.NewTime(now)}
 	}
 	if peak.Count < MinShrinkGuarded || len(next)*2 >= peak.Count {
-		if len(next) > peak.Count {
+		switch {
+		case len(next) > peak.Count:
 			peak = &v1alpha1.AddressPeak{Count: len(next), Since: metav1.NewTime(now)}
+		case len(next) < len(published) && len(published) == peak.Count:
+			// Leaving the peak now: the set held it until this moment, so
+			// the window starts here, not when the peak was first reached.
+			// Otherwise a set stable for longer than the hold would measure
+			// a drain's second step against its first instead of the peak.
+			peak = &v1alpha1.AddressPeak{Count: peak.Count, Since: metav1.NewTime(now)}
 		}
 		return Decision{Addresses: next, Peak: peak}
 	}

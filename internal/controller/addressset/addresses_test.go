@@ -144,14 +144,14 @@ func TestDecide(t *testing.T) {
 			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)},
 			current:   prefixes("192.0.2.1/32", "192.0.2.2/32"),
 			hold:      hold,
-			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}, Peak: &v1alpha1.AddressPeak{Count: 4, Since: at(time.Minute)}},
+			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}, Peak: &v1alpha1.AddressPeak{Count: 4, Since: at(0)}},
 		},
 		"SmallSetShrinksAtOnce": {
 			reason:    "A set under MinShrinkGuarded addresses follows every shrink.",
 			published: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"},
 			peak:      &v1alpha1.AddressPeak{Count: 3, Since: at(time.Minute)},
 			hold:      hold,
-			want:      Decision{Addresses: []string{}, Peak: &v1alpha1.AddressPeak{Count: 3, Since: at(time.Minute)}},
+			want:      Decision{Addresses: []string{}, Peak: &v1alpha1.AddressPeak{Count: 3, Since: at(0)}},
 		},
 		"EmptiedIsHeld": {
 			reason:    "Losing every address at once is held back for the hold.",
@@ -177,6 +177,14 @@ func TestDecide(t *testing.T) {
 				Peak:       &v1alpha1.AddressPeak{Count: 8, Since: at(10 * time.Second)},
 				RetryAfter: hold,
 			},
+		},
+		"LeavingThePeakRenewsIt": {
+			reason:    "A set that held its peak until now measures the hold from now: the next step of a drain is measured against the peak.",
+			published: four,
+			peak:      &v1alpha1.AddressPeak{Count: 4, Since: at(hold - time.Second)},
+			current:   prefixes("192.0.2.1/32", "192.0.2.2/32"),
+			hold:      hold,
+			want:      Decision{Addresses: []string{"192.0.2.1/32", "192.0.2.2/32"}, Peak: &v1alpha1.AddressPeak{Count: 4, Since: at(0)}},
 		},
 		"OldPeakForgotten": {
 			reason:    "A peak older than the hold no longer counts: the published set is the new peak.",
