@@ -84,7 +84,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		desired[policyResource] = &resource.DesiredComposed{Resource: PolicyResource(spec)}
 	}
 	for _, src := range spec.NodeSources {
-		desired[addressSetResource(src.Name)] = &resource.DesiredComposed{Resource: AddressSetResource(xrName, src)}
+		desired[nodesResource(src.Name)] = &resource.DesiredComposed{Resource: AddressSetResource(xrName, src)}
 	}
 
 	// The rules follow the sources only once every source has reported; until then, or when the
@@ -132,7 +132,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if hold != nil {
 		// Keep the status the IPAllowlist shows: Crossplane applies the desired IPAllowlist
 		// with server-side apply, so a status field left out would be removed.
-		if err := keepStatus(rsp, req); err != nil {
+		if err := setStatus(rsp, req, observedStatus(oxr)); err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
 		}
@@ -147,28 +147,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, w := range src.Warnings {
 		response.Warning(rsp, errors.New(w)).TargetComposite()
 	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get the desired IPAllowlist"))
-		return rsp, nil
-	}
 	unmatched := make([]any, 0, len(src.Unmatched))
 	for _, n := range src.Unmatched {
 		unmatched = append(unmatched, n)
 	}
-	for path, v := range map[string]any{
-		"status.ipCount":          int64(len(src.Ranges)),
-		"status.ruleCount":        int64(len(rules)),
-		"status.unmatchedSources": unmatched,
-		"status.policyName":       spec.Policy.Name,
-	} {
-		if err := dxr.Resource.SetValue(path, v); err != nil {
-			response.Fatal(rsp, errors.Wrapf(err, "cannot set %s", path))
-			return rsp, nil
-		}
-	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot set the desired IPAllowlist"))
+	if err := setStatus(rsp, req, map[string]any{
+		"ipCount":          int64(len(src.Ranges)),
+		"ruleCount":        int64(len(rules)),
+		"unmatchedSources": unmatched,
+		"policyName":       spec.Policy.Name,
+	}); err != nil {
+		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 
@@ -207,30 +196,30 @@ func stale(rsp *fnv1.RunFunctionResponse, reason string, err error) {
 	response.Fatal(rsp, err)
 }
 
-// keepStatus sets the desired IPAllowlist's status fields to the observed ones.
-func keepStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest) error {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return errors.Wrap(err, "cannot get the observed IPAllowlist")
-	}
+// setStatus sets the desired IPAllowlist's status fields (keys under status).
+func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, fields map[string]any) error {
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
 		return errors.Wrap(err, "cannot get the desired IPAllowlist")
 	}
-	for _, path := range statusFields {
-		v, err := oxr.Resource.GetValue(path)
-		if err != nil {
-			continue
-		}
-		if err := dxr.Resource.SetValue(path, v); err != nil {
-			return errors.Wrapf(err, "cannot set %s", path)
+	for k, v := range fields {
+		if err := dxr.Resource.SetValue("status."+k, v); err != nil {
+			return errors.Wrapf(err, "cannot set status.%s", k)
 		}
 	}
 	return errors.Wrap(response.SetDesiredCompositeResource(rsp, dxr), "cannot set the desired IPAllowlist")
 }
 
-// statusFields are the IPAllowlist status fields the function writes.
-var statusFields = []string{"status.ipCount", "status.ruleCount", "status.unmatchedSources", "status.policyName"}
+// observedStatus is the status fields the function writes, as the IPAllowlist shows them.
+func observedStatus(oxr *resource.Composite) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"ipCount", "ruleCount", "unmatchedSources", "policyName"} {
+		if v, err := oxr.Resource.GetValue("status." + k); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // heldRules are the observed rules as they are, those outside a priority range just narrowed
 // included: a held allowlist loses nothing.
@@ -244,8 +233,8 @@ func heldRules(observed map[int64][]netip.Prefix) []Rule {
 	return out
 }
 
-// addressSetResource is the composition resource name of a node source's AddressSet.
-func addressSetResource(source string) resource.Name {
+// nodesResource is the composition resource name of a node source's AddressSet.
+func nodesResource(source string) resource.Name {
 	return resource.Name(addressSetPrefix + source)
 }
 
@@ -255,44 +244,33 @@ func addressSetResource(source string) resource.Name {
 func ReadAddressSets(observed map[resource.Name]resource.ObservedComposed, sources []NodeSource) (sets map[string]NodeSet, waiting, degraded []string) {
 	sets = map[string]NodeSet{}
 	for _, src := range sources {
-		oc, ok := observed[addressSetResource(src.Name)]
+		oc, ok := observed[nodesResource(src.Name)]
 		if !ok || oc.Resource == nil {
 			waiting = append(waiting, strconv.Quote(src.Name))
 			continue
 		}
 		u := oc.Resource
+		// GetValueInto, not GetInteger or GetGeneration: resources reach the function as
+		// protobuf Structs, whose numbers are all float64, which those read as absent.
+		var gen, observedGen int64
+		_ = u.GetValueInto("metadata.generation", &gen)
+		_ = u.GetValueInto("status.observedGeneration", &observedGen)
 		ready := u.GetCondition(xpv2.TypeReady)
-		if number(u, "status.observedGeneration") < number(u, "metadata.generation") || (ready.Status != corev1.ConditionTrue && ready.Status != corev1.ConditionFalse) {
+		if observedGen < gen || (ready.Status != corev1.ConditionTrue && ready.Status != corev1.ConditionFalse) {
 			waiting = append(waiting, strconv.Quote(src.Name))
 			continue
 		}
 		ns := NodeSet{}
 		_ = u.GetValueInto("status.addresses", &ns.Addresses)
 		_ = u.GetValueInto("status.skipped", &ns.Skipped)
-		ns.Nodes, ns.SkippedCount = int(number(u, "status.nodeCount")), int(number(u, "status.skippedCount"))
+		_ = u.GetValueInto("status.nodeCount", &ns.Nodes)
+		_ = u.GetValueInto("status.skippedCount", &ns.SkippedCount)
 		sets[src.Name] = ns
 		if ready.Status == corev1.ConditionFalse {
 			degraded = append(degraded, fmt.Sprintf("node source %q: AddressSet %s is not Ready (%s): %s", src.Name, u.GetName(), ready.Reason, ready.Message))
 		}
 	}
 	return sets, waiting, degraded
-}
-
-// number reads an integer field of an observed resource. Resources reach the function as
-// protobuf Structs, whose numbers are all float64, so unstructured's integer getters (and
-// GetGeneration) read nothing from them.
-func number(u *composed.Unstructured, path string) int64 {
-	v, err := u.GetValue(path)
-	if err != nil {
-		return 0
-	}
-	switch n := v.(type) {
-	case float64:
-		return int64(n)
-	case int64:
-		return n
-	}
-	return 0
 }
 
 // AddressSetResource is the AddressSet of one node source, named <xr>-nodes-<source>.
