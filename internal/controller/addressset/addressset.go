@@ -125,8 +125,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return result, r.publish(ctx, as, want)
 	}
 
+	// Read-only: the cache's own objects, not a copy of every selected Node per look.
 	nodes := &corev1.NodeList{}
-	if err := r.kube.List(ctx, nodes, client.MatchingLabels(as.Spec.Nodes.MatchLabels)); err != nil {
+	if err := r.kube.List(ctx, nodes, client.MatchingLabels(as.Spec.Nodes.MatchLabels), client.UnsafeDisableDeepCopy); err != nil {
 		err = errors.Wrap(err, "cannot list Nodes")
 		want.SetConditions(xpv2.ReconcileError(err).WithObservedGeneration(as.GetGeneration()))
 		_ = r.publish(ctx, as, want)
@@ -176,8 +177,9 @@ func (r *Reconciler) publish(ctx context.Context, as *v1alpha1.AddressSet, want 
 
 // enqueueSelecting adds every AddressSet whose selector matches one of sets.
 func (r *Reconciler) enqueueSelecting(ctx context.Context, q queue, sets ...map[string]string) {
+	// Runs for every Node event: read the cache's objects, do not copy them.
 	list := &v1alpha1.AddressSetList{}
-	if err := r.kube.List(ctx, list); err != nil {
+	if err := r.kube.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		r.log.Debug("Cannot list AddressSets for a Node event", "error", err)
 		return
 	}
