@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 // TestCrashRecovery kills a running node's harness with SIGKILL, so nothing
@@ -20,29 +20,18 @@ import (
 // leftovers (sysctls, cgroups, the work directory), and its teardown must
 // leave the host as it was before the first.
 func TestCrashRecovery(t *testing.T) {
-	if os.Getenv("NODE_TEST") != "1" {
-		t.Skip("NODE_TEST=1 runs the real node (root; `make node-test`)")
-	}
-	if os.Geteuid() != 0 {
-		t.Fatal("the node test needs root")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "../..")
-	tmp := t.TempDir()
-	tools, err := node.ResolveTools(repo, tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, tmp := repo.Root(), t.TempDir()
+	tools := realNode(t, tmp)
 	harness := filepath.Join(tmp, "node")
 	build := exec.Command("go", "build", "-o", harness, "./cluster/node/cmd/node")
-	build.Dir = repo
+	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cluster/node/cmd/node: %v\n%s", err, out)
 	}
 	before := snapshot(t, tools.Debs)
 
 	cmd := exec.Command(harness, "-crossplane=false")
-	cmd.Dir = repo
+	cmd.Dir = root
 	// Killed, the harness leaves its temporary folder: put it in ours.
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,21 +22,28 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
-func TestNode(t *testing.T) {
+// realNode skips unless NODE_TEST=1, fails unless root, and returns the
+// node's tools, resolved (built or found in the cache) under dir.
+func realNode(t *testing.T, dir string) node.Tools {
+	t.Helper()
 	if os.Getenv("NODE_TEST") != "1" {
 		t.Skip("NODE_TEST=1 runs the real node (root; `make node-test`)")
 	}
 	if os.Geteuid() != 0 {
 		t.Fatal("the node test needs root")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "../..")
-	tools, err := node.ResolveTools(repo, t.TempDir())
+	tools, err := node.ResolveTools(repo.Root(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tools
+}
+
+func TestNode(t *testing.T) {
+	tools := realNode(t, t.TempDir())
 	before := snapshot(t, tools.Debs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)

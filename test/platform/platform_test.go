@@ -369,15 +369,7 @@ func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status
 	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
 		t.Fatal(err)
 	}
-	conds, _, _ := unstructured.NestedSlice(xr.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			message, _ = m["message"].(string)
-		}
-	}
-	return status, reason, message
+	return platform.ConditionOf(xr, typ)
 }
 
 // allowedSources is the sorted set of source ranges that allow rules in the

@@ -29,6 +29,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the current output")
@@ -456,10 +457,10 @@ func testFirstPass(t *testing.T, e *env) {
 	if n := len(rules(objs)); n != 0 {
 		t.Errorf("%d rules composed before the AddressSet reported, want 0", n)
 	}
-	if got := condition(objs[0], "Current"); got["reason"] != "SourcesPending" {
-		t.Errorf("Current condition: %v, want reason SourcesPending", got)
+	if _, reason, msg := platform.ConditionOf(objs[0], "Current"); reason != "SourcesPending" {
+		t.Errorf("Current condition: %s %s, want reason SourcesPending", reason, msg)
 	}
-	if c := readyStatus(objs[0]); c == "True" {
+	if c := readyOf(objs[0]); c == "True" {
 		t.Errorf("XR Ready before its AddressSet reported")
 	}
 }
@@ -517,8 +518,8 @@ func testFixtures(t *testing.T, e *env) {
 			objs := decode(t, r.stdout)
 			golden(t, name, objs)
 			checkStatus(t, c.reason, objs, c.ipCount, c.ruleCount, c.unmatched)
-			if got := condition(objs[0], "Current"); got["status"] != "True" {
-				t.Errorf("%s\nCurrent condition: %v, want True", c.reason, got)
+			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "True" {
+				t.Errorf("%s\nCurrent condition: %s %s %s, want True", c.reason, st, reason, msg)
 			}
 			e.validate(t, dir, objs)
 		})
@@ -573,25 +574,15 @@ func testNodeReplaced(t *testing.T, e *env) {
 	}
 
 	// Observed Ready, every composed resource is Ready, so function-auto-ready makes the XR Ready.
-	if c := readyStatus(secondObjs[0]); c != "True" {
+	if c := readyOf(secondObjs[0]); c != "True" {
 		t.Errorf("XR Ready condition: %q, want True once every composed resource is Ready", c)
 	}
 }
 
-func readyStatus(u *unstructured.Unstructured) string {
-	s, _ := condition(u, "Ready")["status"].(string)
+// readyOf is the status of u's Ready condition.
+func readyOf(u *unstructured.Unstructured) string {
+	s, _ := platform.Condition(u, "Ready")
 	return s
-}
-
-// condition returns the condition of type typ of u, nil when it has none.
-func condition(u *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
 }
 
 // testHeld checks the inputs the function cannot make into rules: it then composes the rules
@@ -638,11 +629,10 @@ func testHeld(t *testing.T, e *env) {
 			if diff := cmp.Diff(rules(liveObjs), rules(objs)); diff != "" {
 				t.Errorf("held rules differ from the live ones: -live, +rendered:\n%s", diff)
 			}
-			got := condition(objs[0], "Current")
-			if got["status"] != "False" || got["reason"] != "CannotCompose" || got["message"] != tc.wantMsg {
-				t.Errorf("Current condition: %v, want False, CannotCompose, %q", got, tc.wantMsg)
+			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "False" || reason != "CannotCompose" || msg != tc.wantMsg {
+				t.Errorf("Current condition: %s %s %q, want False, CannotCompose, %q", st, reason, msg, tc.wantMsg)
 			}
-			if c := readyStatus(objs[0]); c == "True" {
+			if c := readyOf(objs[0]); c == "True" {
 				t.Errorf("XR Ready while its rules are held")
 			}
 		})

@@ -3,6 +3,7 @@ package validate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,15 @@ func TestConfigurationCrossplaneConstraint(t *testing.T) {
 	read(t, filepath.Join(root, "package", "configuration", "composition.yaml"), &comp)
 	compSpec, _ := comp["spec"].(map[string]any)
 
+	provider := map[string]any{}
+	read(t, filepath.Join(root, "package", "crossplane.yaml"), &provider)
+	providerSpec, _ := provider["spec"].(map[string]any)
+	capabilities, _ := providerSpec["capabilities"].([]any)
+	fn, err := os.ReadFile(filepath.Join(root, "internal", "function", "fn.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	features := []struct {
 		name  string
 		since string
@@ -44,10 +54,10 @@ func TestConfigurationCrossplaneConstraint(t *testing.T) {
 		{"Composition mode Pipeline", "v1.14.0", compSpec["mode"] == "Pipeline"},
 		// The function sets the XR's Current condition; core applies function
 		// conditions to the XR, even with a fatal result, since v1.17.
-		{"conditions from composition functions", "v1.17.0", true},
+		{"conditions from composition functions", "v1.17.0", strings.Contains(string(fn), "response.Condition")},
 		// The provider's kinds are activated by a ManagedResourceActivationPolicy
 		// (safe-start), which arrived with v2.0.
-		{"ManagedResourceActivationPolicy (safe-start provider)", "v2.0.0", true},
+		{"ManagedResourceActivationPolicy (safe-start provider)", "v2.0.0", slices.Contains(capabilities, any("safe-start"))},
 	}
 	for _, f := range features {
 		if !f.used {

@@ -580,17 +580,25 @@ func (p *Platform) waitHealthy(ctx context.Context) error {
 // Condition returns the status ("Unknown" when absent) and message of the
 // condition typ of a Crossplane object.
 func Condition(o *unstructured.Unstructured, typ string) (status, message string) {
+	status, _, message = ConditionOf(o, typ)
+	return status, message
+}
+
+// ConditionOf returns the status ("Unknown" when absent), reason and message
+// of the condition typ of a Crossplane object.
+func ConditionOf(o *unstructured.Unstructured, typ string) (status, reason, message string) {
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
 		if !ok || m["type"] != typ {
 			continue
 		}
-		s, _ := m["status"].(string)
-		msg, _ := m["message"].(string)
-		return s, msg
+		status, _ = m["status"].(string)
+		reason, _ = m["reason"].(string)
+		message, _ = m["message"].(string)
+		return status, reason, message
 	}
-	return "Unknown", ""
+	return "Unknown", "", ""
 }
 
 // backoffAbort makes poll return at once.
