@@ -41,10 +41,11 @@ const (
 // see bursts of Node changes. Crossplane counts every update of every
 // composed resource (an AddressSet, each rule the provider writes) and of the
 // XR itself against a bucket of 100 tokens refilled at 1 a second, two tokens
-// per update; a Node change costs about 8 (AddressSet, rule applied, rule
-// status, XR status). This suite makes 25 changes back to back, so with the
-// defaults the breaker opens after the fourth single-Node add and the fifth
-// waits for its 30 s probe. PLATFORM_CORE_DEFAULTS=1 runs with the defaults.
+// per update; a Node change updates the AddressSet, the rules it touches (as
+// applied, then as the provider reports) and the XR's status. This suite makes
+// 25 changes back to back; with the defaults the breaker opened after the
+// fourth single-Node add and the fifth reached GCP only about a minute later.
+// PLATFORM_CORE_DEFAULTS=1 runs with the defaults.
 var coreArgs = func() []string {
 	if os.Getenv("PLATFORM_CORE_DEFAULTS") != "" {
 		return nil
