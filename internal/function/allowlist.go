@@ -224,7 +224,8 @@ func Collect(s Spec, sets map[string]NodeSet) (Sources, error) {
 		out.Unmatched = append(out.Unmatched, src.Name)
 		out.Warnings = append(out.Warnings, msg)
 	}
-	sort.Slice(out.Ranges, func(i, j int) bool { return lessPrefix(out.Ranges[i], out.Ranges[j]) })
+	// IPv4 first, then by address, then by length.
+	slices.SortFunc(out.Ranges, netip.Prefix.Compare)
 	out.Ranges = dropContained(out.Ranges)
 	return out, nil
 }
@@ -265,14 +266,6 @@ func labelString(l map[string]string) string {
 	}
 	sort.Strings(kv)
 	return "{" + strings.Join(kv, ",") + "}"
-}
-
-// lessPrefix orders IPv4 before IPv6, then by address, then by prefix length.
-func lessPrefix(a, b netip.Prefix) bool {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c < 0
-	}
-	return a.Bits() < b.Bits()
 }
 
 // Rule is the content of one composed SecurityPolicyRule.
@@ -340,7 +333,7 @@ func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r Priority
 	out := make([]Rule, 0, len(rules))
 	for prio, rs := range rules {
 		rs = slices.Clone(rs)
-		sort.Slice(rs, func(i, j int) bool { return lessPrefix(rs[i], rs[j]) })
+		slices.SortFunc(rs, netip.Prefix.Compare)
 		out = append(out, Rule{Priority: prio, Ranges: rs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Priority < out[j].Priority })

@@ -441,15 +441,7 @@ func TestAssignObserved(t *testing.T) {
 // sorted returns ps in the order Collect produces.
 func sorted(ps []netip.Prefix) []netip.Prefix {
 	out := slices.Clone(ps)
-	slices.SortFunc(out, func(a, b netip.Prefix) int {
-		if lessPrefix(a, b) {
-			return -1
-		}
-		if lessPrefix(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, netip.Prefix.Compare)
 	return out
 }
 

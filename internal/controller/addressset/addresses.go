@@ -75,17 +75,9 @@ func Collect(nodes []corev1.Node, internal bool) Collected {
 			}
 		}
 	}
-	slices.SortFunc(out.Addresses, comparePrefix)
+	slices.SortFunc(out.Addresses, netip.Prefix.Compare)
 	slices.SortFunc(out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// comparePrefix orders IPv4 before IPv6, then by address, then by length.
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
 }
 
 // Decision is what the set publishes after one look at its Nodes.
@@ -170,7 +162,7 @@ func union(published []string, current []netip.Prefix) []string {
 			all = append(all, p)
 		}
 	}
-	slices.SortFunc(all, comparePrefix)
+	slices.SortFunc(all, netip.Prefix.Compare)
 	out := make([]string, len(all))
 	for i, p := range all {
 		out[i] = p.String()
