@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 )
 
 // apiCounts are the kube-apiserver's request counters (apiserver_request_total)
@@ -204,7 +206,7 @@ func machineBusy() time.Duration {
 		}
 		busy += n
 	}
-	return time.Duration(busy) * time.Second / clockTicks
+	return time.Duration(busy) * time.Second / procstat.ClockTicks
 }
 
 // controlPlaneCPU is the CPU time kube-apiserver and etcd have used so far.
@@ -214,8 +216,8 @@ func (e *env) controlPlaneCPU() time.Duration {
 		if pid == 0 {
 			continue
 		}
-		if ps, err := readProc(pid); err == nil {
-			d += ps.cpu
+		if ps, err := procstat.Read(pid); err == nil {
+			d += ps.CPU
 		}
 	}
 	return d

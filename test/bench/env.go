@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -257,56 +256,6 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close() //nolint:errcheck // only reserving a port
 	return l.Addr().String(), nil
-}
-
-// procStats is what /proc says about a process.
-type procStats struct {
-	rssKiB, hwmKiB int64
-	// anonKiB is the resident memory the process allocated (heap,
-	// stacks); fileKiB the resident pages of files it maps, its own
-	// binary's code and read-only data above all. They add up to rssKiB.
-	anonKiB, fileKiB int64
-	cpu              time.Duration // user + system
-}
-
-// clockTicks is USER_HZ, 100 on every Linux we run on.
-const clockTicks = 100
-
-func readProc(pid int) (procStats, error) {
-	var ps procStats
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return ps, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "VmRSS:":
-			ps.rssKiB, _ = strconv.ParseInt(f[1], 10, 64)
-		case "VmHWM:":
-			ps.hwmKiB, _ = strconv.ParseInt(f[1], 10, 64)
-		case "RssAnon:":
-			ps.anonKiB, _ = strconv.ParseInt(f[1], 10, 64)
-		case "RssFile:":
-			ps.fileKiB, _ = strconv.ParseInt(f[1], 10, 64)
-		}
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ps, err
-	}
-	// The command name (field 2) may hold spaces; fields count from after it.
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) > 12 {
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ps.cpu = time.Duration(ut+st) * time.Second / clockTicks
-	}
-	return ps, nil
 }
 
 func loadAvg() string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 )
 
 // How often the benchmark looks.
@@ -196,20 +197,20 @@ func (r *runner) measure(ctx context.Context, name string, fn func(context.Conte
 	before := r.e.emu.Stats()
 	apiBefore := r.e.apiServerCounts(ctx)
 	cpBefore, busyBefore := r.e.controlPlaneCPU(), machineBusy()
-	pb, _ := readProc(r.e.provider.Pid())
+	pb, _ := procstat.Read(r.e.provider.Pid())
 	t0 := time.Now()
 	err := fn(ctx)
 	d := time.Since(t0)
 	after := r.e.emu.Stats()
 	apiAfter := r.e.apiServerCounts(ctx)
 	cpAfter, busyAfter := r.e.controlPlaneCPU(), machineBusy()
-	pa, _ := readProc(r.e.provider.Pid())
+	pa, _ := procstat.Read(r.e.provider.Pid())
 	if err != nil {
 		return phase{}, fmt.Errorf("%s: %w", name, err)
 	}
 	p := phase{Name: name, Start: t0.Sub(r.begin).Seconds(), Seconds: d.Seconds(), Calls: after.Total - before.Total,
 		Methods: map[string]int64{}, NotReady: after.NotReady - before.NotReady,
-		CPU: (pa.cpu - pb.cpu).Seconds(), PeakRSS: mib(pa.hwmKiB), EndRSS: mib(pa.rssKiB), EndAnon: mib(pa.anonKiB), EndFile: mib(pa.fileKiB), API: apiAfter.minus(apiBefore),
+		CPU: (pa.CPU - pb.CPU).Seconds(), PeakRSS: mib(pa.HWMKiB), EndRSS: mib(pa.RSSKiB), EndAnon: mib(pa.AnonKiB), EndFile: mib(pa.FileKiB), API: apiAfter.minus(apiBefore),
 		ControlPlaneCPU: (cpAfter - cpBefore).Seconds(), MachineCPU: (busyAfter - busyBefore).Seconds()}
 	for m, n := range after.Methods {
 		if v := n - before.Methods[m]; v != 0 {
@@ -228,10 +229,10 @@ func (r *runner) sample(ctx context.Context) {
 	for {
 		rules, policies := r.ready(ctx)
 		st := r.e.emu.Stats()
-		ps, _ := readProc(r.e.provider.Pid())
+		ps, _ := procstat.Read(r.e.provider.Pid())
 		s := sample{T: time.Since(r.begin).Seconds(), RulesReady: rules, PoliciesReady: policies,
 			Calls: st.Total, Reads: reads(st), Mutations: st.Mutations, NotReady: st.NotReady,
-			RSSMiB: mib(ps.rssKiB), HWMMiB: mib(ps.hwmKiB), CPUSeconds: ps.cpu.Seconds()}
+			RSSMiB: mib(ps.RSSKiB), HWMMiB: mib(ps.HWMKiB), CPUSeconds: ps.CPU.Seconds()}
 		r.mu.Lock()
 		r.samples = append(r.samples, s)
 		r.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
@@ -86,9 +86,9 @@ func TestScale(t *testing.T) {
 		time.Sleep(window)
 		after := sampleProcs(t)
 		cpu := func(exe string) string {
-			return fmt.Sprintf("%.3f cores", (after[exe].cpu-before[exe].cpu).Seconds()/window.Seconds())
+			return fmt.Sprintf("%.3f cores", (after[exe].CPU-before[exe].CPU).Seconds()/window.Seconds())
 		}
-		rss := func(exe string) string { return fmt.Sprintf("%d MiB", after[exe].rss>>20) }
+		rss := func(exe string) string { return fmt.Sprintf("%d MiB", after[exe].RSSKiB>>10) }
 		fmt.Fprintf(&b, "| %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %d KiB |\n", n, float64(n)/300,
 			cpu("crossplane-core"), cpu("function"), cpu("provider"), cpu("kube-apiserver"),
 			rss("crossplane-core"), rss("function"), rss("provider"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10)
@@ -292,62 +292,13 @@ func (h *heartbeats) run() {
 	}
 }
 
-// proc is one process's CPU time and resident memory.
-type proc struct {
-	cpu time.Duration
-	rss int64
-}
-
-// sampleProcs reads, from /proc, the CPU time and RSS of this test's
-// descendant processes by executable name (summed when several share one).
-func sampleProcs(t *testing.T) map[string]proc {
+// sampleProcs reads the CPU time and memory of this test's descendant
+// processes, by executable name.
+func sampleProcs(t *testing.T) map[string]procstat.Stats {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	out, err := procstat.Descendants(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
-	}
-	parent := map[int]int{}
-	type stat struct {
-		exe string
-		p   proc
-	}
-	stats := map[int]stat{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-		if len(fields) < 22 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		parent[pid] = ppid
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		rssPages, _ := strconv.ParseInt(fields[21], 10, 64)
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil {
-			continue
-		}
-		// USER_HZ is 100 on Linux.
-		stats[pid] = stat{exe: filepath.Base(exe), p: proc{cpu: time.Duration(utime+stime) * 10 * time.Millisecond, rss: rssPages * int64(os.Getpagesize())}}
-	}
-	self := os.Getpid()
-	out := map[string]proc{}
-	for pid, s := range stats {
-		for p := parent[pid]; p > 1; p = parent[p] {
-			if p == self {
-				cur := out[s.exe]
-				out[s.exe] = proc{cpu: cur.cpu + s.p.cpu, rss: cur.rss + s.p.rss}
-				break
-			}
-		}
 	}
 	return out
 }

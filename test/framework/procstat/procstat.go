@@ -1,0 +1,112 @@
+// Package procstat reads what Linux's /proc says about a process: its
+// memory, CPU time and parent. The benchmarks and the scale suite measure
+// the processes they start with it.
+package procstat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClockTicks is USER_HZ, 100 on every Linux we run on: /proc counts CPU
+// time in these.
+const ClockTicks = 100
+
+// Stats is what /proc says about one process.
+type Stats struct {
+	// RSSKiB is resident memory now, HWMKiB its peak.
+	RSSKiB, HWMKiB int64
+	// AnonKiB is the resident memory the process allocated (heap,
+	// stacks); FileKiB the resident pages of files it maps, its own
+	// binary's code and read-only data above all. They add up to RSSKiB.
+	AnonKiB, FileKiB int64
+	// CPU is user + system time so far.
+	CPU time.Duration
+	// PPid is the parent's pid.
+	PPid int
+}
+
+// Read returns the stats of process pid.
+func Read(pid int) (Stats, error) {
+	var ps Stats
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ps, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			ps.RSSKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "VmHWM:":
+			ps.HWMKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "RssAnon:":
+			ps.AnonKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		case "RssFile:":
+			ps.FileKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ps, err
+	}
+	// The command name (field 2) may hold spaces; fields count from after it.
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) > 12 {
+		ps.PPid, _ = strconv.Atoi(f[1])
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ps.CPU = time.Duration(ut+st) * time.Second / ClockTicks
+	}
+	return ps, nil
+}
+
+// Descendants returns the stats of every live process below root, keyed by
+// the base name of its executable; processes sharing one are summed.
+func Descendants(root int) (map[string]Stats, error) {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	all := map[int]Stats{}
+	exe := map[int]string{}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		ps, err := Read(pid)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		path, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if err != nil {
+			continue
+		}
+		all[pid], exe[pid] = ps, filepath.Base(path)
+	}
+	out := map[string]Stats{}
+	for pid, ps := range all {
+		for p := ps.PPid; p > 1; p = all[p].PPid {
+			if p == root {
+				sum := out[exe[pid]]
+				sum.RSSKiB += ps.RSSKiB
+				sum.HWMKiB += ps.HWMKiB
+				sum.AnonKiB += ps.AnonKiB
+				sum.FileKiB += ps.FileKiB
+				sum.CPU += ps.CPU
+				out[exe[pid]] = sum
+				break
+			}
+		}
+	}
+	return out, nil
+}
