@@ -4,6 +4,7 @@ package controller
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
@@ -25,6 +26,7 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	for _, fn := range []func(ctrl.Manager, setup.Options) error{
 		securitypolicy.SetupGated,
 		securitypolicyrule.SetupGated,
+		addressgroup.SetupGated,
 	} {
 		if err := fn(mgr, o); err != nil {
 			return err

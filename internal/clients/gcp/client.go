@@ -7,13 +7,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/api/compute/v1"
+	"google.golang.org/api/networksecurity/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // Error strings.
 const (
-	errNewService = "cannot create compute client"
+	errNewService         = "cannot create compute client"
+	errNewNetworkSecurity = "cannot create networksecurity client"
 )
 
 // A Method is a compute API call the Client makes, for per-method counts.
@@ -30,6 +32,14 @@ const (
 	MethodRemoveRule
 	MethodSetLabels
 	MethodWaitOperation
+	MethodGroupGet
+	MethodGroupCreate
+	MethodGroupPatch
+	MethodGroupDelete
+	MethodGroupAddItems
+	MethodGroupRemoveItems
+	MethodGroupListReferences
+	MethodGroupWaitOperation
 	methodCount
 )
 
@@ -43,6 +53,15 @@ var methodNames = [methodCount]string{
 	MethodRemoveRule:    "RemoveRule",
 	MethodSetLabels:     "SetLabels",
 	MethodWaitOperation: "WaitOperation",
+	// Address group calls (networksecurity v1).
+	MethodGroupGet:            "AddressGroupGet",
+	MethodGroupCreate:         "AddressGroupCreate",
+	MethodGroupPatch:          "AddressGroupPatch",
+	MethodGroupDelete:         "AddressGroupDelete",
+	MethodGroupAddItems:       "AddressGroupAddItems",
+	MethodGroupRemoveItems:    "AddressGroupRemoveItems",
+	MethodGroupListReferences: "AddressGroupListReferences",
+	MethodGroupWaitOperation:  "AddressGroupWaitOperation",
 }
 
 // String returns the method's name, suitable for a metric label.
@@ -120,6 +139,9 @@ func (c *CallCounter) operation(m Method, start time.Time, err error) {
 // service plus the process-wide SnapshotCache, WriteQueue and CallCounter.
 type Client struct {
 	svc *compute.Service
+	// ns serves address groups (networksecurity v1); nil when the Client
+	// was built without one (tests of policies only).
+	ns *networksecurity.Service
 	// identity is the credential identity the Client's snapshots are kept
 	// under (Credentials.Hash), so no other credential set is served what
 	// this one read.
@@ -144,6 +166,12 @@ func WithCallCounter(c *CallCounter) ClientOption {
 // identities; NewClientForCredentials uses Credentials.Hash.
 func WithIdentity(id string) ClientOption {
 	return func(cl *Client) { cl.identity = id }
+}
+
+// WithNetworkSecurity gives the Client the networksecurity service its
+// AddressGroups use.
+func WithNetworkSecurity(ns *networksecurity.Service) ClientOption {
+	return func(cl *Client) { cl.ns = ns }
 }
 
 // withWaitOptions configures how the Client waits for operations; tests
@@ -183,7 +211,15 @@ func NewClientForCredentials(ctx context.Context, creds Credentials, snapshots *
 	if err != nil {
 		return nil, errors.Wrap(err, errNewService)
 	}
-	return NewClient(svc, snapshots, queue, append([]ClientOption{WithIdentity(creds.Hash())}, o...)...), nil
+	nsOpts, err := NetworkSecurityClientOptions(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := networksecurity.NewService(context.WithoutCancel(ctx), nsOpts...)
+	if err != nil {
+		return nil, errors.Wrap(err, errNewNetworkSecurity)
+	}
+	return NewClient(svc, snapshots, queue, append([]ClientOption{WithIdentity(creds.Hash()), WithNetworkSecurity(ns)}, o...)...), nil
 }
 
 // Policies returns a PolicyClient for the security policies of project in

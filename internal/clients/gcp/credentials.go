@@ -111,6 +111,40 @@ func IdentityKey(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// NetworkSecurityClientOptions returns the options for
+// networksecurity.NewService: ClientOptions with the endpoint made the
+// networksecurity base path (see NetworkSecurityEndpoint).
+func NetworkSecurityClientOptions(ctx context.Context, c Credentials) ([]option.ClientOption, error) {
+	if c.Endpoint == "" {
+		return ClientOptions(ctx, c)
+	}
+	ep, err := NetworkSecurityEndpoint(c.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	c.Endpoint = ""
+	opts, err := ClientOptions(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, option.WithEndpoint(ep)), nil
+}
+
+// NetworkSecurityEndpoint turns a user's endpoint into the networksecurity
+// client's base path. GCP serves compute at compute.googleapis.com/compute/v1/
+// and address groups at networksecurity.googleapis.com/v1/; an endpoint
+// override names one server for both (an emulator, a proxy), so the compute
+// base path NormalizeEndpoint makes loses its "compute/v1/" and the rest is
+// the networksecurity base path: http://127.0.0.1:8080 serves compute under
+// /compute/v1/ and address groups under /v1/.
+func NetworkSecurityEndpoint(endpoint string) (string, error) {
+	ep, err := NormalizeEndpoint(endpoint)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(ep, computeBasePath), nil
+}
+
 // ClientOptions returns the options for compute.NewService. Token sources
 // are built on a context detached from ctx's cancellation: they outlive the
 // reconcile that builds them and refresh tokens long after it returns.

@@ -162,6 +162,29 @@ func TestNormalizeEndpoint(t *testing.T) {
 	}
 }
 
+func TestNetworkSecurityEndpoint(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     string
+		want   string
+	}{
+		"Host":       {reason: "One server serves compute under /compute/v1/ and address groups under /v1/.", in: "http://127.0.0.1:8080", want: "http://127.0.0.1:8080/"},
+		"BasePath":   {reason: "compute's own base path is dropped.", in: "https://proxy.example.com/compute/v1", want: "https://proxy.example.com/"},
+		"CustomPath": {reason: "Any other path is shared by both APIs.", in: "https://psc.example.com/x/", want: "https://psc.example.com/x/"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := NetworkSecurityEndpoint(tc.in)
+			if err != nil {
+				t.Fatalf("%s\nNetworkSecurityEndpoint(%q): %v", tc.reason, tc.in, err)
+			}
+			if got != tc.want {
+				t.Errorf("%s\nNetworkSecurityEndpoint(%q): want %q, got %q", tc.reason, tc.in, tc.want, got)
+			}
+		})
+	}
+}
+
 // seenRequest is what the test server learned from a request.
 type seenRequest struct {
 	Path, Authorization string

@@ -118,7 +118,8 @@ func opResultOf(err error) opResult {
 }
 
 // writeMethods are the methods that start operations.
-var writeMethods = []Method{MethodInsert, MethodPatch, MethodDelete, MethodAddRule, MethodPatchRule, MethodRemoveRule, MethodSetLabels}
+var writeMethods = []Method{MethodInsert, MethodPatch, MethodDelete, MethodAddRule, MethodPatchRule, MethodRemoveRule, MethodSetLabels,
+	MethodGroupCreate, MethodGroupPatch, MethodGroupDelete, MethodGroupAddItems, MethodGroupRemoveItems}
 
 // collector exports the process-wide GCP counters.
 type collector struct {
