@@ -215,6 +215,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AddressGroup) (manag
 			return managed.ExternalUpdate{}, errors.Wrap(err, errPatch)
 		}
 	}
+	// The group now holds the spec's items. Said at once, not at the next poll: a composition
+	// waiting for the group to be filled reads this count.
+	cr.Status.AtProvider.ItemCount = distinctItems(p.Items)
 	return managed.ExternalUpdate{}, nil
 }
 
@@ -229,12 +232,17 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // checkCapacity refuses a spec that lists more distinct items than the group
 // holds, before any call: GCP would refuse the create, or the add.
 func checkCapacity(k gcp.GroupKey, p v1alpha1.AddressGroupParameters) error {
-	distinct := map[string]bool{}
-	for _, it := range p.Items {
-		distinct[addressgroup.Canonical(it)] = true
-	}
-	if len(distinct) > int(p.Capacity) {
-		return errors.Errorf(errFmtOverCapacity, k, p.Capacity, len(distinct))
+	if n := distinctItems(p.Items); n > int(p.Capacity) {
+		return errors.Errorf(errFmtOverCapacity, k, p.Capacity, n)
 	}
 	return nil
+}
+
+// distinctItems counts items as address ranges.
+func distinctItems(items []string) int {
+	distinct := make(map[string]bool, len(items))
+	for _, it := range items {
+		distinct[addressgroup.Canonical(it)] = true
+	}
+	return len(distinct)
 }

@@ -200,6 +200,9 @@ func TestUpdate(t *testing.T) {
 			if diff := cmp.Diff(tc.wantCalls, f.calls, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nGCP calls: -want, +got:\n%s", tc.reason, diff)
 			}
+			if tc.wantErr == "" && tc.cr.Status.AtProvider.ItemCount != len(tc.cr.Spec.ForProvider.Items) {
+				t.Errorf("%s\nstatus.atProvider.itemCount: want %d (what GCP now holds), got %d", tc.reason, len(tc.cr.Spec.ForProvider.Items), tc.cr.Status.AtProvider.ItemCount)
+			}
 		})
 	}
 }
