@@ -1,6 +1,9 @@
 // Package function is the IPAllowlist composition function: it turns an IPAllowlist XR (static
 // CIDR lists and Node label selectors) into SecurityPolicyRules of at most ten source ranges
 // each, inside the priority range the XR reserves, and optionally the SecurityPolicy itself.
+// LoadBalancer Services, a field of other objects and ConfigMap keys of the XR's own namespace
+// are sources too, which the function reads through Crossplane's required resources
+// (sources.go).
 //
 // It never reads Nodes. Each node source becomes an AddressSet, which the provider keeps equal
 // to the addresses of the Nodes it selects; the function reads the AddressSets' status. So a
@@ -33,6 +36,11 @@ type Spec struct {
 	ProviderConfigRef *ProviderConfigRef `json:"providerConfigRef,omitempty"`
 	StaticSources     []StaticSource     `json:"staticSources,omitempty"`
 	NodeSources       []NodeSource       `json:"nodeSources,omitempty"`
+	// ServiceSources, ObjectSources and ConfigMapSources are read from the IPAllowlist's own
+	// namespace through Crossplane's required resources (sources.go).
+	ServiceSources   []ServiceSource   `json:"serviceSources,omitempty"`
+	ObjectSources    []ObjectSource    `json:"objectSources,omitempty"`
+	ConfigMapSources []ConfigMapSource `json:"configMapSources,omitempty"`
 }
 
 // Policy names the Cloud Armor policy the rules go into.
@@ -101,11 +109,11 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("every source needs a name")
 		}
 		if seen[n] {
-			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources and nodeSources", n)
+			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources", n)
 		}
 		seen[n] = true
 	}
-	return nil
+	return s.validateReadSources()
 }
 
 func (s Spec) sourceNames() []string {
@@ -115,6 +123,9 @@ func (s Spec) sourceNames() []string {
 	}
 	for _, src := range s.NodeSources {
 		names = append(names, src.Name)
+	}
+	for _, src := range s.readSources() {
+		names = append(names, src.name)
 	}
 	return names
 }
@@ -173,10 +184,12 @@ type Sources struct {
 }
 
 // Collect gathers, validates and de-duplicates the ranges of every source. sets holds each
-// node source's AddressSet report, keyed by source name. A range inside another one (a Node in
-// an office's /24) is dropped: the wider range allows it already, and the rules hold fewer
-// entries. It fails on an invalid CIDR, and on a required node source that yields no address.
-func Collect(s Spec, sets map[string]NodeSet) (Sources, error) {
+// node source's AddressSet report, and read what each service, object and ConfigMap source
+// yields (ReadSources), both keyed by source name. A range inside another one (a Node in an
+// office's /24) is dropped: the wider range allows it already, and the rules hold fewer
+// entries. It fails on an invalid static CIDR, and on a required source that yields no
+// address; a malformed value read from an object is left out with a warning.
+func Collect(s Spec, sets map[string]NodeSet, read map[string]Read) (Sources, error) {
 	out := Sources{}
 	set := map[netip.Prefix]bool{}
 	add := func(p netip.Prefix) {
@@ -222,6 +235,26 @@ func Collect(s Spec, sets map[string]NodeSet) (Sources, error) {
 			return Sources{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
 		}
 		out.Unmatched = append(out.Unmatched, src.Name)
+		out.Warnings = append(out.Warnings, msg)
+	}
+	for _, src := range s.readSources() {
+		r := read[src.name]
+		found, warnings := collectRead(src, r, func(v Value) error {
+			p, err := ParseRange(v.Text)
+			if err == nil {
+				add(p)
+			}
+			return err
+		})
+		out.Warnings = append(out.Warnings, warnings...)
+		if found > 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s: no address: %s", src.label(), r.Empty)
+		if src.required {
+			return Sources{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
+		}
+		out.Unmatched = append(out.Unmatched, src.name)
 		out.Warnings = append(out.Warnings, msg)
 	}
 	// IPv4 first, then by address, then by length.

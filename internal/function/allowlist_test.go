@@ -178,7 +178,7 @@ func TestCollect(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Collect(tc.spec, tc.sets)
+			got, err := Collect(tc.spec, tc.sets, nil)
 			if tc.wantErr != "" || err != nil {
 				if diff := cmp.Diff(tc.wantErr, fmt.Sprint(err)); diff != "" {
 					t.Fatalf("%s\nCollect(...): -want error, +got error:\n%s", tc.reason, diff)
@@ -220,7 +220,7 @@ func TestValidate(t *testing.T) {
 				s.NodeSources = []NodeSource{{Name: "web"}}
 				return s
 			},
-			wantErr: `source name "web" is used twice: source names must be unique across staticSources and nodeSources`,
+			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources`,
 		},
 	}
 	for name, tc := range cases {

@@ -69,6 +69,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		stale(rsp, ReasonInvalidSpec, err)
 		return rsp, nil
 	}
+	if err := RequireSources(rsp, spec, oxr.Resource.GetNamespace()); err != nil {
+		stale(rsp, ReasonInvalidSpec, err)
+		return rsp, nil
+	}
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get the observed composed resources"))
@@ -92,16 +96,24 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// why in its Current condition, and is not Ready.
 	held := ObservedRules(observed)
 	sets, waiting, degraded := ReadAddressSets(observed, spec.NodeSources)
+	required, err := request.GetRequiredResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get the required resources"))
+		return rsp, nil
+	}
+	read, fetching, missing := ReadSources(spec, xrNamespace, required)
 	var (
 		src   Sources
 		rules []Rule
 		hold  *holdReason
 	)
 	switch {
-	case len(waiting) > 0:
-		hold = &holdReason{ReasonSourcesPending, fmt.Sprintf("waiting for the AddressSet(s) of node source(s) %s to report their Nodes' addresses", strings.Join(waiting, ", "))}
+	case missing != nil:
+		hold = &holdReason{ReasonCannotCompose, missing.Error()}
+	case len(waiting) > 0 || len(fetching) > 0:
+		hold = &holdReason{ReasonSourcesPending, pendingMessage(waiting, fetching)}
 	default:
-		src, err = Collect(spec, sets)
+		src, err = Collect(spec, sets, read)
 		if err == nil {
 			rules, err = Assign(src.Ranges, held, spec.PriorityRange)
 		}
