@@ -261,8 +261,9 @@ type renderResult struct {
 	err    error
 }
 
-// render runs `crossplane render` in dir with the given XR and observed resources.
-func (e *env) render(t *testing.T, dir string, xrYAML, observed []byte) renderResult {
+// render runs `crossplane render` in dir with the given XR and observed resources, and any
+// extra flags (such as --required-resources).
+func (e *env) render(t *testing.T, dir string, xrYAML, observed []byte, extra ...string) renderResult {
 	t.Helper()
 	args := []string{"render",
 		write(t, dir, "xr.yaml", xrYAML), compFile, e.functions,
@@ -275,6 +276,7 @@ func (e *env) render(t *testing.T, dir string, xrYAML, observed []byte) renderRe
 	if observed != nil {
 		args = append(args, "--observed-resources="+write(t, dir, "observed.yaml", observed))
 	}
+	args = append(args, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e.crossplane, args...)
