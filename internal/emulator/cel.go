@@ -27,6 +27,10 @@ type exprCheck struct {
 	problem      string // why GCP would refuse the expression; "" if it would not
 	threatIntel  bool   // calls evaluateThreatIntelligence
 	sourceIPList bool   // calls evaluatePreconfiguredExpr('sourceiplist-…')
+
+	addressGroups bool     // calls evaluateAddressGroup or evaluateOrganizationAddressGroup
+	groups        []string // the project groups it names (string literals)
+	orgGroups     []string // the organization groups it names
 }
 
 // celEnv is the Cloud Armor rules language as a CEL environment. The
@@ -162,6 +166,12 @@ func compileExpr(text string) exprCheck {
 			logical++
 		case "evaluateThreatIntelligence":
 			c.threatIntel = true
+		case "evaluateAddressGroup":
+			c.addressGroups = true
+			c.groups = appendLiteral(c.groups, call)
+		case "evaluateOrganizationAddressGroup":
+			c.addressGroups = true
+			c.orgGroups = appendLiteral(c.orgGroups, call)
 		case "evaluatePreconfiguredWaf", "evaluatePreconfiguredExpr":
 			c.problem = checkRuleSetArg(call, &c)
 		}
@@ -192,6 +202,17 @@ func checkRuleSetArg(call ast.CallExpr, c *exprCheck) string {
 		return fmt.Sprintf("%s: unknown preconfigured WAF rule set '%s'.", fn, name)
 	}
 	return ""
+}
+
+// appendLiteral appends the first argument of call if it is a string
+// literal, the address group's name.
+func appendLiteral(names []string, call ast.CallExpr) []string {
+	if args := call.Args(); len(args) > 0 && args[0].Kind() == ast.LiteralKind {
+		if s, ok := args[0].AsLiteral().(types.String); ok {
+			return append(names, string(s))
+		}
+	}
+	return names
 }
 
 // precheckExprs compiles the expressions of rules into the cache before a

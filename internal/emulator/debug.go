@@ -8,8 +8,9 @@ import (
 // Stats returns the request counters.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
-// Reset forgets every policy, operation and counter and restores the faults
-// given in Options. A state file, if any, is rewritten empty.
+// Reset forgets every policy, address group, project tier, operation and
+// counter and restores the faults given in Options. A state file, if any, is
+// rewritten empty.
 func (s *Server) Reset() {
 	s.store.mu.Lock()
 	s.store.reset()
@@ -32,11 +33,14 @@ func (s *Server) Snapshot() map[string]map[string]any {
 // debugState is the body of GET /_emulator/stats.
 type debugState struct {
 	Stats
-	State map[string]map[string]any `json:"state"`
+	State         map[string]map[string]any `json:"state"`
+	AddressGroups map[string]map[string]any `json:"addressGroups,omitempty"`
+	Tiers         map[string]string         `json:"tiers,omitempty"`
 }
 
 func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot()})
+	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot(),
+		AddressGroups: s.AddressGroups(), Tiers: s.Tiers()})
 }
 
 func (s *Server) debugReset(w http.ResponseWriter, _ *http.Request) {

@@ -145,9 +145,18 @@ type errorBody struct {
 	Status  string      `json:"status,omitempty"`
 }
 
-// writeError is the only writer of Google's error envelope. Anything that is
-// not an *apiError is reported as a 500 backendError.
+// writeError is the only writer of compute's error envelope. Anything that is
+// not an *apiError is reported as a 500 backendError. An *rpcError, and any
+// error on an rpcWriter, is written in the newer APIs' format (writeRPC).
 func writeError(w http.ResponseWriter, err error) {
+	if _, rpc := err.(*rpcError); rpc {
+		writeRPC(w, err)
+		return
+	}
+	if _, rpc := w.(rpcWriter); rpc {
+		writeRPC(w, err)
+		return
+	}
 	e, ok := err.(*apiError)
 	if !ok {
 		e = &apiError{Code: 500, Reason: "backendError", Message: err.Error()}

@@ -230,6 +230,9 @@ func isEmptyObject(v any) bool {
 // fields= selection is checked; nil for a method with no body
 // (operations.delete).
 func responseType(method string) reflect.Type {
+	if t, ok := otherResponseTypes[method]; ok {
+		return t
+	}
 	collection, verb, _ := strings.Cut(method, ".")
 	ops := strings.HasSuffix(collection, "Operations")
 	var v any

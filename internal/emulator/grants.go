@@ -82,6 +82,9 @@ var iamVerbs = map[string]permission{
 // "regionSecurityPolicies.addRule". It panics for a method without one, so a
 // new route cannot go unchecked.
 func permissionOf(method string) permission {
+	if p, ok := otherPermissions[method]; ok {
+		return p
+	}
 	collection, verb, _ := strings.Cut(method, ".")
 	p, ok := iamVerbs[verb]
 	if !ok {
@@ -94,15 +97,19 @@ func permissionOf(method string) permission {
 	return p
 }
 
-// permit checks the caller's grant for the call's project. It runs after
+// permit checks the caller's grant for the call's project (or, for an
+// organization's address groups, "organizations/ORG"). It runs after
 // authentication and before anything else, as IAM does in GCP, so a denied
 // call neither consumes an injected fault nor changes state.
 func (s *Server) permit(r *http.Request, c *call, p permission) error {
 	if s.grants == nil {
 		return nil
 	}
-	if a, ok := s.grants[requestToken(r)]; ok && a.allows(c.scope.Project, p.write) {
+	if a, ok := s.grants[requestToken(r)]; ok && a.allows(c.owner, p.write) {
 		return nil
+	}
+	if newerAPI(p) {
+		return errRPCForbidden(p.name, groupResource(r))
 	}
 	return errForbidden(p.name, deniedResource(c, r.PathValue("operation")))
 }

@@ -63,6 +63,8 @@ type policy struct {
 	Fields      map[string]any    `json:"fields,omitempty"`
 	Rules       []rule            `json:"rules"`
 	NextRule    int64             `json:"nextRule"` // ruleNumber of the next new rule
+
+	tier string // the project's Cloud Armor tier, set for validation only
 }
 
 func (p *policy) path() string { return p.Scope.policyPath(p.Name) }

@@ -11,7 +11,9 @@ func (s *Server) getOp(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
-	s.stats.policy(op.Policy, c.method)
+	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
+		s.stats.policy(op.Policy, c.method)
+	}
 	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 }
 
@@ -24,7 +26,9 @@ func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
-	s.stats.policy(op.Policy, c.method)
+	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
+		s.stats.policy(op.Policy, c.method)
+	}
 	if d := op.Done.Sub(s.now()); d > 0 {
 		t := time.NewTimer(min(d, s.opts.WaitTimeout))
 		select {

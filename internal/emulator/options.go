@@ -46,9 +46,14 @@ type Options struct {
 	Faults Faults
 	// MaxBodyBytes bounds request bodies; default 4 MiB.
 	MaxBodyBytes int64
-	// Logf, if set, receives one line per mutation ("<method> <policy>
-	// operation=<name>") and one per write the API refused ("<method>
-	// <path> refused=<status> reason=<reason> message=<message>").
+	// DefaultTier is the Cloud Armor tier of every project whose tier was
+	// not set (setCloudArmorTier, SetTier): TierStandard, TierEnterprisePaygo
+	// or TierEnterpriseAnnual. "" means TierStandard, GCP's default. Rules
+	// that use address groups need an Enterprise tier.
+	DefaultTier string
+	// Logf, if set, receives one line per mutation ("<method> <policy or
+	// address group> operation=<name>") and one per write the API refused
+	// ("<method> <path> refused=<status> reason=<reason> message=<message>").
 	Logf func(format string, args ...any)
 }
 
@@ -133,6 +138,9 @@ func (o Options) validate() error {
 	}
 	if err := validateGrants(o.Grants); err != nil {
 		return err
+	}
+	if o.DefaultTier != "" && !tiers[o.DefaultTier] {
+		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", o.DefaultTier, keys(tiers))
 	}
 	return o.Faults.validate()
 }

@@ -12,10 +12,13 @@ import (
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
-// stateFile is the on-disk form: policies only. Operations are not kept, so
-// polling an operation from before a restart gets 404.
+// stateFile is the on-disk form: policies, address groups and what is known
+// of projects (ids, Cloud Armor tiers). Operations are not kept, so polling
+// an operation from before a restart gets 404.
 type stateFile struct {
-	Policies []*policy `json:"policies"`
+	Policies      []*policy               `json:"policies"`
+	AddressGroups []*addressGroup         `json:"addressGroups,omitempty"`
+	Projects      map[string]*projectInfo `json:"projects,omitempty"`
 }
 
 // loadState reads Options.StateFile; a missing file is an empty state.
@@ -37,6 +40,7 @@ func (s *Server) loadState() error {
 		return fmt.Errorf("cannot parse state file %s: %w", s.opts.StateFile, err)
 	}
 	s.store.load(st.Policies)
+	s.store.loadGroups(st.AddressGroups, st.Projects)
 	return nil
 }
 
@@ -49,7 +53,8 @@ func (s *Server) saveState() {
 	}
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
-	b, err := json.MarshalIndent(stateFile{Policies: s.store.all()}, "", "  ")
+	b, err := json.MarshalIndent(stateFile{Policies: s.store.all(), AddressGroups: s.store.allGroups(),
+		Projects: s.store.allProjects()}, "", "  ")
 	if err == nil {
 		err = writeAtomic(s.opts.StateFile, b)
 	}

@@ -105,7 +105,7 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	if err := validateType(in.Type); err != nil {
 		return nil, err
 	}
-	if err := validatePolicy(sc, in); err != nil {
+	if err := validatePolicy(sc, s.store.tier(sc.Project), in); err != nil {
 		return nil, err
 	}
 	if err := validateLabels(in.Labels); err != nil {

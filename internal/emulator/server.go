@@ -40,6 +40,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, faultGen: newGen(seed + 1), mux: http.NewServeMux(),
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
 	s.store = newStore(newGen(seed), func() time.Time { return s.now() })
+	s.store.defaultTier = opts.DefaultTier
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -52,6 +53,7 @@ type call struct {
 	method string // e.g. "securityPolicies.get"
 	scope  scope
 	policy string // the {policy} path value, if any
+	owner  string // what grants name: the project, or organizations/ORG
 }
 
 type handler func(w http.ResponseWriter, r *http.Request, c *call)
@@ -88,6 +90,9 @@ func (s *Server) routes() {
 		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp)
 	}
 	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
+	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
+	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
+	s.groupRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
 	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)
@@ -113,11 +118,18 @@ func (s *Server) route(method, path, name string, h handler) {
 
 // serve runs what every API call goes through: counting, auth, the project
 // grants, the fields= selection, then the injected faults, then the handler.
+// Calls of networksecurity get their errors in that API's format.
 // A policy named by its numeric id is resolved to its name for the handler
 // and the counters; auth errors and 403s name it as the caller did.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm permission, h handler) {
 	sc := scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
-	c := &call{method: name, scope: sc, policy: r.PathValue("policy")}
+	c := &call{method: name, scope: sc, policy: r.PathValue("policy"), owner: sc.Project}
+	if org := r.PathValue("organization"); org != "" {
+		c.owner = "organizations/" + org
+	}
+	if newerAPI(perm) {
+		w = rpcWriter{w} // its own error format, from authentication on
+	}
 	resolved := s.policyName(sc, c.policy)
 	s.stats.request(name)
 	if c.policy != "" {
@@ -232,11 +244,12 @@ func (w *refusalRecorder) log(s *Server, method, path string) {
 	var env struct {
 		Error struct {
 			Message string
+			Status  string
 			Errors  []struct{ Reason string }
 		}
 	}
 	_ = json.Unmarshal(w.body.Bytes(), &env)
-	reason := ""
+	reason := env.Error.Status // the newer APIs have no errors list
 	if len(env.Error.Errors) > 0 {
 		reason = env.Error.Errors[0].Reason
 	}

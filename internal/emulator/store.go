@@ -23,6 +23,10 @@ type store struct {
 	opOrder  []string
 	busy     map[string]time.Time // policy path -> end of its running operation
 	requests map[string]string    // requestId -> operation path
+
+	projects    map[string]*projectInfo // by project name: id and Cloud Armor tier
+	defaultTier string                  // the tier of a project never set (Options.DefaultTier)
+	groups      groupState              // networksecurity address groups and their operations
 }
 
 func newStore(g *gen, now func() time.Time) *store {
@@ -37,6 +41,8 @@ func (st *store) reset() {
 	st.opOrder = nil
 	st.busy = map[string]time.Time{}
 	st.requests = map[string]string{}
+	st.projects = map[string]*projectInfo{}
+	st.groups = newGroupState()
 }
 
 // mutation describes how one mutating call should be carried out.
@@ -70,7 +76,11 @@ func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 		return nil, errNotReady(key)
 	}
 	cur := st.policies[key]
-	next, err := change(cur.clone())
+	arg := cur.clone()
+	if arg != nil {
+		arg.tier = st.tierLocked(m.scope.Project) // rules using address groups need Enterprise
+	}
+	next, err := change(arg)
 	if err != nil {
 		return nil, err
 	}

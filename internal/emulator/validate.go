@@ -142,8 +142,9 @@ func validateType(t string) error {
 }
 
 // validatePolicy checks an insert body after its name and type: where the
-// type may live, the policy's own fields, and its rules.
-func validatePolicy(sc scope, in *compute.SecurityPolicy) error {
+// type may live, the policy's own fields, and its rules (in a project of the
+// given Cloud Armor tier).
+func validatePolicy(sc scope, tier string, in *compute.SecurityPolicy) error {
 	switch {
 	case in.Type == "CLOUD_ARMOR_EDGE" && sc.Region != "":
 		return errInvalidField("resource.type", in.Type,
@@ -152,7 +153,7 @@ func validatePolicy(sc scope, in *compute.SecurityPolicy) error {
 		return errInvalidField("resource.type", in.Type,
 			"Security policies of type CLOUD_ARMOR_NETWORK are regional; they cannot be created globally.")
 	}
-	p := &policy{Scope: sc, Type: in.Type}
+	p := &policy{Scope: sc, Type: in.Type, tier: tier}
 	if err := validatePolicyFields(p, in); err != nil {
 		return err
 	}
@@ -375,7 +376,9 @@ func validateMatch(p *policy, r *compute.SecurityPolicyRule, field string) error
 // only some policies have: "Expressions containing evaluateThreatIntelligence
 // … are not supported in Edge Policies nor in Regional Policies. Expressions
 // containing evaluatePreconfiguredExpr('sourceiplist-*') … are only supported
-// in Global Security Policies."
+// in Global Security Policies." Address groups need Cloud Armor Enterprise
+// ("You need an active Google Cloud Armor Enterprise subscription to use
+// address groups").
 func validateExpr(p *policy, text, field string) error {
 	c := checkExpr(text)
 	detail := c.problem
@@ -385,6 +388,8 @@ func validateExpr(p *policy, text, field string) error {
 		detail = "Expressions containing evaluateThreatIntelligence are not supported in Edge Policies nor in Regional Policies."
 	case c.sourceIPList && p.Scope.Region != "":
 		detail = "Expressions containing evaluatePreconfiguredExpr('sourceiplist-*') are only supported in Global Security Policies."
+	case c.addressGroups && !enterprise(p.tier):
+		detail = errTierDetail(p.Scope.Project, p.tier)
 	default:
 		return nil
 	}

@@ -592,9 +592,10 @@ var documentedExpressions = []string{
 	"true",
 }
 
-// TestDocumentedExpressionsAccepted adds one rule per documented expression.
+// TestDocumentedExpressionsAccepted adds one rule per documented expression,
+// in an Enterprise project (address groups need one).
 func TestDocumentedExpressionsAccepted(t *testing.T) {
-	em := Start(t, Options{})
+	em := Start(t, Options{DefaultTier: TierEnterprisePaygo})
 	api := globalAPI{newService(t, em)}
 	waiter(t, api)(api.Insert(policyWith("p")))
 	for i, e := range documentedExpressions {
