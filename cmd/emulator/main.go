@@ -1,5 +1,6 @@
-// Command emulator serves a local Cloud Armor (Compute Engine v1 security
-// policy) API. See docs/emulator.md.
+// Command emulator serves a local Cloud Armor API: Compute Engine v1 security
+// policies and project tiers, and networksecurity v1 address groups. See
+// docs/emulator.md.
 package main
 
 import (
@@ -51,6 +52,7 @@ func parseFlags(args []string) (emulator.Options, string, error) {
 	retry := fs.Int("retry-after", 1, "Retry-After seconds sent with injected 429s")
 	fs.IntVar(&o.Faults.Quota.Policies, "quota-policies", 0, "per-project SECURITY_POLICIES quota (0: unlimited)")
 	fs.IntVar(&o.Faults.Quota.Rules, "quota-rules", 0, "per-project SECURITY_POLICY_RULES quota (0: unlimited)")
+	fs.StringVar(&o.DefaultTier, "default-tier", "", "Cloud Armor tier of projects not set with setCloudArmorTier: CA_STANDARD (default), CA_ENTERPRISE_PAYGO or CA_ENTERPRISE_ANNUAL")
 	grantsFile := fs.String("grants-file", "", `JSON file of per-token project grants: {"TOKEN": {"read": ["PROJECT"], "write": ["PROJECT"]}}`)
 	var grants grantFlags
 	fs.Var(&grants, "grant", `TOKEN=PROJECT:r or TOKEN=PROJECT:rw (repeatable): TOKEN may read, or read and write, PROJECT ("*": any)`)

@@ -57,6 +57,16 @@ func TestParseFlags(t *testing.T) {
 			addr: ":9000",
 		},
 		"BadCodes": {reason: "Codes must be numbers.", args: []string{"--fault-codes=x"}, err: true},
+		"DefaultTier": {
+			reason: "--default-tier is the tier of projects never set (emulator.New checks the value).",
+			args:   []string{"--default-tier=CA_ENTERPRISE_PAYGO"},
+			want: func() emulator.Options {
+				o := defaults
+				o.DefaultTier = emulator.TierEnterprisePaygo
+				return o
+			}(),
+			addr: "127.0.0.1:8085",
+		},
 		"GrantFlags": {
 			reason: "--grant repeats; rw grants write (which implies read), r grants read.",
 			args: []string{"--grant=token-a=proj-a:rw", "--grant=token-a=proj-c:r", "--grant=reader=*:r",
