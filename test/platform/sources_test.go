@@ -127,7 +127,9 @@ func TestPrivateSources(t *testing.T) {
 				[]string{"203.0.113.0/26", "34.120.0.11", "35.200.0.1", "198.51.100.0/28", "198.51.100.64/28"}},
 			{"second gateway Service added", func() { e.gatewayService(ctx, t, teamA, "egress-gateway-b", "34.120.0.12") },
 				[]string{"203.0.113.0/26", "34.120.0.11", "34.120.0.12", "35.200.0.1", "198.51.100.0/28", "198.51.100.64/28"}},
-			{"ConfigMap edited", func() { e.configMap(ctx, t, teamA, "egress-ranges", "198.51.100.0/28\n2001:db8:20::/48 # new partner\n") },
+			{"ConfigMap edited", func() {
+				e.configMap(ctx, t, teamA, "egress-ranges", "198.51.100.0/28\n2001:db8:20::/48 # new partner\n")
+			},
 				[]string{"203.0.113.0/26", "34.120.0.11", "34.120.0.12", "35.200.0.1", "198.51.100.0/28", "2001:db8:20::/48"}},
 			{"Address's status.atProvider.address changed", func() { e.address(ctx, t, teamA, "cloud-nat-egress", "35.200.0.2") },
 				[]string{"203.0.113.0/26", "34.120.0.11", "34.120.0.12", "35.200.0.2", "198.51.100.0/28", "2001:db8:20::/48"}},
