@@ -265,9 +265,14 @@ func ReadSources(s Spec, namespace string, required map[string][]resource.Requir
 		return out, true
 	}
 	for _, src := range s.ServiceSources {
-		if us, ok := objects(readSource{kind: kindService, name: src.Name}); ok {
-			read[src.Name] = readServices(src, namespace, us)
+		us, ok := objects(readSource{kind: kindService, name: src.Name})
+		if !ok {
+			continue
 		}
+		us, foreign := inNamespace(us, namespace)
+		r := readServices(src, namespace, us)
+		r.Notes = append(foreign, r.Notes...)
+		read[src.Name] = r
 	}
 	for _, src := range s.ObjectSources {
 		rs := readSource{kind: kindObject, name: src.Name}
@@ -322,8 +327,7 @@ func inNamespace(us []*unstructured.Unstructured, namespace string) (kept []*uns
 }
 
 func readServices(src ServiceSource, namespace string, us []*unstructured.Unstructured) Read {
-	us, notes := inNamespace(us, namespace)
-	r := Read{Notes: notes}
+	r := Read{}
 	lbs := 0
 	for _, u := range us {
 		p := fieldpath.Pave(u.Object)
