@@ -25,9 +25,9 @@ import (
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
-// The private cluster's IPAllowlist, examples/allowlist/private-cluster.yaml, applied in
-// namespace teamA. teamB holds objects of the same names and labels, which must never reach
-// its rules.
+// The private cluster's IPAllowlist, examples/allowlist/private-cluster/ipallowlist.yaml,
+// applied in namespace teamA. teamB holds objects of the same names and labels, which must
+// never reach its rules.
 const (
 	teamA         = "team-a"
 	teamB         = "team-b"
@@ -197,10 +197,10 @@ func TestPrivateSources(t *testing.T) {
 	t.Logf("TestPrivateSources took %.1fs, platform start included", time.Since(begin).Seconds())
 }
 
-// applyPrivateXR applies examples/allowlist/private-cluster.yaml in namespace teamA.
+// applyPrivateXR applies examples/allowlist/private-cluster/ipallowlist.yaml in namespace teamA.
 func (e *env) applyPrivateXR(ctx context.Context, t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile(repo.Path("examples", "allowlist", "private-cluster.yaml"))
+	b, err := os.ReadFile(repo.Path("examples", "allowlist", "private-cluster", "ipallowlist.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

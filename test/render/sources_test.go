@@ -17,7 +17,7 @@ import (
 
 // privateFile is the IPAllowlist of a private cluster: a LoadBalancer egress gateway, a Cloud
 // NAT Address and a ConfigMap list, besides an office.
-const privateFile = repoRoot + "/examples/allowlist/private-cluster.yaml"
+const privateFile = repoRoot + "/examples/allowlist/private-cluster/ipallowlist.yaml"
 
 // egress is what the private cluster's sources hold, in the XR's namespace (default) and in
 // another team's (team-b), which must never reach the rules.
@@ -104,7 +104,7 @@ func requiredYAML(t *testing.T, w egress) []byte {
 	return b.Bytes()
 }
 
-// privateXR returns examples/allowlist/private-cluster.yaml, changed by fn.
+// privateXR returns examples/allowlist/private-cluster/ipallowlist.yaml, changed by fn.
 func privateXR(t *testing.T, fn func(spec map[string]any)) []byte {
 	t.Helper()
 	data, err := os.ReadFile(privateFile)
