@@ -39,6 +39,7 @@ func TestE2E(t *testing.T) {
 		{"8-QuotaBackoff", s.testQuotaBackoff},
 		{"9-Restart", s.testRestart},
 		{"10-ObservedState", s.testObservedState},
+		{"11-AddressGroup", s.testAddressGroup},
 	} {
 		start := time.Now()
 		ok := t.Run(sc.name, sc.fn)

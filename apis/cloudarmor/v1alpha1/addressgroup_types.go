@@ -100,9 +100,6 @@ type AddressGroupObservation struct {
 	// Name is the group's full resource name.
 	// +optional
 	Name string `json:"name,omitempty"`
-	// SelfLink of the group.
-	// +optional
-	SelfLink string `json:"selfLink,omitempty"`
 	// CreateTime and UpdateTime as GCP reports them.
 	// +optional
 	CreateTime string `json:"createTime,omitempty"`

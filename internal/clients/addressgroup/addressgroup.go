@@ -171,7 +171,6 @@ func Canonical(item string) string {
 func Observation(ag *networksecurity.AddressGroup, refs []*networksecurity.ListAddressGroupReferencesResponseAddressGroupReference) v1alpha1.AddressGroupObservation {
 	o := v1alpha1.AddressGroupObservation{
 		Name:       ag.Name,
-		SelfLink:   ag.SelfLink,
 		CreateTime: ag.CreateTime,
 		UpdateTime: ag.UpdateTime,
 		ItemCount:  len(ag.Items),
