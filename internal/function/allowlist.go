@@ -36,6 +36,10 @@ type Spec struct {
 	ProviderConfigRef *ProviderConfigRef `json:"providerConfigRef,omitempty"`
 	StaticSources     []StaticSource     `json:"staticSources,omitempty"`
 	NodeSources       []NodeSource       `json:"nodeSources,omitempty"`
+	// Mode is ModeRules (rules of ten ranges) or ModeAddressGroup (an address group and one
+	// rule); "" means ModeRules.
+	Mode         string     `json:"mode,omitempty"`
+	AddressGroup *GroupSpec `json:"addressGroup,omitempty"`
 	// ServiceSources, ObjectSources and ConfigMapSources are read from the IPAllowlist's own
 	// namespace through Crossplane's required resources (sources.go).
 	ServiceSources   []ServiceSource   `json:"serviceSources,omitempty"`
@@ -112,6 +116,9 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources", n)
 		}
 		seen[n] = true
+	}
+	if s.groupMode() && (s.AddressGroup == nil || s.AddressGroup.Name == "") {
+		return fmt.Errorf("mode %s needs spec.addressGroup.name", ModeAddressGroup)
 	}
 	return s.validateReadSources()
 }
@@ -312,9 +319,26 @@ type Rule struct {
 // priority order, then open rules at the lowest free priorities. Rules left without a range are
 // dropped. It fails when the ranges do not fit in the range's rules.
 func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r PriorityRange) ([]Rule, error) {
-	if need := (int64(len(ranges)) + MaxRangesPerRule - 1) / MaxRangesPerRule; need > r.Slots() {
-		return nil, fmt.Errorf("%d source ranges need %d rules of %d, but priorityRange %d-%d reserves only %d: widen the range or remove sources",
-			len(ranges), need, MaxRangesPerRule, r.First, r.Last, r.Slots())
+	return AssignAround(ranges, observed, r, nil)
+}
+
+// AssignAround is Assign leaving the priorities in taken free: those of rules that stay in
+// place beside the ones assigned (the rule that uses an address group, while an allowlist
+// moves from the group back to rules).
+func AssignAround(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r PriorityRange, taken map[int64]bool) ([]Rule, error) {
+	slots := r.Slots()
+	for p := range taken {
+		if p >= r.First && p <= r.Last {
+			slots--
+		}
+	}
+	if need := (int64(len(ranges)) + MaxRangesPerRule - 1) / MaxRangesPerRule; need > slots {
+		room := fmt.Sprintf("reserves only %d", slots)
+		if slots < r.Slots() {
+			room = fmt.Sprintf("has only %d free beside the rules that stay in place", slots)
+		}
+		return nil, fmt.Errorf("%d source ranges need %d rules of %d, but priorityRange %d-%d %s: widen the range or remove sources",
+			len(ranges), need, MaxRangesPerRule, r.First, r.Last, room)
 	}
 	want := make(map[netip.Prefix]bool, len(ranges))
 	for _, p := range ranges {
@@ -355,7 +379,7 @@ func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r Priority
 		}
 	}
 	for prio := r.First; prio <= r.Last && len(fresh) > 0; prio++ {
-		if len(rules[prio]) > 0 {
+		if len(rules[prio]) > 0 || taken[prio] {
 			continue
 		}
 		n := min(len(fresh), MaxRangesPerRule)

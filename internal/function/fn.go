@@ -103,9 +103,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	read, fetching, missing := ReadSources(spec, xrNamespace, required)
 	var (
-		src   Sources
-		rules []Rule
-		hold  *holdReason
+		src  Sources
+		c    composition
+		hold *holdReason
 	)
 	switch {
 	case missing != nil:
@@ -115,16 +115,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	default:
 		src, err = Collect(spec, sets, read)
 		if err == nil {
-			rules, err = Assign(src.Ranges, held, spec.PriorityRange)
+			c, err = compose(spec, xrNamespace, xrName, src.Ranges, observed, held, desired)
 		}
 		if err != nil {
 			hold = &holdReason{ReasonCannotCompose, err.Error()}
 		}
 	}
 	if hold != nil {
-		rules = heldRules(held)
+		// Address groups and the rules that use them stay exactly as observed too.
+		readComposedGroups(observed).keep(desired, true)
+		c.rules = heldRules(held)
 	}
-	for _, r := range rules {
+	for _, r := range c.rules {
 		desired[resource.Name(rulePrefix+strconv.FormatInt(r.Priority, 10))] = &resource.DesiredComposed{
 			Resource: RuleResource(spec, xrNamespace, xrName, r),
 		}
@@ -163,26 +165,40 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, n := range src.Unmatched {
 		unmatched = append(unmatched, n)
 	}
-	if err := setStatus(rsp, req, map[string]any{
+	status := map[string]any{
 		"ipCount":          int64(len(src.Ranges)),
-		"ruleCount":        int64(len(rules)),
+		"ruleCount":        int64(len(c.rules)),
 		"unmatchedSources": unmatched,
 		"policyName":       spec.Policy.Name,
-	}); err != nil {
+	}
+	if spec.groupMode() {
+		status["ruleCount"] = int64(0)
+		if c.group.rule {
+			status["ruleCount"] = int64(1)
+		}
+		status["addressGroup"] = spec.AddressGroup.Name
+	}
+	if err := setStatus(rsp, req, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 
-	if len(degraded) > 0 {
+	switch {
+	case len(degraded) > 0:
 		// The AddressSet holds its last addresses on purpose (a held shrink, Nodes it may not
 		// read); the rules follow them, and the AddressSet, not Ready, keeps the allowlist
 		// from being Ready.
 		response.ConditionFalse(rsp, TypeCurrent, ReasonSourceHeld).WithMessage(strings.Join(degraded, "; ")).TargetComposite()
-	} else {
+	case c.switching != "":
+		response.ConditionFalse(rsp, TypeCurrent, ReasonSwitching).WithMessage(c.switching).TargetComposite()
+	case spec.groupMode():
 		response.ConditionTrue(rsp, TypeCurrent, ReasonComposed).
-			WithMessage(fmt.Sprintf("%d source ranges in %d rule(s) of policy %s", len(src.Ranges), len(rules), spec.Policy.Name)).TargetComposite()
+			WithMessage(fmt.Sprintf("%d source ranges in address group %s, allowed by the rule at priority %d of policy %s", len(src.Ranges), spec.AddressGroup.Name, c.group.priority, spec.Policy.Name)).TargetComposite()
+	default:
+		response.ConditionTrue(rsp, TypeCurrent, ReasonComposed).
+			WithMessage(fmt.Sprintf("%d source ranges in %d rule(s) of policy %s", len(src.Ranges), len(c.rules), spec.Policy.Name)).TargetComposite()
 	}
-	log.Debug("Composed allowlist", "ranges", len(src.Ranges), "rules", len(rules))
+	log.Debug("Composed allowlist", "ranges", len(src.Ranges), "rules", len(c.rules), "mode", spec.Mode)
 	return rsp, nil
 }
 
@@ -225,7 +241,7 @@ func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, fiel
 // observedStatus is the status fields the function writes, as the IPAllowlist shows them.
 func observedStatus(oxr *resource.Composite) map[string]any {
 	out := map[string]any{}
-	for _, k := range []string{"ipCount", "ruleCount", "unmatchedSources", "policyName"} {
+	for _, k := range []string{"ipCount", "ruleCount", "unmatchedSources", "policyName", "addressGroup"} {
 		if v, err := oxr.Resource.GetValue("status." + k); err == nil {
 			out[k] = v
 		}
