@@ -131,9 +131,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			Resource: RuleResource(spec, xrNamespace, xrName, r),
 		}
 	}
-	if hold != nil {
+	if hold != nil || c.switching != "" {
 		// Crossplane's XR is Ready only when every composed resource is; these are not
-		// current, so neither is the allowlist.
+		// current (or, while switching, what is current is still being replaced), so
+		// neither is the allowlist.
 		for _, d := range desired {
 			d.Ready = resource.ReadyFalse
 		}
@@ -191,6 +192,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.ConditionFalse(rsp, TypeCurrent, ReasonSourceHeld).WithMessage(strings.Join(degraded, "; ")).TargetComposite()
 	case c.switching != "":
 		response.ConditionFalse(rsp, TypeCurrent, ReasonSwitching).WithMessage(c.switching).TargetComposite()
+	case spec.groupMode() && !c.group.rule:
+		response.ConditionTrue(rsp, TypeCurrent, ReasonComposed).
+			WithMessage(fmt.Sprintf("%d source ranges in address group %s; the rule of policy %s that uses it comes once GCP has the group", len(src.Ranges), spec.AddressGroup.Name, spec.Policy.Name)).TargetComposite()
 	case spec.groupMode():
 		response.ConditionTrue(rsp, TypeCurrent, ReasonComposed).
 			WithMessage(fmt.Sprintf("%d source ranges in address group %s, allowed by the rule at priority %d of policy %s", len(src.Ranges), spec.AddressGroup.Name, c.group.priority, spec.Policy.Name)).TargetComposite()

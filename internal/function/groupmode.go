@@ -179,8 +179,9 @@ func splitFamilies(ranges []netip.Prefix) (v4, v6 []netip.Prefix) {
 
 // groupOutcome is what composing in addressGroup mode decided.
 type groupOutcome struct {
-	// current is set once the group holds every range and its rule is in GCP; what the
-	// allowlist switched from is then gone from the desired resources.
+	// current is set once the group holds every range and its rule is in GCP, or when there
+	// is nothing the group replaces; what the allowlist switched from is then gone from the
+	// desired resources.
 	current bool
 	// priority of the rule that uses the group; 0 with rule unset while the group is being
 	// created.
@@ -246,13 +247,12 @@ func composeGroupMode(s Spec, xrNamespace, xrName string, ranges []netip.Prefix,
 	out := groupOutcome{}
 	v4Observed, hasV4 := cg.groups[v4Name]
 	ruleObserved, hasRule := cg.rules[v4Name]
-	switch {
-	case hasRule:
+	if hasRule {
 		_ = ruleObserved.Resource.GetValueInto("spec.forProvider.priority", &out.priority)
 		out.rule = true
-	case hasV4 && readyInGCP(v4Observed):
-		// The rule comes once its group is in GCP, which refuses a rule naming a group it
-		// does not have; it takes a priority no rule of the allowlist holds.
+	} else {
+		// The rule takes a priority no rule of the allowlist holds. It is checked before
+		// the group is created, so that an allowlist without room creates nothing.
 		taken := cg.priorities()
 		for p := range held {
 			taken[p] = true
@@ -261,7 +261,13 @@ func composeGroupMode(s Spec, xrNamespace, xrName string, ranges []netip.Prefix,
 		if !ok {
 			return nil, groupOutcome{}, fmt.Errorf("priorityRange %d-%d has no free priority for the rule that uses address group %s while the current rules stay in place: widen the range by one", s.PriorityRange.First, s.PriorityRange.Last, v4Name)
 		}
-		out.priority, out.rule = prio, true
+		// The rule comes once its group is in GCP, which refuses a rule naming a group it
+		// does not have.
+		out.priority, out.rule = prio, hasV4 && readyInGCP(v4Observed)
+	}
+	if !out.rule {
+		// Ready groups allow nothing until their rule exists: the allowlist is not Ready.
+		desired[resource.Name(groupPrefix+v4Name)].Ready = resource.ReadyFalse
 	}
 	if out.rule {
 		groups := []string{v4Name}
@@ -285,15 +291,36 @@ func composeGroupMode(s Spec, xrNamespace, xrName string, ranges []netip.Prefix,
 	default:
 		out.current = true
 	}
-	if out.current {
-		// What the allowlist had goes: range rules are not emitted, other groups' rules
-		// neither, and their groups only while such a rule is still observed.
+	if out.current || !cg.replaces(held, v4Name) {
+		// What the allowlist had goes, or there was nothing: range rules are not emitted,
+		// other groups' rules neither, and their groups only while such a rule is still
+		// observed. A group being filled with nothing to replace is an ordinary update.
+		out.current, out.message = true, ""
 		cg.keep(desired, false, v4Name)
 		return desired, out, nil
 	}
 	out.message += "; the previous rules stay in place until it is"
 	cg.keep(desired, true, v4Name)
 	return desired, out, nil
+}
+
+// replaces reports whether the allowlist has something that its address group v4Name is to
+// replace: range rules (held) or the groups and rule of another name.
+func (c composedGroups) replaces(held map[int64][]netip.Prefix, v4Name string) bool {
+	if len(held) > 0 {
+		return true
+	}
+	for name := range c.rules {
+		if name != v4Name {
+			return true
+		}
+	}
+	for name := range c.groups {
+		if strings.TrimSuffix(name, ipv6Suffix) != v4Name {
+			return true
+		}
+	}
+	return false
 }
 
 // rulesReplaceGroups keeps, in rules mode, the groups and group rules an allowlist had until
