@@ -1,0 +1,139 @@
+package rbac
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+)
+
+// TestProviderRuntimeIsClusterRoleMinusRBACManager: what the admin grants in
+// provider-runtime.yaml is exactly what clusterrole.yaml (what the binary
+// needs) holds and the RBAC manager does not grant: nothing the provider
+// needs is missing live, and the admin grants nothing it does not need.
+func TestProviderRuntimeIsClusterRoleMinusRBACManager(t *testing.T) {
+	root := repo.Root()
+	mgr, err := RBACManagerRules(filepath.Join(root, PackageDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs, err := ClusterRole(filepath.Join(root, ClusterRoleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := ClusterRole(filepath.Join(root, ProviderRuntimeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []Grant
+	for _, g := range Grants(needs.Rules) {
+		if !Allows(mgr, g) {
+			missing = append(missing, g)
+		}
+	}
+	if diff := cmp.Diff(missing, Grants(extra.Rules)); diff != "" {
+		t.Errorf("%s's ClusterRole is not %s minus what the RBAC manager grants (-needed +granted):\n%s",
+			ProviderRuntimeFile, ClusterRoleFile, diff)
+	}
+	for _, g := range Grants(extra.Rules) {
+		if g.Group == "*" || g.Resource == "*" || g.Verb == "*" {
+			t.Errorf("%s grants a wildcard: %s", ProviderRuntimeFile, g)
+		}
+	}
+}
+
+// TestRBACManagerRules pins the model to this package: the RBAC manager
+// gives each CRD's kind and status the system verbs, and safe-start adds CRDs.
+func TestRBACManagerRules(t *testing.T) {
+	rules, err := RBACManagerRules(filepath.Join(repo.Root(), PackageDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		grant Grant
+		want  bool
+	}{
+		"own kind":                    {Grant{"cloudarmor.armorplane.io", "securitypolicies", "update"}, true},
+		"own status":                  {Grant{"cloudarmor.armorplane.io", "securitypolicies/status", "patch"}, true},
+		"own finalizers":              {Grant{"armorplane.io", "providerconfigs/finalizers", "update"}, true},
+		"own kind, no delete":         {Grant{"armorplane.io", "providerconfigusages", "delete"}, false},
+		"secrets":                     {Grant{"", "secrets", "get"}, true},
+		"leases":                      {Grant{"coordination.k8s.io", "leases", "create"}, true},
+		"CRDs, for safe-start":        {Grant{"apiextensions.k8s.io", "customresourcedefinitions", "watch"}, true},
+		"namespaces":                  {Grant{"", "namespaces", "list"}, false},
+		"nodes":                       {Grant{"", "nodes", "watch"}, false},
+		"events.k8s.io is not events": {Grant{"events.k8s.io", "events", "create"}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Allows(rules, tc.grant); got != tc.want {
+				t.Errorf("Allows(%s) = %v, want %v", tc.grant, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProviderRuntimeBinding: the binding names the ClusterRole and the
+// ServiceAccount the DeploymentRuntimeConfig fixes, in Crossplane's
+// namespace; examples/allowlist/rbac.yaml carries the same three objects.
+func TestProviderRuntimeBinding(t *testing.T) {
+	root := repo.Root()
+	objs, err := Objects(filepath.Join(root, ProviderRuntimeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		byKind[o.GetKind()] = o
+	}
+	str := func(kind string, path ...string) string {
+		o := byKind[kind]
+		if o == nil {
+			t.Fatalf("%s has no %s", ProviderRuntimeFile, kind)
+		}
+		s, _, _ := unstructured.NestedString(o.Object, path...)
+		return s
+	}
+	sa := str("DeploymentRuntimeConfig", "spec", "serviceAccountTemplate", "metadata", "name")
+	var binding rbacv1.ClusterRoleBinding
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(byKind["ClusterRoleBinding"].Object, &binding); err != nil {
+		t.Fatal(err)
+	}
+	want := rbacv1.ClusterRoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: byKind["ClusterRole"].GetName()},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: "crossplane-system"}},
+	}
+	if diff := cmp.Diff(want.RoleRef, binding.RoleRef); diff != "" {
+		t.Errorf("roleRef (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Subjects, binding.Subjects); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
+	}
+	if sa == "" || str("DeploymentRuntimeConfig", "metadata", "name") == "" {
+		t.Errorf("the DeploymentRuntimeConfig names no ServiceAccount or has no name")
+	}
+
+	example, err := Objects(filepath.Join(root, "examples/allowlist/rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]*unstructured.Unstructured{}
+	for _, o := range example {
+		found[o.GetKind()+"/"+o.GetName()] = o
+	}
+	for _, o := range objs {
+		key := o.GetKind() + "/" + o.GetName()
+		if found[key] == nil {
+			t.Errorf("examples/allowlist/rbac.yaml lacks %s of %s", key, ProviderRuntimeFile)
+			continue
+		}
+		if diff := cmp.Diff(o.Object, found[key].UnstructuredContent()); diff != "" {
+			t.Errorf("examples/allowlist/rbac.yaml's %s differs from %s's (-install +example):\n%s", key, ProviderRuntimeFile, diff)
+		}
+	}
+}
