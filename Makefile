@@ -213,10 +213,14 @@ $(NODE_TOOLS): node-tool-%:
 
 # Opt-in, root only, not part of `make test`: boots the real node, installs
 # Crossplane from its Helm chart, checks the pods and the no-egress
-# configuration, tears down and compares the host before and after.
+# configuration, installs our packages as README.md says (pushed to the
+# node's registry with the crossplane CLI; the node is linux/amd64 only),
+# tears down and compares the host before and after.
 .PHONY: node-test
-node-test: node-tools ## Boot the real node, install Crossplane by Helm, check it, tear down (root).
-	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
+node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) build ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, tear down (root).
+	@PLATFORMS=linux/amd64 $(MAKE) --no-print-directory xpkg >/dev/null
+	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
+		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
 
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).

@@ -1,0 +1,652 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+)
+
+// The packages as `make build xpkg` writes them, and the names they are
+// published under (README.md installs xpkg.crossplane.io/<repo>:<tag>; the
+// node's registry serves <repo>:<tag> and an ImageConfig points
+// xpkg.crossplane.io/ at it).
+var packages = []struct{ file, repo string }{
+	{"_output/xpkg/linux_amd64/provider-cloudarmor.xpkg", "armorplane/provider-cloudarmor"},
+	{"_output/xpkg/linux_amd64/function-ipallowlist.xpkg", "armorplane/function-ipallowlist"},
+	{"_output/xpkg/configuration-ipallowlist.xpkg", "armorplane/configuration-ipallowlist"},
+}
+
+const (
+	// packageTag is the version README.md installs: CHANGELOG's first release.
+	packageTag = "v0.1.0"
+	// autoReadyRepo is the Configuration's dependency on function-auto-ready.
+	autoReadyRepo = "crossplane-contrib/function-auto-ready"
+
+	providerSA = "system:serviceaccount:crossplane-system:provider-cloudarmor"
+)
+
+// imageConfig points the packages' registry at the node's: Crossplane then
+// pulls them, resolves the Configuration's dependencies (listing the tags of
+// each) and containerd pulls their images from there.
+var imageConfig = fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
+kind: ImageConfig
+metadata: {name: node-registry}
+spec:
+  matchImages: [{type: Prefix, prefix: xpkg.crossplane.io/}]
+  rewriteImage: {prefix: %s/}
+`, node.RegistryHost)
+
+// The emulator runs as a pod from its own image, behind a Service the
+// provider reaches through the cluster DNS.
+const (
+	emulatorNS      = "cloudarmor-emulator"
+	emulatorService = "cloudarmor-emulator." + emulatorNS + ".svc.cluster.local:8787"
+	emulatorToken   = "node-test-token"
+	project         = "node-project"
+)
+
+var emulatorManifests = `apiVersion: v1
+kind: Namespace
+metadata: {name: ` + emulatorNS + `}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: cloudarmor-emulator, namespace: ` + emulatorNS + `}
+spec:
+  selector: {matchLabels: {app: cloudarmor-emulator}}
+  template:
+    metadata: {labels: {app: cloudarmor-emulator}}
+    spec:
+      securityContext: {runAsNonRoot: true}
+      containers:
+      - name: emulator
+        image: %s
+        ports: [{containerPort: 8787}]
+        readinessProbe: {httpGet: {path: /_emulator/healthz, port: 8787}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: cloudarmor-emulator, namespace: ` + emulatorNS + `}
+spec:
+  selector: {app: cloudarmor-emulator}
+  ports: [{port: 8787, targetPort: 8787}]
+`
+
+// tenancy: a ClusterProviderConfig admitting only namespaces labelled
+// tenant=a, one such namespace and one without the label.
+var tenancy = `apiVersion: v1
+kind: Secret
+metadata: {name: emulator-token, namespace: crossplane-system}
+stringData: {token: ` + emulatorToken + `}
+---
+apiVersion: armorplane.io/v1beta1
+kind: ClusterProviderConfig
+metadata: {name: emulator}
+spec:
+  projectID: ` + project + `
+  endpoint: http://` + emulatorService + `/compute/v1/
+  namespaceSelector: {matchLabels: {tenant: a}}
+  credentials:
+    source: AccessToken
+    secretRef: {namespace: crossplane-system, name: emulator-token, key: token}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant-a, labels: {tenant: a}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant-b}
+`
+
+func policy(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicy
+metadata: {name: %s, namespace: %s}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: emulator}
+  forProvider: {description: installed from the node's registry}
+`, name, ns)
+}
+
+// allowlist composes a policy allowing an office and the node's address.
+const allowlist = `apiVersion: platform.armorplane.io/v1alpha1
+kind: IPAllowlist
+metadata: {name: nodes, namespace: tenant-a}
+spec:
+  policy: {name: node-allowlist, create: true, defaultAction: deny(403)}
+  priorityRange: {first: 1000, last: 1099}
+  providerConfigRef: {kind: ClusterProviderConfig, name: emulator}
+  staticSources:
+  - {name: office, cidrs: ["203.0.113.0/26"]}
+  nodeSources:
+  - {name: node-0, matchLabels: {kubernetes.io/hostname: node-0}}
+`
+
+// TestPackages installs Crossplane and our packages the way README.md tells
+// a user to, from the node's registry: the provider, the function and the
+// Configuration as `make xpkg` builds them, pushed with `crossplane xpkg
+// push`, installed with `crossplane xpkg install`. The provider runs with
+// provider-runtime.yaml's grant on top of the RBAC manager's, and must never
+// be refused; it serves a SecurityPolicy against the emulator, running as a
+// pod, through a namespace-selecting ClusterProviderConfig, and an
+// IPAllowlist of the real Node's address.
+func TestPackages(t *testing.T) {
+	tools := realNode(t, t.TempDir())
+	root := repo.Root()
+	cli := toolPath(t, "CROSSPLANE_BIN", "crossplane")
+	for _, p := range packages {
+		if _, err := os.Stat(filepath.Join(root, p.file)); err != nil {
+			t.Fatalf("%v: run `make build xpkg` (PLATFORMS=linux/amd64 is enough)", err)
+		}
+	}
+	emulatorBin := filepath.Join(root, "_output/bin/emulator")
+	if _, err := os.Stat(emulatorBin); err != nil {
+		t.Fatalf("%v: run `make build`", err)
+	}
+	autoReadyBin, autoReadyMeta := autoReadyFiles(t, tools)
+	before := snapshot(t, tools.Debs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	start := time.Now()
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := func() {
+		if n == nil {
+			return
+		}
+		s := time.Now()
+		err := n.Down()
+		t.Logf("teardown took %s", time.Since(s).Round(10*time.Millisecond))
+		n = nil
+		if err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	}
+	defer down()
+	var times []string
+	lap := func(what string, since time.Time) {
+		times = append(times, fmt.Sprintf("%-58s %s", what, time.Since(since).Round(10*time.Millisecond)))
+	}
+	lap("node up", start)
+	home := filepath.Join(n.WorkDir(), "client/home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run := func(tool string, args ...string) string {
+		t.Helper()
+		bin := map[string]string{"helm": tools.Helm, "kubectl": tools.Kubectl, "crossplane": cli}[tool]
+		cmd := exec.CommandContext(ctx, bin, args...)
+		// The CLI's Docker config and caches go under the work directory.
+		cmd.Env = append(n.ClientEnv(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(home, ".docker"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	// Publish: our three packages with the real CLI, function-auto-ready
+	// (the Configuration's third dependency) and the emulator as images.
+	s := time.Now()
+	for _, p := range packages {
+		run("crossplane", "xpkg", "push", "-f", filepath.Join(root, p.file), n.HostRegistry+"/"+p.repo+":"+packageTag)
+	}
+	if _, err := n.PushImage(ctx, autoReadyRepo, "v0.5.0", []string{"/function"},
+		map[string]string{"/function": autoReadyBin, "/package.yaml": autoReadyMeta}); err != nil {
+		t.Fatal(err)
+	}
+	emuImage, err := n.PushImage(ctx, "armorplane/cloudarmor-emulator", packageTag, []string{"/emulator", "--listen=:8787"},
+		map[string]string{"/emulator": emulatorBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap("packages pushed (crossplane xpkg push) and images built", s)
+	checkImage(t, n.HostRegistry, "armorplane/provider-cloudarmor", packageTag, "/usr/local/bin/provider-cloudarmor")
+	checkImage(t, n.HostRegistry, "armorplane/function-ipallowlist", packageTag, "/usr/local/bin/function-ipallowlist")
+	if err := n.Apply(ctx, fmt.Sprintf(emulatorManifests, emuImage)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Install as README.md says, with the ImageConfig first.
+	chart := filepath.Join(tools.CrossplaneModule, "cluster/charts/crossplane")
+	imageConfigured := false
+	for _, c := range readmeInstall {
+		st, err := onNode(c, chart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.tool == "" {
+			t.Logf("not run on the node: %s (%s)", c, st.why)
+			continue
+		}
+		if st.tool == "crossplane" && !imageConfigured {
+			if err := n.Apply(ctx, imageConfig); err != nil {
+				t.Fatal(err)
+			}
+			imageConfigured = true
+		}
+		s := time.Now()
+		out := run(st.tool, st.args...)
+		lap(c, s)
+		if st.why != "" {
+			t.Logf("ran %s %s (%s)\n%s", st.tool, strings.Join(st.args, " "), st.why, strings.TrimSpace(out))
+		}
+	}
+
+	// The dependencies the Configuration pulled in, by the names the
+	// Composition calls them.
+	s = time.Now()
+	for _, obj := range []string{"configuration/armorplane-configuration-ipallowlist", "provider/provider-cloudarmor",
+		"function/armorplane-function-ipallowlist", "function/crossplane-contrib-function-auto-ready"} {
+		for _, cond := range []string{"Installed", "Healthy"} {
+			if _, err := n.Kubectl(ctx, "wait", obj, "--for=condition="+cond, "--timeout=5m"); err != nil {
+				out, _ := n.Kubectl(ctx, "get", "pkg,pods,lock", "-A", "-o", "wide")
+				t.Fatalf("%s not %s: %v\n%s", obj, cond, err, out)
+			}
+		}
+	}
+	lap("dependencies Installed and Healthy", s)
+	if _, err := n.Kubectl(ctx, "-n", emulatorNS, "rollout", "status", "deployment/cloudarmor-emulator", "--timeout=3m"); err != nil {
+		t.Fatal(err)
+	}
+	pods, _ := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
+	t.Logf("kubectl get pods -A:\n%s", pods)
+	checkRunning(ctx, t, n, map[string]string{
+		"crossplane-system/provider-cloudarmor-":                    "provider",
+		"crossplane-system/armorplane-function-ipallowlist-":        "function-ipallowlist",
+		"crossplane-system/crossplane-contrib-function-auto-ready-": "function-auto-ready",
+		emulatorNS + "/cloudarmor-emulator-":                        "emulator",
+	})
+	for exe, what := range map[string]string{
+		"/usr/local/bin/provider-cloudarmor":  "the provider",
+		"/usr/local/bin/function-ipallowlist": "the function",
+		"/emulator":                           "the emulator",
+	} {
+		uids := processUIDs(n.Holder(), exe)
+		if len(uids) == 0 {
+			t.Errorf("%s (%s) is not running in the node", what, exe)
+		}
+		for _, u := range uids {
+			if u == 0 {
+				t.Errorf("%s runs as root", what)
+			}
+		}
+		t.Logf("%s runs as uid %v", what, uids)
+	}
+
+	checkGrant(ctx, t, n, tools.Kubectl)
+
+	// A namespace-selecting ClusterProviderConfig against the emulator.
+	s = time.Now()
+	if err := n.Apply(ctx, tenancy); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Apply(ctx, policy("tenant-a", "admitted")+"---\n"+policy("tenant-b", "refused")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "-n", "tenant-a", "wait", "securitypolicy/admitted", "--for=condition=Ready", "--timeout=3m"); err != nil {
+		out, _ := n.Kubectl(ctx, "-n", "tenant-a", "get", "securitypolicy/admitted", "-o", "yaml")
+		t.Fatalf("the SecurityPolicy in an admitted namespace did not go Ready: %v\n%s", err, out)
+	}
+	lap("SecurityPolicy Ready (ClusterProviderConfig applied to Ready)", s)
+	if _, err := n.Kubectl(ctx, "-n", "tenant-b", "wait", "securitypolicy/refused", "--for=condition=Synced=False", "--timeout=2m"); err != nil {
+		t.Fatalf("the SecurityPolicy in a namespace the config does not admit: %v", err)
+	}
+	msg, _ := n.Kubectl(ctx, "-n", "tenant-b", "get", "securitypolicy/refused", "-o", `jsonpath={.status.conditions[?(@.type=="Synced")].message}`)
+	if !strings.Contains(msg, `does not admit namespace "tenant-b"`) {
+		t.Errorf("the SecurityPolicy in tenant-b: Synced=False with %q, want it refused by the namespaceSelector", msg)
+	}
+	emu, err := n.Forward("127.0.0.1:0", emulatorService)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gcpPolicy(emu, "admitted"); err != nil {
+		t.Errorf("the emulator pod does not hold the admitted policy: %v", err)
+	}
+	if _, err := gcpPolicy(emu, "refused"); err == nil {
+		t.Errorf("the emulator pod holds the policy of a namespace the config does not admit")
+	}
+
+	// An IPAllowlist of the real Node: its InternalIP reaches GCP.
+	s = time.Now()
+	if err := n.Apply(ctx, allowlist); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(ctx, "-n", "tenant-a", "wait", "ipallowlist/nodes", "--for=condition=Ready", "--timeout=3m"); err != nil {
+		out, _ := n.Kubectl(ctx, "-n", "tenant-a", "get", "ipallowlist,addressset,securitypolicy,securitypolicyrule", "-o", "yaml")
+		t.Fatalf("the IPAllowlist did not go Ready: %v\n%s", err, out)
+	}
+	lap("IPAllowlist of node-0 Ready", s)
+	got, err := gcpPolicy(emu, "node-allowlist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	for _, r := range got.Rules {
+		if r.Priority >= 1000 && r.Priority <= 1099 {
+			ranges = append(ranges, r.Match.Config.SrcIPRanges...)
+		}
+	}
+	if diff := cmp.Diff([]string{"10.244.0.1/32", "203.0.113.0/26"}, sortedCopy(ranges)); diff != "" {
+		t.Errorf("the allow rules in GCP (-want +got):\n%s", diff)
+	}
+
+	checkNotForbidden(ctx, t, n)
+	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarders) %d MiB",
+		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
+	t.Logf("times:\n%s", strings.Join(times, "\n"))
+
+	down()
+	compare(t, before, snapshot(t, tools.Debs))
+}
+
+// toolPath is a tool the Makefile passes in env, or the one
+// cluster/toolchain/build.sh builds.
+func toolPath(t *testing.T, env, name string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	out, err := exec.Command(filepath.Join(repo.Root(), "cluster/toolchain/build.sh"), name).Output()
+	if err != nil {
+		t.Fatalf("cluster/toolchain/build.sh %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// autoReadyFiles are function-auto-ready v0.5.0's binary (make tools) and
+// package metadata (its module).
+func autoReadyFiles(t *testing.T, tools node.Tools) (bin, meta string) {
+	t.Helper()
+	bin = os.Getenv("FUNCTION_AUTO_READY_BIN")
+	if bin == "" {
+		bin = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tools.CrossplaneCore))), "bin/function-auto-ready-v0.5.0/function-auto-ready")
+	}
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta = filepath.Join(strings.TrimSpace(string(modcache)), "github.com/crossplane-contrib/function-auto-ready@v0.5.0/package/crossplane.yaml")
+	for _, f := range []string{bin, meta} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("function-auto-ready v0.5.0 not built (make tools): %v", err)
+		}
+	}
+	return bin, meta
+}
+
+// checkImage reads a pushed package's image config from the registry: the
+// runtime image is embedded, runs its binary, as the non-root user.
+func checkImage(t *testing.T, registry, repo, tag, entrypoint string) {
+	t.Helper()
+	get := func(path, accept string, into any) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "http://"+registry+"/v2/"+repo+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s%s: %s: %s", repo, path, resp.Status, b)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatalf("GET %s%s: %v", repo, path, err)
+		}
+	}
+	var manifest struct {
+		Config struct{ Digest string } `json:"config"`
+	}
+	get("/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json", &manifest)
+	var cf struct {
+		Config struct {
+			Entrypoint []string
+			User       string
+		} `json:"config"`
+	}
+	get("/blobs/"+manifest.Config.Digest, "*/*", &cf)
+	want := cf.Config
+	want.Entrypoint, want.User = []string{entrypoint}, "65532:65532"
+	if diff := cmp.Diff(want, cf.Config); diff != "" {
+		t.Errorf("%s:%s's image config (-want +got):\n%s", repo, tag, diff)
+	}
+}
+
+// processUIDs are the real, effective, saved and filesystem uids of every
+// process in the node's PID namespace whose argv[0] is exe.
+func processUIDs(holder int, exe string) []int {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
+	if err != nil {
+		return nil
+	}
+	var uids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if p, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); p != ns {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 != exe {
+			continue
+		}
+		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				for _, f := range strings.Fields(v) {
+					u, _ := strconv.Atoi(f)
+					uids = append(uids, u)
+				}
+			}
+		}
+	}
+	return uids
+}
+
+// checkGrant: the ClusterRole Crossplane's RBAC manager created for the
+// provider is the one cluster/rbac models, and the provider's ServiceAccount
+// may do everything clusterrole.yaml lists (the RBAC manager's role plus
+// provider-runtime.yaml's) and not the things it must not.
+func checkGrant(ctx context.Context, t *testing.T, n *node.Node, kubectl string) {
+	t.Helper()
+	root := repo.Root()
+	rev, err := n.Kubectl(ctx, "get", "providerrevisions", "-l", "pkg.crossplane.io/package=provider-cloudarmor",
+		"-o", "jsonpath={.items[0].metadata.name}")
+	if err != nil || rev == "" {
+		rev, err = n.Kubectl(ctx, "get", "providerrevisions", "-o", "jsonpath={.items[0].metadata.name}")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := n.Kubectl(ctx, "get", "clusterrole", "crossplane:provider:"+rev+":system", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live rbacv1.ClusterRole
+	if err := json.Unmarshal([]byte(out), &live); err != nil {
+		t.Fatal(err)
+	}
+	model, err := rbac.RBACManagerRules(filepath.Join(root, rbac.PackageDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rbac.Grants(model), rbac.Grants(live.Rules)); diff != "" {
+		t.Errorf("the RBAC manager's ClusterRole for the provider is not cluster/rbac's model (-model +live):\n%s", diff)
+	}
+	subjects, err := n.Kubectl(ctx, "get", "clusterrolebinding", "crossplane:provider:"+rev+":system",
+		"-o", `jsonpath={range .subjects[*]}{.namespace}/{.name}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(subjects) != "crossplane-system/provider-cloudarmor" {
+		t.Errorf("the RBAC manager bound its role to %q, want the DeploymentRuntimeConfig's crossplane-system/provider-cloudarmor", subjects)
+	}
+
+	needs, err := rbac.ClusterRole(filepath.Join(root, rbac.ClusterRoleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[rbac.Grant]bool{}
+	for _, g := range rbac.Grants(needs.Rules) {
+		want[g] = true
+	}
+	for _, g := range []rbac.Grant{
+		{Group: "", Resource: "pods", Verb: "get"},
+		{Group: "", Resource: "nodes", Verb: "update"},
+		{Group: "", Resource: "namespaces", Verb: "delete"},
+		{Group: "apps", Resource: "deployments", Verb: "list"},
+		{Group: "cloudarmor.armorplane.io", Resource: "securitypolicies", Verb: "delete"},
+		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "create"},
+	} {
+		want[g] = false
+	}
+	got := accessReviews(ctx, t, n, kubectl, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what %s may do live (-want +got):\n%s", providerSA, diff)
+	}
+}
+
+// accessReviews asks the API server, in one SubjectAccessReview each, whether
+// the provider's ServiceAccount may do each grant.
+func accessReviews(ctx context.Context, t *testing.T, n *node.Node, kubectl string, grants map[rbac.Grant]bool) map[rbac.Grant]bool {
+	t.Helper()
+	got := map[rbac.Grant]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for g := range grants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, sub, _ := strings.Cut(g.Resource, "/")
+			sar := fmt.Sprintf(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":%q,"groups":["system:serviceaccounts","system:serviceaccounts:crossplane-system","system:authenticated"],"resourceAttributes":{"namespace":"tenant-a","group":%q,"resource":%q,"subresource":%q,"verb":%q}}}`,
+				providerSA, g.Group, res, sub, g.Verb)
+			cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+n.Kubeconfig, "create", "-f", "-", "-o", "jsonpath={.status.allowed}")
+			cmd.Env = n.ClientEnv()
+			cmd.Stdin = strings.NewReader(sar)
+			out, err := cmd.Output()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("SubjectAccessReview %s: %v", g, err)
+				return
+			}
+			got[g] = strings.TrimSpace(string(out)) == "true"
+		}()
+	}
+	wg.Wait()
+	return got
+}
+
+// checkNotForbidden fails on any "forbidden" in the provider's and the
+// function's logs and in the cluster's Events: a refused list or watch shows
+// in the log (client-go logs it whatever the level), a refused write as a
+// Warning Event on the object.
+func checkNotForbidden(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	names, err := n.Kubectl(ctx, "-n", "crossplane-system", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, p := range strings.Fields(names) {
+		if !strings.HasPrefix(p, "provider-cloudarmor-") && !strings.HasPrefix(p, "armorplane-function-ipallowlist-") {
+			continue
+		}
+		log, err := n.Kubectl(ctx, "-n", "crossplane-system", "logs", p, "--all-containers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		t.Logf("%s: %d lines of log", p, strings.Count(log, "\n"))
+		for _, line := range strings.Split(log, "\n") {
+			if strings.Contains(strings.ToLower(line), "forbidden") {
+				t.Errorf("%s: %s", p, line)
+			}
+		}
+	}
+	if checked < 2 {
+		t.Errorf("found %d provider and function pods to check, want 2:\n%s", checked, names)
+	}
+	events, err := n.Kubectl(ctx, "get", "events", "-A", "-o",
+		`jsonpath={range .items[*]}{.involvedObject.kind}/{.involvedObject.name}: {.message}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(events, "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			t.Errorf("event: %s", line)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// gcpPolicyJSON is what the test reads of a GCP policy.
+type gcpPolicyJSON struct {
+	Rules []struct {
+		Priority int `json:"priority"`
+		Match    struct {
+			Config struct {
+				SrcIPRanges []string `json:"srcIpRanges"`
+			} `json:"config"`
+		} `json:"match"`
+	} `json:"rules"`
+}
+
+// gcpPolicy reads a global policy from the emulator pod through a forwarder.
+func gcpPolicy(addr, policy string) (gcpPolicyJSON, error) {
+	var p gcpPolicyJSON
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://%s/compute/v1/projects/%s/global/securityPolicies/%s", addr, project, policy), nil)
+	if err != nil {
+		return p, err
+	}
+	req.Header.Set("Authorization", "Bearer "+emulatorToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return p, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return p, fmt.Errorf("GET policy %s: %s: %s", policy, resp.Status, b)
+	}
+	return p, json.Unmarshal(b, &p)
+}
