@@ -17,7 +17,7 @@ import (
 )
 
 // Generate is the group to create for p, carrying labels (the user's
-// merged with the owner label, which wins).
+// merged with the owner and provenance labels, which win).
 func Generate(p v1alpha1.AddressGroupParameters, labels map[string]string) *networksecurity.AddressGroup {
 	ag := &networksecurity.AddressGroup{
 		Type:     p.Type,

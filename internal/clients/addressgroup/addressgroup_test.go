@@ -113,3 +113,51 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestLabels(t *testing.T) {
+	own := map[string]string{"armorplane-owner": "abc", "crossplane-kind": "addressgroup_cloudarmor_armorplane_io",
+		"crossplane-name": "office", "crossplane-namespace": "team-a"}
+	cases := map[string]struct {
+		reason string
+		user   map[string]string
+		own    map[string]string
+		want   map[string]string
+	}{
+		"None": {
+			reason: "No labels at all are sent as none.",
+		},
+		"ProvidedOnly": {
+			reason: "A group without spec labels carries the owner and provenance labels.",
+			own:    own,
+			want:   own,
+		},
+		"Merged": {
+			reason: "The user's labels and the provided ones are merged.",
+			user:   map[string]string{"env": "prod"},
+			own:    own,
+			want: map[string]string{"env": "prod", "armorplane-owner": "abc", "crossplane-kind": "addressgroup_cloudarmor_armorplane_io",
+				"crossplane-name": "office", "crossplane-namespace": "team-a"},
+		},
+		"ProvidedWin": {
+			reason: "A user label with a provided key (admission refuses it) loses to the provider's.",
+			user:   map[string]string{"crossplane-namespace": "team-b"},
+			own:    own,
+			want:   own,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Labels(tc.user, tc.own)); diff != "" {
+				t.Errorf("\n%s\nLabels(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+	t.Run("HeldIsUpToDate", func(t *testing.T) {
+		p := v1alpha1.AddressGroupParameters{Type: "IPV4", Capacity: 10, Purpose: []string{"CLOUD_ARMOR"}}
+		observed := &networksecurity.AddressGroup{Type: "IPV4", Capacity: 10, Purpose: []string{"CLOUD_ARMOR"},
+			Labels: Labels(map[string]string{"team": "console"}, own)}
+		if got := PlanGroup(p, own, observed); !got.UpToDate() {
+			t.Errorf("a group carrying the provided labels (and one of GCP's) is not up to date: %+v; every Observe would write again", got)
+		}
+	})
+}

@@ -34,8 +34,8 @@ type Ownership struct {
 	// Claims are the priorities SecurityPolicyRule objects own.
 	Claims Claims
 	// Labels must be on the policy whatever spec.labels says (the owner
-	// label). They are merged into spec.labels and never reported as drift
-	// of their own.
+	// and provenance labels). They are merged over spec.labels, so a label
+	// the provider sets is desired state: present in GCP, it is not drift.
 	Labels map[string]string
 }
 
@@ -98,7 +98,7 @@ func (d PolicyPlan) String() string {
 
 // wantLabels returns the labels the policy must carry: spec's plus own's.
 // With spec.labels unset (don't care) that is GCP's labels plus own's, so
-// only a missing or different owner label is drift. nil means don't care.
+// only a missing or different provider label is drift. nil means don't care.
 func wantLabels(spec, own map[string]string, observed *compute.SecurityPolicy) map[string]string {
 	if spec == nil && len(own) == 0 {
 		return nil

@@ -1,6 +1,7 @@
 package securitypolicy
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -310,6 +311,112 @@ func TestTypeUpToDate(t *testing.T) {
 			}
 			if !got && msg == "" {
 				t.Errorf("\n%s\nTypeUpToDate(...): a mismatch needs a message", tc.reason)
+			}
+		})
+	}
+}
+
+// provided are the labels the provider puts on a policy it owns: the owner
+// label and the provenance labels.
+var provided = map[string]string{
+	ownerKey:                         "0123456789abcdef0123456789abcdef",
+	"crossplane-kind":                "securitypolicy_cloudarmor_armorplane_io",
+	"crossplane-name":                "edge",
+	"crossplane-namespace":           "team-a",
+	"crossplane-providerconfig":      "default",
+	"crossplane-providerconfig-kind": "providerconfig",
+}
+
+// with returns provided plus extra.
+func with(extra map[string]string) map[string]string {
+	out := maps.Clone(provided)
+	maps.Copy(out, extra)
+	return out
+}
+
+func TestWantLabels(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		spec     map[string]string
+		own      map[string]string
+		observed map[string]string
+		want     map[string]string
+	}{
+		"DontCareNothingProvided": {
+			reason: "Without spec.labels or provided labels, labels are don't care.",
+			want:   nil,
+		},
+		"DontCareKeepsGCPLabels": {
+			reason: "Without spec.labels, GCP's labels stay and the provided ones are added.",
+			own:    provided, observed: map[string]string{"team": "console"},
+			want: with(map[string]string{"team": "console"}),
+		},
+		"SpecMerged": {
+			reason: "spec.labels and the provided labels are merged; labels only GCP holds go.",
+			spec:   map[string]string{"env": "prod"}, own: provided, observed: map[string]string{"team": "console"},
+			want: with(map[string]string{"env": "prod"}),
+		},
+		"ProvidedWin": {
+			reason: "A spec label with a provided key (admission refuses it) cannot make the policy name another object.",
+			spec:   map[string]string{"crossplane-namespace": "team-b", ownerKey: "ffff"}, own: provided,
+			want: provided,
+		},
+		"StaleProvenanceReplaced": {
+			reason: "Provenance that no longer holds (another ProviderConfig) is replaced, not kept beside the new.",
+			own:    provided, observed: with(map[string]string{"crossplane-providerconfig": "old"}),
+			want: provided,
+		},
+		"EmptySpec": {
+			reason: "spec.labels {} removes the user's labels but keeps the provided ones.",
+			spec:   map[string]string{}, own: provided, observed: with(map[string]string{"env": "prod"}),
+			want: provided,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := wantLabels(tc.spec, tc.own, policy(func(p *compute.SecurityPolicy) { p.Labels = tc.observed }))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nwantLabels(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestProvidedLabelsAreDesired: labels the provider adds count as desired
+// state, so a policy that carries them is up to date and the next Observe
+// does not write again.
+func TestProvidedLabelsAreDesired(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		spec     map[string]string
+		observed map[string]string
+		want     bool // PlanPolicy(...).Labels: setLabels needed
+	}{
+		"AllPresent": {
+			reason: "spec.labels and the provided labels in GCP: nothing to do.",
+			spec:   map[string]string{"env": "prod"}, observed: with(map[string]string{"env": "prod"}),
+		},
+		"AllPresentDontCare": {
+			reason:   "Without spec.labels, GCP's own labels beside the provided ones are no drift.",
+			observed: with(map[string]string{"team": "console"}),
+		},
+		"ProvenanceMissing": {
+			reason: "A policy labelled before provenance labels existed gets them, once.",
+			spec:   map[string]string{"env": "prod"}, observed: map[string]string{"env": "prod", ownerKey: provided[ownerKey]},
+			want: true,
+		},
+		"ProvenanceStale": {
+			reason:   "A provenance label that names another ProviderConfig is drift.",
+			observed: with(map[string]string{"crossplane-providerconfig": "old"}),
+			want:     true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sp := policy(func(p *compute.SecurityPolicy) { p.Labels = tc.observed })
+			d := PlanPolicy(v1beta1.SecurityPolicyParameters{Labels: tc.spec}, sp, Ownership{Labels: provided})
+			if diff := cmp.Diff(tc.want, d.Labels); diff != "" {
+				t.Errorf("\n%s\nPlanPolicy(...).Labels: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -94,7 +94,7 @@ func (c *connecter) Connect(ctx context.Context, cr *v1alpha1.AddressGroup) (man
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	return &external{groups: conn.Client.AddressGroups(), key: Key(cr, conn.ProjectOr(p.Project)), labels: c.labeler.Labels(cr)}, nil
+	return &external{groups: conn.Client.AddressGroups(), key: Key(cr, conn.ProjectOr(p.Project)), labels: c.labeler.ExternalLabels(cr, v1alpha1.AddressGroupGroupVersionKind.GroupKind())}, nil
 }
 
 // Key is the GCP group cr manages, given the project it resolved to.
@@ -116,7 +116,7 @@ func Key(cr *v1alpha1.AddressGroup, project string) gcp.GroupKey {
 type external struct {
 	groups gcp.AddressGroupClient
 	key    gcp.GroupKey
-	labels map[string]string // the owner label the group carries in GCP
+	labels map[string]string // the owner and provenance labels the group carries in GCP
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.ExternalObservation, error) {
@@ -161,8 +161,8 @@ func (e *external) foreign(cr *v1alpha1.AddressGroup, labels map[string]string) 
 	return ""
 }
 
-// own is the labels the group must carry: the owner label, unless cr only
-// observes.
+// own is the labels the group must carry: the owner and provenance labels,
+// unless cr only observes.
 func (e *external) own(cr *v1alpha1.AddressGroup) map[string]string {
 	if ownership.Writes(cr) {
 		return e.labels

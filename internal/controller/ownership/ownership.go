@@ -26,16 +26,19 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
@@ -453,9 +456,41 @@ func (l Labeler) Value(o client.Object) string {
 	return gcp.IdentityKey(l.cluster, o.GetNamespace(), o.GetName())[:32]
 }
 
-// Labels returns the labels o's policy must carry.
+// Labels returns the owner label o's GCP object must carry.
 func (l Labeler) Labels(o client.Object) map[string]string {
 	return map[string]string{LabelKey: l.Value(o)}
+}
+
+// ExternalLabels returns every label the provider puts on mg's GCP object:
+// the provenance labels Crossplane providers put on external resources
+// (crossplane-runtime's resource.GetExternalTags: crossplane-kind,
+// crossplane-name, crossplane-namespace, crossplane-providerconfig and
+// crossplane-providerconfig-kind) made GCP labels, and the owner label. gk
+// is mg's kind, for an object read without its type metadata.
+//
+// They are merged over the user's labels: provenance says which object
+// wrote the GCP object, so a tenant cannot make it name another (admission
+// refuses spec.forProvider.labels that set these keys), and the owner label
+// decides ownership.
+func (l Labeler) ExternalLabels(mg resource.Managed, gk schema.GroupKind) map[string]string {
+	tags := resource.GetExternalTags(mg)
+	if mg.GetObjectKind().GroupVersionKind().Kind == "" {
+		tags[resource.ExternalResourceTagKeyKind] = strings.ToLower(gk.String())
+	}
+	out := gcp.Labels(tags)
+	out[LabelKey] = l.Value(mg)
+	return out
+}
+
+// ProvidedLabelKeys are the label keys ExternalLabels may set. Users may
+// not set them in spec.forProvider.labels.
+var ProvidedLabelKeys = []string{
+	LabelKey,
+	resource.ExternalResourceTagKeyKind,
+	resource.ExternalResourceTagKeyName,
+	resource.ExternalResourceTagKeyNamespace,
+	resource.ExternalResourceTagKeyProvider,
+	resource.ExternalResourceTagKeyProviderConfigKind,
 }
 
 // PoliciesNamedBy returns the SecurityPolicies, in every namespace, that name

@@ -3,6 +3,7 @@ package ownership
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -1292,6 +1294,57 @@ func TestIndexesSetup(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantCalls, len(rec.calls)); diff != "" {
 				t.Errorf("\n%s\nIndexField calls: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestExternalLabels(t *testing.T) {
+	l := NewLabeler("cluster-uid")
+	typed := func(p *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicy {
+		p.SetGroupVersionKind(v1beta1.SecurityPolicyGroupVersionKind)
+		return p
+	}
+	cases := map[string]struct {
+		reason string
+		mg     *v1beta1.SecurityPolicy
+		want   map[string]string
+	}{
+		"ReadWithoutTypeMeta": {
+			reason: "An object read from the cache may lack its kind: the kind given is used, made a GCP label.",
+			mg:     policy("team-a", "edge", usingConfig("ProviderConfig", "default")),
+			want: map[string]string{
+				"crossplane-kind":                "securitypolicy_cloudarmor_armorplane_io",
+				"crossplane-name":                "edge",
+				"crossplane-namespace":           "team-a",
+				"crossplane-providerconfig":      "default",
+				"crossplane-providerconfig-kind": "providerconfig",
+				LabelKey:                         l.Value(policy("team-a", "edge")),
+			},
+		},
+		"TypedClusterProviderConfig": {
+			reason: "Names with dots and a ClusterProviderConfig are sanitised the same way.",
+			mg:     typed(policy("team-b", "edge.v2", usingConfig("ClusterProviderConfig", "shared.prod"))),
+			want: map[string]string{
+				"crossplane-kind":                "securitypolicy_cloudarmor_armorplane_io",
+				"crossplane-name":                "edge_v2",
+				"crossplane-namespace":           "team-b",
+				"crossplane-providerconfig":      "shared_prod",
+				"crossplane-providerconfig-kind": "clusterproviderconfig",
+				LabelKey:                         l.Value(policy("team-b", "edge.v2")),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := l.ExternalLabels(tc.mg, schema.GroupKind{Group: v1beta1.Group, Kind: v1beta1.SecurityPolicyKind})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nExternalLabels(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			for k := range got {
+				if !slices.Contains(ProvidedLabelKeys, k) {
+					t.Errorf("ExternalLabels(...) sets %q, which ProvidedLabelKeys lacks: admission would let users set it too", k)
+				}
 			}
 		})
 	}
