@@ -71,8 +71,14 @@ type AddressGroupParameters struct {
 	// +kubebuilder:validation:MaxLength=2048
 	Description *string `json:"description,omitempty"`
 
-	// Labels of the group in GCP. The provider adds its owner label.
+	// Labels of the group in GCP. The provider adds its own labels, which
+	// are not the user's to set: the owner label (armorplane-owner) and the
+	// labels that say which object wrote the group (crossplane-kind,
+	// crossplane-name, crossplane-namespace, crossplane-providerconfig and
+	// crossplane-providerconfig-kind). GCP allows 64 labels; these take 6.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=58
+	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k in ['armorplane-owner', 'crossplane-kind', 'crossplane-name', 'crossplane-namespace', 'crossplane-providerconfig', 'crossplane-providerconfig-kind'])",message="armorplane-owner and the crossplane-kind, crossplane-name, crossplane-namespace, crossplane-providerconfig and crossplane-providerconfig-kind labels are set by the provider: remove them from labels"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// Items are the IP addresses and CIDR ranges the group holds, of the

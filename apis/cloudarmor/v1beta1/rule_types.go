@@ -32,7 +32,10 @@ type IPRange string
 // +kubebuilder:validation:XValidation:rule="!has(self.rateLimitOptions) || self.action == 'rate_based_ban' || (!has(self.rateLimitOptions.banThreshold) && !has(self.rateLimitOptions.banDurationSec))",message="rateLimitOptions.banThreshold and banDurationSec apply only to rate_based_ban rules"
 type RuleParameters struct {
 	// Action to take when the rule matches: allow, deny(STATUS) where STATUS
-	// is 403, 404, 429 or 502, redirect, throttle, rate_based_ban or fairshare.
+	// is 403, 404, 429 or 502, redirect, throttle, rate_based_ban, or
+	// fairshare (preview only, in CLOUD_ARMOR_INTERNAL_SERVICE policies: the
+	// status gets a Warning condition). The set is closed here: a new action
+	// changes which other fields a rule needs, which admission checks.
 	// +kubebuilder:validation:Enum=allow;deny(403);deny(404);deny(429);deny(502);redirect;throttle;rate_based_ban;fairshare
 	Action string `json:"action"`
 
@@ -223,7 +226,9 @@ type RateLimitOptions struct {
 	// +kubebuilder:validation:Enum=allow
 	ConformAction *string `json:"conformAction,omitempty"`
 
-	// ExceedAction for requests over the threshold: deny(STATUS) or redirect.
+	// ExceedAction for requests over the threshold: deny(STATUS) where
+	// STATUS is 403, 404, 429 or 502, or redirect (with
+	// exceedRedirectOptions, which admission ties to it).
 	// +optional
 	// +kubebuilder:validation:Enum=deny(403);deny(404);deny(429);deny(502);redirect
 	ExceedAction *string `json:"exceedAction,omitempty"`
@@ -232,10 +237,14 @@ type RateLimitOptions struct {
 	// +optional
 	ExceedRedirectOptions *RedirectOptions `json:"exceedRedirectOptions,omitempty"`
 
-	// EnforceOnKey selects what a client is. Mutually exclusive with
-	// enforceOnKeyConfigs.
+	// EnforceOnKey selects what a client is: ALL, ASN, HTTP_COOKIE,
+	// HTTP_HEADER, HTTP_PATH, IP, REGION_CODE, SNI, TLS_JA3_FINGERPRINT,
+	// TLS_JA4_FINGERPRINT, USER_IP or XFF_IP. GCP adds keys, so another
+	// value in GCP's form is passed to GCP with a Warning condition.
+	// Mutually exclusive with enforceOnKeyConfigs.
 	// +optional
-	// +kubebuilder:validation:Enum=ALL;ASN;HTTP_COOKIE;HTTP_HEADER;HTTP_PATH;IP;REGION_CODE;SNI;TLS_JA3_FINGERPRINT;TLS_JA4_FINGERPRINT;USER_IP;XFF_IP
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
 	EnforceOnKey *string `json:"enforceOnKey,omitempty"`
 
 	// EnforceOnKeyName is the header or cookie name for HTTP_HEADER and
@@ -274,8 +283,12 @@ type RateLimitThreshold struct {
 
 // EnforceOnKeyConfig is one part of a composite rate-limit key.
 type EnforceOnKeyConfig struct {
-	// EnforceOnKeyType is the kind of key.
-	// +kubebuilder:validation:Enum=ALL;ASN;HTTP_COOKIE;HTTP_HEADER;HTTP_PATH;IP;REGION_CODE;SNI;TLS_JA3_FINGERPRINT;TLS_JA4_FINGERPRINT;USER_IP;XFF_IP
+	// EnforceOnKeyType is the kind of key: ALL, ASN, HTTP_COOKIE,
+	// HTTP_HEADER, HTTP_PATH, IP, REGION_CODE, SNI, TLS_JA3_FINGERPRINT,
+	// TLS_JA4_FINGERPRINT, USER_IP or XFF_IP. GCP adds keys, so another
+	// value in GCP's form is passed to GCP with a Warning condition.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
 	EnforceOnKeyType string `json:"enforceOnKeyType"`
 
 	// EnforceOnKeyName is the header or cookie name for HTTP_HEADER and

@@ -36,9 +36,15 @@ type SecurityPolicyParameters struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable: a policy cannot move between regions"
 	Region *string `json:"region,omitempty"`
 
-	// Type of the policy. GCP defaults it to CLOUD_ARMOR. Immutable.
+	// Type of the policy: CLOUD_ARMOR (GCP's default), CLOUD_ARMOR_EDGE,
+	// CLOUD_ARMOR_NETWORK, or CLOUD_ARMOR_INTERNAL_SERVICE (preview only:
+	// the status gets a Warning condition). GCP adds types, so any value in
+	// GCP's form is accepted; one the provider does not know is passed to
+	// GCP with a Warning condition, and GCP's refusal, if any, is reported
+	// in Synced. Immutable.
 	// +optional
-	// +kubebuilder:validation:Enum=CLOUD_ARMOR;CLOUD_ARMOR_EDGE;CLOUD_ARMOR_NETWORK;CLOUD_ARMOR_INTERNAL_SERVICE
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="type is immutable: it can only be set when the policy is created"
 	Type *string `json:"type,omitempty"`
 
@@ -48,9 +54,14 @@ type SecurityPolicyParameters struct {
 	Description *string `json:"description,omitempty"`
 
 	// Labels of the policy, set through setLabels. Unset leaves GCP's labels
-	// alone; {} removes them all.
+	// alone; {} removes them all. The provider adds its own labels, which
+	// are not the user's to set: the owner label (armorplane-owner) and the
+	// labels that say which object wrote the policy (crossplane-kind,
+	// crossplane-name, crossplane-namespace, crossplane-providerconfig and
+	// crossplane-providerconfig-kind). GCP allows 64 labels; these take 6.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:MaxProperties=58
+	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k in ['armorplane-owner', 'crossplane-kind', 'crossplane-name', 'crossplane-namespace', 'crossplane-providerconfig', 'crossplane-providerconfig-kind'])",message="armorplane-owner and the crossplane-kind, crossplane-name, crossplane-namespace, crossplane-providerconfig and crossplane-providerconfig-kind labels are set by the provider: remove them from labels"
 	Labels map[string]string `json:"labels"` // no omitempty: {} must survive a round trip
 
 	// AdaptiveProtectionConfig configures Adaptive Protection.
@@ -190,9 +201,12 @@ type TrafficGranularityConfig struct {
 
 // AdvancedOptionsConfig configures request parsing and logging.
 type AdvancedOptionsConfig struct {
-	// JsonParsing parses JSON bodies for WAF inspection.
+	// JsonParsing parses JSON bodies for WAF inspection: DISABLED, STANDARD
+	// or STANDARD_WITH_GRAPHQL. GCP adds modes, so another value in GCP's
+	// form is passed to GCP with a Warning condition.
 	// +optional
-	// +kubebuilder:validation:Enum=DISABLED;STANDARD;STANDARD_WITH_GRAPHQL
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
 	JsonParsing *string `json:"jsonParsing,omitempty"` //nolint:revive // GCP's JSON name.
 
 	// JsonCustomConfig lists extra JSON content types.
@@ -209,9 +223,12 @@ type AdvancedOptionsConfig struct {
 	// +listType=atomic
 	UserIpRequestHeaders []string `json:"userIpRequestHeaders,omitempty"` //nolint:revive // GCP's JSON name.
 
-	// RequestBodyInspectionSize is how much of the body WAF inspects, e.g. 8KB.
+	// RequestBodyInspectionSize is how much of the body WAF inspects: 8KB,
+	// 16KB, 32KB, 48KB or 64KB. GCP has raised the limit before, so another
+	// size is passed to GCP with a Warning condition.
 	// +optional
-	// +kubebuilder:validation:Enum="8KB";"16KB";"32KB";"48KB";"64KB"
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]*KB$`
 	RequestBodyInspectionSize *string `json:"requestBodyInspectionSize,omitempty"`
 }
 
@@ -232,16 +249,23 @@ type RecaptchaOptionsConfig struct {
 // CLOUD_ARMOR_NETWORK policy. A field left unset keeps GCP's value.
 // +kubebuilder:validation:MinProperties=1
 type DdosProtectionConfig struct {
-	// DdosProtection is STANDARD, ADVANCED or ADVANCED_PREVIEW.
+	// DdosProtection is STANDARD, ADVANCED or ADVANCED_PREVIEW. ADVANCED and
+	// ADVANCED_PREVIEW need Cloud Armor Enterprise (the status gets a
+	// Warning condition saying so). Another value in GCP's form is passed to
+	// GCP with a Warning condition.
 	// +optional
-	// +kubebuilder:validation:Enum=STANDARD;ADVANCED;ADVANCED_PREVIEW
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
 	DdosProtection *string `json:"ddosProtection,omitempty"`
 
 	// DdosAdaptiveProtection turns Adaptive Protection for network load
 	// balancers ENABLED, DISABLED, or PREVIEW (alerts without mitigation).
+	// Another value in GCP's form is passed to GCP with a Warning condition.
 	// GCP's unspecified values are not accepted: leave the field unset.
 	// +optional
-	// +kubebuilder:validation:Enum=ENABLED;DISABLED;PREVIEW
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]*$`
+	// +kubebuilder:validation:XValidation:rule="!(self in ['DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED', 'UNSPECIFIED_ADAPTIVE_PROTECTION'])",message="leave ddosAdaptiveProtection unset instead of setting GCP's unspecified value"
 	DdosAdaptiveProtection *string `json:"ddosAdaptiveProtection,omitempty"`
 
 	// DdosImpactedBaselineThreshold is the largest fraction (0 to 1) of

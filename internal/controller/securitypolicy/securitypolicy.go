@@ -17,6 +17,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
@@ -91,7 +92,7 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (ma
 	}
 	p := cr.Spec.ForProvider
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
-		owners: c.index, labels: c.labeler.Labels(cr), recorder: c.recorder}, nil
+		owners: c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.
@@ -106,7 +107,7 @@ type external struct {
 	policies gcp.PolicyClient
 	key      gcp.PolicyKey
 	owners   owners
-	labels   map[string]string // the owner label cr's policy carries in GCP
+	labels   map[string]string // the owner and provenance labels cr's policy carries in GCP
 	recorder event.Recorder
 
 	// adopting is set by Observe when the policy has no owner label yet,
@@ -119,6 +120,7 @@ type external struct {
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalObservation, error) {
 	writes := ownership.Writes(cr)
+	reportValues(cr, e.recorder, writes)
 	if writes {
 		// Asked of the cluster first: an object that owns nothing makes no
 		// call to GCP, not even a read.
@@ -160,6 +162,18 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, refused))
 	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate(), Diff: d.String()}, nil
+}
+
+// reportValues says, in the Warning condition and an event, which values of
+// cr's spec GCP may refuse (unknown to the provider, preview only, or
+// Enterprise only), before anything is sent: the warning stands whether or
+// not GCP then accepts them. An object that writes nothing sends none.
+func reportValues(cr *v1beta1.SecurityPolicy, rec event.Recorder, writes bool) {
+	var findings []apivalues.Finding
+	if writes {
+		findings = apivalues.Policy(cr.Spec.ForProvider)
+	}
+	apivalues.Report(cr, rec, findings)
 }
 
 // refuse reports that cr may not write its GCP policy. While cr is being

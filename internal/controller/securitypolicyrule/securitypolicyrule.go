@@ -16,12 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/backlog"
@@ -67,7 +69,9 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 	mgr = fresh.Manager(mgr)
 	index := ownership.NewIndex(mgr.GetClient())
 	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: index}),
+		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: index,
+			//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
+			recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}),
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
@@ -153,8 +157,9 @@ func (r *resolver) ResolveReferences(ctx context.Context, mg resource.Managed) e
 }
 
 type connecter struct {
-	conn  *connector.Connector
-	index *ownership.Index
+	conn     *connector.Connector
+	index    *ownership.Index
+	recorder event.Recorder
 }
 
 func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.TypedExternalClient[*v1beta1.SecurityPolicyRule], error) {
@@ -163,7 +168,8 @@ func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule)
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
-	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index}, nil
+	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index,
+		recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.
@@ -178,9 +184,11 @@ type external struct {
 	policies gcp.PolicyClient
 	key      gcp.PolicyKey // the GCP policy the rule belongs to
 	owners   owners
+	recorder event.Recorder
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
+	reportValues(cr, e.recorder)
 	policy := policyName(cr)
 	if policy == "" {
 		return e.unresolved(cr)
@@ -224,6 +232,18 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 		upToDate = true
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, Diff: diff}, nil
+}
+
+// reportValues says, in the Warning condition and an event, which values of
+// cr's spec GCP may refuse (unknown to the provider, preview only, or
+// Enterprise only), before anything is sent. An object that writes nothing
+// sends none.
+func reportValues(cr *v1beta1.SecurityPolicyRule, rec event.Recorder) {
+	var findings []apivalues.Finding
+	if ownership.Writes(cr) {
+		findings = apivalues.Rule(cr.Spec.ForProvider.RuleParameters, "spec.forProvider.")
+	}
+	apivalues.Report(cr, rec, findings)
 }
 
 // unresolved observes a rule whose policy name is not known: its reference

@@ -11,15 +11,19 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
@@ -834,5 +838,42 @@ func TestCreateAlreadyExists(t *testing.T) {
 	}
 	if got := meta.GetExternalName(cr); got != "" {
 		t.Errorf("Create(...): a failed create must not record an external name, got %q", got)
+	}
+}
+
+// eventCount counts the events recorded.
+type eventCount struct{ n int }
+
+func (r *eventCount) Event(runtime.Object, event.Event)        { r.n++ }
+func (r *eventCount) WithAnnotations(...string) event.Recorder { return r }
+
+// TestObserveWarnsUnknownValue: a rate-limit key the provider does not know
+// is observed and written like any other, with a Warning condition and one
+// event; GCP decides whether it takes it.
+func TestObserveWarnsUnknownValue(t *testing.T) {
+	cr := rule(withRanges(rangeA), func(cr *v1beta1.SecurityPolicyRule) {
+		cr.Spec.ForProvider.Action = v1beta1.ActionThrottle
+		cr.Spec.ForProvider.RateLimitOptions = &v1beta1.RateLimitOptions{EnforceOnKey: ptr("TLS_JA5_FINGERPRINT"),
+			RateLimitThreshold: &v1beta1.RateLimitThreshold{Count: 10, IntervalSec: 60}}
+	})
+	rec := &eventCount{}
+	e := &external{policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, "allow", "*")), nil)},
+		owners: fakeOwners{}, key: gcp.PolicyKey{Project: "p", Name: policy}, recorder: rec}
+	for range 2 { // the second poll records no second event
+		got, err := e.Observe(context.Background(), cr)
+		if err != nil {
+			t.Fatalf("Observe(...): %v; an unknown value must not stop the provider", err)
+		}
+		if diff := cmp.Diff(managed.ExternalObservation{ResourceExists: false}, got); diff != "" {
+			t.Errorf("Observe(...): the rule is not in GCP yet, so Create sends it: -want, +got:\n%s", diff)
+		}
+	}
+	want := xpv2.Condition{Type: apivalues.TypeWarning, Status: corev1.ConditionTrue, Reason: apivalues.ReasonUnknownValue,
+		Message: `spec.forProvider.rateLimitOptions.enforceOnKey "TLS_JA5_FINGERPRINT" is not a value this provider knows: it is sent to GCP as written, and GCP's refusal, if any, is reported in Synced`}
+	if diff := cmp.Diff(want, cr.GetCondition(apivalues.TypeWarning), test.EquateConditions()); diff != "" {
+		t.Errorf("Observe(...): Warning condition -want, +got:\n%s", diff)
+	}
+	if rec.n != 1 {
+		t.Errorf("Observe(...) twice: %d events, want 1", rec.n)
 	}
 }
