@@ -440,10 +440,15 @@ func (n *Node) ClientEnv() []string {
 
 // Forward listens on hostAddr (a host loopback address; port 0 picks one) and
 // forwards each connection to target inside the node (a pod or Service
-// address). It returns the address it listens on; Down closes it.
+// IP address and port, never a name). It returns the address it listens on; Down closes it.
 func (n *Node) Forward(hostAddr, target string) (string, error) {
 	if h, _, err := net.SplitHostPort(hostAddr); err != nil || !net.ParseIP(h).IsLoopback() {
 		return "", fmt.Errorf("forward: %q is not a host loopback address", hostAddr)
+	}
+	// A name would be looked up by the harness's resolver, with the host's
+	// resolv.conf and possibly from the host's network namespace: off the node.
+	if h, _, err := net.SplitHostPort(target); err != nil || net.ParseIP(h) == nil {
+		return "", fmt.Errorf("forward: target %q is not an IP address and port (look up a Service's clusterIP first)", target)
 	}
 	l, err := net.Listen("tcp", hostAddr)
 	if err != nil {

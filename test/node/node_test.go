@@ -375,38 +375,68 @@ func checkResolv(t *testing.T, what, conf string) {
 	}
 }
 
-// nodeRSS sums the resident memory of every process in the node's PID
-// namespace.
+// nodeRSS sums the resident memory of every process of the node, pods
+// included.
 func nodeRSS(holder int) int64 {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
-	if err != nil {
-		return 0
-	}
 	var total int64
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if p, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); p != ns {
-			continue
-		}
-		pid, _ := strconv.Atoi(e.Name())
+	for _, pid := range nodePIDs(holder) {
 		total += rss(pid)
 	}
 	return total
 }
 
-// rss is a process's resident memory in bytes.
-func rss(pid int) int64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
+// nodePIDs are the host PIDs of the node's processes: those in its PID
+// namespace (the components, started into it with nsenter, and the
+// containerd shims) and their descendants (containers run in PID namespaces
+// of their own, nested in the node's).
+func nodePIDs(holder int) []int {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
+	if err != nil {
+		return nil
+	}
+	parent := map[int]int{}
+	inNS := map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, err := strconv.Atoi(procStatus(pid, "PPid:")); err == nil {
+			parent[pid] = pp
+		}
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l == ns {
+			inNS[pid] = true
 		}
 	}
-	return 0
+	var out []int
+	for pid := range parent {
+		for p, hops := pid, 0; p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			if inNS[p] {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// procStatus is one field of /proc/<pid>/status, trimmed.
+func procStatus(pid int, field string) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// rss is a process's resident memory in bytes.
+func rss(pid int) int64 {
+	kb, _ := strconv.ParseInt(strings.TrimSuffix(procStatus(pid, "VmRSS:"), " kB"), 10, 64)
+	return kb << 10
 }
 
 // hostState is what the node must leave as it found it.

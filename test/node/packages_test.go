@@ -128,7 +128,7 @@ spec:
 `, name, ns)
 }
 
-// allowlist composes a policy allowing an office and the node's address.
+// allowlist composes a policy allowing an office and the node's address (node-0 has only an InternalIP).
 const allowlist = `apiVersion: platform.armorplane.io/v1alpha1
 kind: IPAllowlist
 metadata: {name: nodes, namespace: tenant-a}
@@ -139,7 +139,7 @@ spec:
   staticSources:
   - {name: office, cidrs: ["203.0.113.0/26"]}
   nodeSources:
-  - {name: node-0, matchLabels: {kubernetes.io/hostname: node-0}}
+  - {name: node-0, matchLabels: {kubernetes.io/hostname: node-0}, includeInternalIP: true}
 `
 
 // TestPackages installs Crossplane and our packages the way README.md tells
@@ -295,7 +295,7 @@ func TestPackages(t *testing.T) {
 				t.Errorf("%s runs as root", what)
 			}
 		}
-		t.Logf("%s runs as uid %v", what, uids)
+		t.Logf("%s runs as uid %v, RSS %d MiB", what, uids, processRSS(n.Holder(), exe)>>20)
 	}
 
 	checkGrant(ctx, t, n, tools.Kubectl)
@@ -320,7 +320,13 @@ func TestPackages(t *testing.T) {
 	if !strings.Contains(msg, `does not admit namespace "tenant-b"`) {
 		t.Errorf("the SecurityPolicy in tenant-b: Synced=False with %q, want it refused by the namespaceSelector", msg)
 	}
-	emu, err := n.Forward("127.0.0.1:0", emulatorService)
+	// The forwarder takes the Service's address, not its name: the harness
+	// must not resolve names with the host's resolver.
+	emuIP, err := n.Kubectl(ctx, "-n", emulatorNS, "get", "service", "cloudarmor-emulator", "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu, err := n.Forward("127.0.0.1:0", emuIP+":8787")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,6 +362,7 @@ func TestPackages(t *testing.T) {
 	}
 
 	checkNotForbidden(ctx, t, n)
+	checkNoEgress(ctx, t, n, tools)
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarders) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
 	t.Logf("times:\n%s", strings.Join(times, "\n"))
@@ -435,43 +442,40 @@ func checkImage(t *testing.T, registry, repo, tag, entrypoint string) {
 	}
 	get("/blobs/"+manifest.Config.Digest, "*/*", &cf)
 	want := cf.Config
-	want.Entrypoint, want.User = []string{entrypoint}, "65532:65532"
+	want.Entrypoint, want.User = []string{entrypoint}, "65532"
 	if diff := cmp.Diff(want, cf.Config); diff != "" {
 		t.Errorf("%s:%s's image config (-want +got):\n%s", repo, tag, diff)
 	}
 }
 
 // processUIDs are the real, effective, saved and filesystem uids of every
-// process in the node's PID namespace whose argv[0] is exe.
+// process of the node whose argv[0] is exe.
 func processUIDs(holder int, exe string) []int {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
-	if err != nil {
-		return nil
-	}
 	var uids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if p, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); p != ns {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+	for _, pid := range nodePIDs(holder) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 != exe {
 			continue
 		}
-		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
-				for _, f := range strings.Fields(v) {
-					u, _ := strconv.Atoi(f)
-					uids = append(uids, u)
-				}
-			}
+		for _, f := range strings.Fields(procStatus(pid, "Uid:")) {
+			u, _ := strconv.Atoi(f)
+			uids = append(uids, u)
 		}
 	}
 	return uids
+}
+
+// processRSS is the resident memory of the node's processes whose argv[0]
+// is exe.
+func processRSS(holder int, exe string) int64 {
+	var total int64
+	for _, pid := range nodePIDs(holder) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 == exe {
+			total += rss(pid)
+		}
+	}
+	return total
 }
 
 // checkGrant: the ClusterRole Crossplane's RBAC manager created for the
