@@ -366,6 +366,7 @@ func TestPackages(t *testing.T) {
 	t.Logf("RSS: the node's processes %d MiB; this process (the registry holding the images, the forwarders) %d MiB",
 		nodeRSS(n.Holder())>>20, rss(os.Getpid())>>20)
 	t.Logf("times:\n%s", strings.Join(times, "\n"))
+	checkRefusedWithoutGrant(ctx, t, n)
 
 	down()
 	compare(t, before, snapshot(t, tools.Debs))
@@ -581,40 +582,89 @@ func accessReviews(ctx context.Context, t *testing.T, n *node.Node, kubectl stri
 // Warning Event on the object.
 func checkNotForbidden(ctx context.Context, t *testing.T, n *node.Node) {
 	t.Helper()
-	names, err := n.Kubectl(ctx, "-n", "crossplane-system", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`)
-	if err != nil {
-		t.Fatal(err)
+	logs := podLogs(ctx, t, n, "provider-cloudarmor-", "armorplane-function-ipallowlist-")
+	if len(logs) < 2 {
+		t.Errorf("found %d provider and function pods to check, want 2", len(logs))
 	}
-	checked := 0
-	for _, p := range strings.Fields(names) {
-		if !strings.HasPrefix(p, "provider-cloudarmor-") && !strings.HasPrefix(p, "armorplane-function-ipallowlist-") {
-			continue
-		}
-		log, err := n.Kubectl(ctx, "-n", "crossplane-system", "logs", p, "--all-containers")
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
+	for p, log := range logs {
 		t.Logf("%s: %d lines of log", p, strings.Count(log, "\n"))
-		for _, line := range strings.Split(log, "\n") {
-			if strings.Contains(strings.ToLower(line), "forbidden") {
-				t.Errorf("%s: %s", p, line)
-			}
+		for _, line := range forbidden(log) {
+			t.Errorf("%s: %s", p, line)
 		}
-	}
-	if checked < 2 {
-		t.Errorf("found %d provider and function pods to check, want 2:\n%s", checked, names)
 	}
 	events, err := n.Kubectl(ctx, "get", "events", "-A", "-o",
 		`jsonpath={range .items[*]}{.involvedObject.kind}/{.involvedObject.name}: {.message}{"\n"}{end}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(events, "\n") {
-		if strings.Contains(strings.ToLower(line), "forbidden") {
-			t.Errorf("event: %s", line)
+	for _, line := range forbidden(events) {
+		t.Errorf("event: %s", line)
+	}
+}
+
+// checkRefusedWithoutGrant is the control of checkNotForbidden and of
+// provider-runtime.yaml: with its ClusterRoleBinding deleted, a new provider
+// pod is refused (its Namespace and Node informers) and says so in its log.
+func checkRefusedWithoutGrant(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	start := time.Now()
+	old := podLogs(ctx, t, n, "provider-cloudarmor-")
+	if _, err := n.Kubectl(ctx, "delete", "clusterrolebinding", "provider-cloudarmor:beyond-rbac-manager"); err != nil {
+		t.Fatal(err)
+	}
+	for p := range old {
+		if _, err := n.Kubectl(ctx, "-n", "crossplane-system", "delete", "pod", p, "--wait=false"); err != nil {
+			t.Fatal(err)
 		}
 	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for p, log := range podLogs(ctx, t, n, "provider-cloudarmor-") {
+			if _, ok := old[p]; ok {
+				continue
+			}
+			if lines := forbidden(log); len(lines) > 0 {
+				t.Logf("without provider-runtime.yaml's binding, a new provider pod is refused %s after the binding is deleted: %s",
+					time.Since(start).Round(100*time.Millisecond), lines[0])
+				return
+			}
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Errorf("without provider-runtime.yaml's binding, no new provider pod logged a refusal in 2m: the log check would not see one")
+}
+
+// podLogs returns the logs of the pods in crossplane-system whose names
+// start with one of prefixes. A pod not started yet has no log and is left out.
+func podLogs(ctx context.Context, t *testing.T, n *node.Node, prefixes ...string) map[string]string {
+	t.Helper()
+	names, err := n.Kubectl(ctx, "-n", "crossplane-system", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := map[string]string{}
+	for _, p := range strings.Fields(names) {
+		for _, prefix := range prefixes {
+			if !strings.HasPrefix(p, prefix) {
+				continue
+			}
+			if log, err := n.Kubectl(ctx, "-n", "crossplane-system", "logs", p, "--all-containers"); err == nil {
+				logs[p] = log
+			}
+		}
+	}
+	return logs
+}
+
+// forbidden returns the lines of text that say "forbidden", in any case.
+func forbidden(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 func sortedCopy(s []string) []string {
