@@ -241,7 +241,10 @@ func Condition(findings []Finding) xpv2.Condition {
 // Report sets o's Warning condition from findings and records a Warning
 // event on o when the condition turns to a warning it did not already say.
 // An object that never had findings gets no Warning condition at all; one
-// whose findings are gone gets Warning=False.
+// whose findings are gone gets Warning=False. A nil rec records no event:
+// Create sets the condition again without one, because the managed
+// reconciler writes the object before Create and so drops the status that
+// Observe set.
 func Report(o resource.Managed, rec event.Recorder, findings []Finding) {
 	prev := o.GetCondition(TypeWarning)
 	if len(findings) == 0 && prev.Reason == "" {
@@ -249,7 +252,7 @@ func Report(o resource.Managed, rec event.Recorder, findings []Finding) {
 	}
 	c := Condition(findings)
 	o.SetConditions(c)
-	if c.Status != corev1.ConditionTrue || (prev.Status == c.Status && prev.Message == c.Message) {
+	if rec == nil || c.Status != corev1.ConditionTrue || (prev.Status == c.Status && prev.Message == c.Message) {
 		return
 	}
 	rec.Event(o, event.Warning(reasonEvent, errors.New(c.Message)))

@@ -193,6 +193,11 @@ func TestReport(t *testing.T) {
 			want:       []xpv2.Condition{Condition(other)},
 			wantEvents: 1,
 		},
+		"NoRecorder": {
+			reason:   "Without a recorder the condition is set and no event recorded (Create restoring Observe's condition).",
+			findings: unknown,
+			want:     []xpv2.Condition{Condition(unknown)},
+		},
 		"Cleared": {
 			reason: "Findings gone: Warning=False, no event.",
 			before: []xpv2.Condition{Condition(unknown)},
@@ -204,7 +209,11 @@ func TestReport(t *testing.T) {
 			cr := &v1beta1.SecurityPolicy{}
 			cr.SetConditions(tc.before...)
 			rec := &recorder{}
-			Report(cr, rec, tc.findings)
+			if name == "NoRecorder" {
+				Report(cr, nil, tc.findings)
+			} else {
+				Report(cr, rec, tc.findings)
+			}
 			if diff := cmp.Diff(tc.want, cr.Status.Conditions, test.EquateConditions()); diff != "" {
 				t.Errorf("\n%s\nReport(...): conditions -want, +got:\n%s", tc.reason, diff)
 			}

@@ -210,6 +210,9 @@ func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (s
 }
 
 func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalCreation, error) {
+	// Observe's event stands; the condition is set again because the
+	// reconciler wrote cr, and dropped it, before calling Create.
+	reportValues(cr, nil, true)
 	own, _, err := e.ownership(ctx, cr)
 	if err != nil {
 		return managed.ExternalCreation{}, err

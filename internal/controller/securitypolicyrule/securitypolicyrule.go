@@ -293,6 +293,9 @@ func resetDefaultRule(cr *v1beta1.SecurityPolicyRule) bool {
 }
 
 func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalCreation, error) {
+	// Observe's event stands; the condition is set again because the
+	// reconciler wrote cr, and dropped it, before calling Create.
+	reportValues(cr, nil)
 	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
 	var err error
 	if priority == v1beta1.DefaultRulePriority {

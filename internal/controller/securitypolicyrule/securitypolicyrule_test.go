@@ -876,4 +876,20 @@ func TestObserveWarnsUnknownValue(t *testing.T) {
 	if rec.n != 1 {
 		t.Errorf("Observe(...) twice: %d events, want 1", rec.n)
 	}
+
+	// The reconciler writes the object before Create, which drops the
+	// condition Observe set; Create sets it again, so that GCP's refusal
+	// and the warning are reported together.
+	fresh := cr.DeepCopy()
+	fresh.Status.Conditions = nil
+	e.policies = &fakePolicies{AddRuleFn: returns(errBoom)}
+	if _, err := e.Create(context.Background(), fresh); err == nil {
+		t.Fatal("Create(...): want GCP's error")
+	}
+	if diff := cmp.Diff(want, fresh.GetCondition(apivalues.TypeWarning), test.EquateConditions()); diff != "" {
+		t.Errorf("Create(...): Warning condition -want, +got:\n%s", diff)
+	}
+	if rec.n != 1 {
+		t.Errorf("Create(...) recorded an event: %d, want Observe's one", rec.n)
+	}
 }
