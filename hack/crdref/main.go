@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -79,6 +80,12 @@ func load(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
+// preamble is what the reference says before the kinds: the policies that
+// apply to every kind's fields.
+//
+//go:embed preamble.md
+var preamble string
+
 func render(w io.Writer, crds []*apiextensionsv1.CustomResourceDefinition) {
 	fmt.Fprintln(w, "# API reference")
 	fmt.Fprintln(w)
@@ -86,6 +93,9 @@ func render(w io.Writer, crds []*apiextensionsv1.CustomResourceDefinition) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every field of every kind the provider installs, from the CRDs' OpenAPI schemas.")
 	fmt.Fprintln(w, "Field paths use `[]` for list items and `{}` for map values.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, preamble)
+	fmt.Fprintln(w, "## Kinds")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| kind | group/version | scope |")
 	fmt.Fprintln(w, "|---|---|---|")
