@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,6 +43,8 @@ type result struct {
 	latency time.Duration
 	writes  int64
 	methods map[string]int64
+	// calls is how many times Crossplane ran the function for the change.
+	calls int64
 }
 
 func (e *env) newMeter(t *testing.T) *meter {
@@ -63,12 +66,12 @@ func (m *meter) sample() {
 			return
 		case <-time.After(sampleEvery):
 		}
-		sp := m.e.snapshot()
+		got := m.e.allowed()
 		m.mu.Lock()
-		if sp != nil && m.must != nil {
+		if got != nil && m.must != nil {
 			m.samples++
 			allowed := map[string]bool{}
-			for _, s := range allowedSources(sp) {
+			for _, s := range got {
 				allowed[s] = true
 			}
 			for s := range m.must {
@@ -113,6 +116,7 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	// on, every source wanted both before and after must stay allowed.
 	m.setMust(kind)
 	stats := m.e.emu.Stats()
+	calls := m.e.functionCalls(t)
 	begin := time.Now()
 	change()
 	after := c.want()
@@ -125,15 +129,14 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	}
 	deadline := begin.Add(limit)
 	for {
-		if sp := m.e.snapshot(); sp != nil && slices.Equal(allowedSources(sp), after) {
+		if got := m.e.allowed(); got != nil && slices.Equal(got, after) {
 			// The emulator applies a write when it accepts it and reports its
 			// operation DONE opLatency later; GCP's change counts as made then.
 			latency = time.Since(begin) + opLatency
 			break
 		}
 		if time.Now().After(deadline) {
-			sp := m.e.snapshot()
-			t.Fatalf("%s: GCP did not follow within %s: allows %d sources, want %d", kind, limit, len(allowedSources(sp)), len(after))
+			t.Fatalf("%s: GCP did not follow within %s: allows %d sources, want %d", kind, limit, len(m.e.allowed()), len(after))
 		}
 		if err := m.e.plat.Err(); err != nil {
 			t.Fatal(err)
@@ -143,10 +146,11 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	// Writes that follow the right state (a tidy-up) belong to this change
 	// too: count until the emulator has seen no write for a second.
 	writes, methods := m.settle(stats)
+	calls = m.e.functionCalls(t) - calls
 	m.mu.Lock()
-	m.results = append(m.results, result{kind: kind, latency: latency, writes: writes, methods: methods})
+	m.results = append(m.results, result{kind: kind, latency: latency, writes: writes, methods: methods, calls: calls})
 	m.mu.Unlock()
-	t.Logf("%-32s %6.2fs %3d GCP writes %v", kind, latency.Seconds(), writes, methods)
+	t.Logf("%-32s %6.2fs %3d GCP writes %v, %d function calls", kind, latency.Seconds(), writes, methods, calls)
 }
 
 // settle waits until no GCP write happened for a second and returns the
@@ -172,7 +176,7 @@ func writesSince(from, to emulator.Stats) (int64, map[string]int64) {
 	for method, count := range to.Methods {
 		verb := method[strings.LastIndexByte(method, '.')+1:]
 		switch verb {
-		case "insert", "patch", "delete", "addRule", "patchRule", "removeRule", "setLabels":
+		case "insert", "patch", "delete", "addRule", "patchRule", "removeRule", "setLabels", "create", "addItems", "removeItems":
 		default:
 			continue
 		}
@@ -217,21 +221,22 @@ func (m *meter) table() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "node change → GCP right (emulator operations %s; %d samples every %s)\n", opLatency, m.samples, sampleEvery)
-	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | GCP writes per change | gap samples |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | GCP writes per change | function calls per change | gap samples |\n|---|---|---|---|---|---|---|---|\n")
 	var all []time.Duration
 	for _, k := range kinds {
 		rs := by[k]
 		var lat []time.Duration
-		var writes []string
+		var writes, calls []string
 		for _, r := range rs {
 			lat = append(lat, r.latency)
 			writes = append(writes, fmt.Sprint(r.writes))
+			calls = append(calls, fmt.Sprint(r.calls))
 		}
 		all = append(all, lat...)
-		fmt.Fprintf(&b, "| %s | %d | %.2fs | %.2fs | %.2fs | %s | %d |\n", k, len(rs),
-			quantile(lat, 0.5).Seconds(), quantile(lat, 0.95).Seconds(), slices.Max(lat).Seconds(), strings.Join(writes, ", "), m.gaps[k])
+		fmt.Fprintf(&b, "| %s | %d | %.2fs | %.2fs | %.2fs | %s | %s | %d |\n", k, len(rs),
+			quantile(lat, 0.5).Seconds(), quantile(lat, 0.95).Seconds(), slices.Max(lat).Seconds(), strings.Join(writes, ", "), strings.Join(calls, ", "), m.gaps[k])
 	}
-	fmt.Fprintf(&b, "| all | %d | %.2fs | %.2fs | %.2fs | | %d |\n", len(all),
+	fmt.Fprintf(&b, "| all | %d | %.2fs | %.2fs | %.2fs | | | %d |\n", len(all),
 		quantile(all, 0.5).Seconds(), quantile(all, 0.95).Seconds(), slices.Max(all).Seconds(), sum(m.gaps))
 	return b.String()
 }
@@ -259,4 +264,14 @@ func writeTemp(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// functionCalls is how many times Crossplane has run our function so far.
+func (e *env) functionCalls(t *testing.T) int64 {
+	t.Helper()
+	n, err := e.plat.FunctionCalls(context.Background())
+	if err != nil {
+		t.Fatalf("cannot read the function's call count: %v", err)
+	}
+	return n
 }

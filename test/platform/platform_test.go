@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -143,7 +144,7 @@ func TestPlatform(t *testing.T) {
 			if count*2 < from {
 				t.Errorf("%.1fs into a %s hold the AddressSet publishes %d addresses, want at least half of the %d it held", held.Seconds(), hold, count, from)
 			}
-			t.Logf("%.1fs into the hold: the AddressSet publishes %d of the %d addresses it held; GCP allows %d Node addresses", held.Seconds(), count, from, len(allowedSources(e.policy(t)))-len(offices))
+			t.Logf("%.1fs into the hold: the AddressSet publishes %d of the %d addresses it held; GCP allows %d Node addresses", held.Seconds(), count, from, len(allowedSources(e.policy(t), e.groups()))-len(offices))
 		}
 		e.waitAllowlist(t, sortedCopy(offices))
 		if took := time.Since(begin); took < hold {
@@ -151,7 +152,7 @@ func TestPlatform(t *testing.T) {
 		}
 		t.Logf("drain of %d sources held, then applied %.1fs after the Nodes were deleted (hold %s)", len(before)-len(offices), time.Since(begin).Seconds(), hold)
 		sp := e.policy(t)
-		if got, want := allowedSources(sp), sortedCopy(offices); !slices.Equal(got, want) {
+		if got, want := allowedSources(sp, e.groups()), sortedCopy(offices); !slices.Equal(got, want) {
 			t.Errorf("after draining every node: GCP allows %v, want only the offices %v", got, want)
 		}
 		if !defaultDenies(sp) {
@@ -286,6 +287,31 @@ func (e *env) snapshot() *compute.SecurityPolicy {
 	return sp
 }
 
+// groups reads the project's global address groups' items from the emulator's
+// memory, by group name.
+func (e *env) groups() map[string][]string {
+	prefix := fmt.Sprintf("projects/%s/locations/global/addressGroups/", project)
+	out := map[string][]string{}
+	for name, g := range e.emu.AddressGroups() {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		items, _ := g["items"].([]string)
+		out[strings.TrimPrefix(name, prefix)] = items
+	}
+	return out
+}
+
+// allowed is what GCP allows through the allowlist's priority range now, read
+// from the emulator's memory; nil while the policy does not exist.
+func (e *env) allowed() []string {
+	sp := e.snapshot()
+	if sp == nil {
+		return nil
+	}
+	return allowedSources(sp, e.groups())
+}
+
 // waitAllowlist waits until GCP allows exactly want in the allowlist's
 // priority range.
 func (e *env) waitAllowlist(t *testing.T, want []string) {
@@ -298,7 +324,7 @@ func (e *env) waitAllowlist(t *testing.T, want []string) {
 		if sp == nil {
 			return fmt.Errorf("no policy %s in GCP yet", policyName)
 		}
-		if got := allowedSources(sp); !slices.Equal(got, want) {
+		if got := allowedSources(sp, e.groups()); !slices.Equal(got, want) {
 			return fmt.Errorf("GCP allows %d sources, want %d", len(got), len(want))
 		}
 		return nil
@@ -350,14 +376,7 @@ spec:
 // setShrinkHold sets the node source's shrinkHoldSeconds on the IPAllowlist.
 func (e *env) setShrinkHold(ctx context.Context, t *testing.T, hold time.Duration) {
 	t.Helper()
-	xr := &unstructured.Unstructured{}
-	xr.SetGroupVersionKind(xrGVK)
-	xr.SetNamespace("default")
-	xr.SetName(xrName)
-	patch := fmt.Sprintf(`{"spec":{"nodeSources":[{"name":"pool-web","matchLabels":{"cloud.google.com/gke-nodepool":%q},"shrinkHoldSeconds":%d}]}}`, pool, int(hold.Seconds()))
-	if err := e.cp.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		t.Fatal(err)
-	}
+	e.patchXR(ctx, t, fmt.Sprintf(`{"spec":{"nodeSources":[{"name":"pool-web","matchLabels":{"cloud.google.com/gke-nodepool":%q},"shrinkHoldSeconds":%d}]}}`, pool, int(hold.Seconds())))
 }
 
 // xrCondition returns the status, reason and message of the IPAllowlist's
@@ -373,15 +392,25 @@ func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status
 }
 
 // allowedSources is the sorted set of source ranges that allow rules in the
-// allowlist's priority range admit.
-func allowedSources(sp *compute.SecurityPolicy) []string {
+// allowlist's priority range admit: their source ranges, and the items of the
+// address groups their expressions evaluate (groups, by name).
+func allowedSources(sp *compute.SecurityPolicy, groups map[string][]string) []string {
 	set := map[string]bool{}
 	for _, r := range sp.Rules {
-		if r.Priority < 1000 || r.Priority > 1099 || r.Action != "allow" || r.Preview || r.Match == nil || r.Match.Config == nil {
+		if r.Priority < 1000 || r.Priority > 1099 || r.Action != "allow" || r.Preview || r.Match == nil {
 			continue
 		}
-		for _, s := range r.Match.Config.SrcIpRanges {
-			set[canonical(s)] = true
+		if r.Match.Config != nil {
+			for _, s := range r.Match.Config.SrcIpRanges {
+				set[canonical(s)] = true
+			}
+		}
+		if r.Match.Expr != nil {
+			for _, m := range evaluateAddressGroup.FindAllStringSubmatch(r.Match.Expr.Expression, -1) {
+				for _, s := range groups[m[1]] {
+					set[canonical(s)] = true
+				}
+			}
 		}
 	}
 	out := make([]string, 0, len(set))
@@ -391,6 +420,8 @@ func allowedSources(sp *compute.SecurityPolicy) []string {
 	sort.Strings(out)
 	return out
 }
+
+var evaluateAddressGroup = regexp.MustCompile(`evaluateAddressGroup\('([^']+)', origin\.ip\)`)
 
 // defaultDenies reports whether the default rule denies.
 func defaultDenies(sp *compute.SecurityPolicy) bool {

@@ -52,6 +52,10 @@ func TestScale(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	e.applyProviderConfig(ctx, t)
+	// Address groups need Cloud Armor Enterprise: the bursts run in both modes.
+	if err := e.emu.SetTier(project, "CA_ENTERPRISE_PAYGO"); err != nil {
+		t.Fatal(err)
+	}
 	kc := fastClient(t, e)
 
 	c := newCluster(e)
@@ -71,7 +75,7 @@ func TestScale(t *testing.T) {
 	defer hb.stop()
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nIPAllowlist at scale (%d Nodes in the allowlisted pool; every Node's status patched once per 5 minutes):\n\n", scalePool)
-	fmt.Fprintf(&b, "| Nodes | heartbeats/s | core CPU | function CPU | provider CPU | API server CPU | core RSS | function RSS | provider RSS | API server RSS | function request ≈ |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| Nodes | heartbeats/s | core CPU | function CPU | provider CPU | API server CPU | core RSS | function RSS | provider RSS | API server RSS | function request ≈ | function calls/min |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var bursts []string
 	have := scalePool
 	for _, n := range counts {
@@ -81,35 +85,48 @@ func TestScale(t *testing.T) {
 		hb.set(nodeNames(ctx, t, kc), float64(n)/300)
 
 		time.Sleep(10 * time.Second) // the informers catch up with the creations
-		before := sampleProcs(t)
+		before, callsBefore := sampleProcs(t), e.functionCalls(t)
 		const window = 30 * time.Second
 		time.Sleep(window)
-		after := sampleProcs(t)
+		after, calls := sampleProcs(t), e.functionCalls(t)-callsBefore
 		cpu := func(exe string) string {
 			return fmt.Sprintf("%.3f cores", (after[exe].CPU-before[exe].CPU).Seconds()/window.Seconds())
 		}
 		rss := func(exe string) string { return fmt.Sprintf("%d MiB", after[exe].RSSKiB>>10) }
-		fmt.Fprintf(&b, "| %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %d KiB |\n", n, float64(n)/300,
+		fmt.Fprintf(&b, "| %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %d KiB | %.1f |\n", n, float64(n)/300,
 			cpu("crossplane-core"), cpu("function"), cpu("provider"), cpu("kube-apiserver"),
-			rss("crossplane-core"), rss("function"), rss("provider"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10)
+			rss("crossplane-core"), rss("function"), rss("provider"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10,
+			float64(calls)/window.Minutes())
 
 		m := e.newMeter(t)
-		// A burst of 500 is 50 rules written one at a time (GCP runs one
-		// operation per policy at a time), and its composed resources'
-		// updates can open even the raised circuit breaker for 30 s.
+		// In rules mode a burst of 500 is 50 rules written one at a time
+		// (GCP runs one operation per policy at a time), and its composed
+		// resources' updates can open even the raised circuit breaker for
+		// 30 s. In addressGroup mode it is one addItems or removeItems call
+		// per group, and one composed object changes.
 		m.limit = 5 * time.Minute
-		for _, size := range []int{100, 500} {
-			m.measure(t, fmt.Sprintf("%d Nodes: add %d", n, size), c, func() {
-				for range size {
-					c.addNode(ctx, t, pool)
-				}
-			})
-			m.measure(t, fmt.Sprintf("%d Nodes: remove %d", n, size), c, func() {
-				for range size {
-					c.deleteNode(ctx, t)
-				}
-			})
+		for _, mode := range []string{"rules", "addressGroup"} {
+			if mode == "addressGroup" {
+				e.patchXR(ctx, t, fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName))
+				e.waitRuleKinds(t, m.limit, map[string]int{"groups": 1})
+				e.waitAllowlist(t, c.want())
+			}
+			for _, size := range []int{100, 500} {
+				m.measure(t, fmt.Sprintf("%d Nodes, %s: add %d", n, mode, size), c, func() {
+					for range size {
+						c.addNode(ctx, t, pool)
+					}
+				})
+				m.measure(t, fmt.Sprintf("%d Nodes, %s: remove %d", n, mode, size), c, func() {
+					for range size {
+						c.deleteNode(ctx, t)
+					}
+				})
+			}
 		}
+		// Back to rules for the next Node count's steady state.
+		e.patchXR(ctx, t, `{"spec":{"mode":"rules"}}`)
+		e.waitRuleKinds(t, m.limit, map[string]int{"ranges": (len(c.want()) + 9) / 10})
 		m.stop()
 		bursts = append(bursts, m.table())
 		for k, g := range m.gaps {

@@ -143,6 +143,8 @@ type Platform struct {
 
 	mu        sync.Mutex
 	functions map[string]*provider.Process // by FunctionRevision name
+	// functionMetrics is the URL of our function's Prometheus metrics.
+	functionMetrics string
 	// acted says the runtime loop started a process or wrote a status in
 	// its current step; only the loop's goroutine uses it.
 	acted    bool

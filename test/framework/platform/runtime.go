@@ -129,7 +129,7 @@ func (p *Platform) runFunction(ctx context.Context, rev *unstructured.Unstructur
 	proc := p.functions[rev.GetName()]
 	p.mu.Unlock()
 	if proc == nil {
-		ports, err := freePorts(1)
+		ports, err := freePorts(2)
 		if err != nil {
 			return err
 		}
@@ -137,8 +137,13 @@ func (p *Platform) runFunction(ctx context.Context, rev *unstructured.Unstructur
 		proc = p.process(rev.GetName(), bin, "--address="+addr, "--tls-certs-dir="+p.runtimeCerts)
 		if repository(rev) == FunctionRepository {
 			// Ours serves metrics, on :8080 by default, where a provider run
-			// beside it out of a cluster would serve its own.
-			proc.Args = append(proc.Args, "--metrics-address=")
+			// beside it out of a cluster would serve its own: a free port
+			// instead, which FunctionMetrics reads.
+			metrics := "127.0.0.1:" + strconv.Itoa(ports[1])
+			proc.Args = append(proc.Args, "--metrics-address="+metrics)
+			p.mu.Lock()
+			p.functionMetrics = "http://" + metrics + "/metrics"
+			p.mu.Unlock()
 		}
 		if err := proc.Launch(); err != nil {
 			return err
