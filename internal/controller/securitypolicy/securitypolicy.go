@@ -56,6 +56,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
 	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
 		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c),
+		managed.WithCriticalAnnotationUpdater(setup.KeepConditions(managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient()), apivalues.TypeWarning)),
 		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status })))
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
 	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))

@@ -75,6 +75,7 @@ func Setup(mgr ctrl.Manager, o setup.Options) error {
 		// The identity is (policy, priority) from the spec, not metadata.name.
 		managed.WithInitializers(),
 		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
+		managed.WithCriticalAnnotationUpdater(setup.KeepConditions(managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient()), apivalues.TypeWarning)),
 		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status })),
 	)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -41,5 +42,40 @@ func (k StatusKeeper[T, S, PS]) AddFinalizer(ctx context.Context, obj resource.O
 	saved := k.status(t).DeepCopy()
 	err := k.Finalizer.AddFinalizer(ctx, obj)
 	*k.status(t) = *saved
+	return err
+}
+
+// A ConditionKeeper updates an object's critical annotations (the managed
+// reconciler's external-create-pending, -succeeded and -failed) as its
+// CriticalAnnotationUpdater does, and keeps the conditions of its types
+// that the object held before. The API server answers that update with the
+// status it holds, so without it a condition Observe or Create set (the
+// Warning condition of a value GCP refuses) never reached the API server on
+// the create path: the reconciler wrote the object's status after the update.
+type ConditionKeeper struct {
+	managed.CriticalAnnotationUpdater
+	types []xpv2.ConditionType
+}
+
+// KeepConditions returns a ConditionKeeper of u for the conditions of types.
+func KeepConditions(u managed.CriticalAnnotationUpdater, types ...xpv2.ConditionType) ConditionKeeper {
+	return ConditionKeeper{CriticalAnnotationUpdater: u, types: types}
+}
+
+// UpdateCriticalAnnotations updates o's critical annotations and restores
+// the kept conditions o had before.
+func (k ConditionKeeper) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
+	c, ok := o.(resource.Conditioned)
+	if !ok {
+		return k.CriticalAnnotationUpdater.UpdateCriticalAnnotations(ctx, o)
+	}
+	var saved []xpv2.Condition
+	for _, t := range k.types {
+		if cond := c.GetCondition(t); cond.Reason != "" {
+			saved = append(saved, cond)
+		}
+	}
+	err := k.CriticalAnnotationUpdater.UpdateCriticalAnnotations(ctx, o)
+	c.SetConditions(saved...)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -79,6 +80,59 @@ func TestKeepStatus(t *testing.T) {
 			}
 			if got := meta.FinalizerExists(tc.cr, managed.FinalizerName); got != tc.finalizer {
 				t.Errorf("\n%s\nAddFinalizer(...): finalizer present %t, want %t", tc.reason, got, tc.finalizer)
+			}
+		})
+	}
+}
+
+func TestKeepConditions(t *testing.T) {
+	errBoom := errors.New("boom")
+	warning := xpv2.Condition{Type: "Warning", Status: corev1.ConditionTrue, Reason: "UnknownValue", Message: "m"}
+	cases := map[string]struct {
+		reason string
+		before []xpv2.Condition
+		stored []xpv2.Condition // what the API server answers the update with
+		update error
+		want   []xpv2.Condition
+	}{
+		"Kept": {
+			reason: "The Warning condition Create set survives the update, whose answer holds the stored status without it.",
+			before: []xpv2.Condition{warning, xpv2.Creating()},
+			stored: []xpv2.Condition{xpv2.Creating()},
+			want:   []xpv2.Condition{xpv2.Creating(), warning},
+		},
+		"KeptOnError": {
+			reason: "A failed update keeps the condition for the status the reconciler writes next.",
+			before: []xpv2.Condition{warning},
+			update: errBoom,
+			want:   []xpv2.Condition{warning},
+		},
+		"OnlyItsTypes": {
+			reason: "Other conditions are left as the API server answered.",
+			before: []xpv2.Condition{xpv2.Available()},
+			stored: []xpv2.Condition{xpv2.Creating()},
+			want:   []xpv2.Condition{xpv2.Creating()},
+		},
+		"NoneToKeep": {
+			reason: "An object without the condition does not get one.",
+			stored: []xpv2.Condition{xpv2.Creating()},
+			want:   []xpv2.Condition{xpv2.Creating()},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := &v1beta1.SecurityPolicy{}
+			cr.SetConditions(tc.before...)
+			u := managed.CriticalAnnotationUpdateFn(func(_ context.Context, o client.Object) error {
+				o.(*v1beta1.SecurityPolicy).Status.Conditions = tc.stored //nolint:forcetypeassert // only policies here
+				return tc.update
+			})
+			err := KeepConditions(u, "Warning").UpdateCriticalAnnotations(context.Background(), cr)
+			if !errors.Is(err, tc.update) {
+				t.Errorf("\n%s\nUpdateCriticalAnnotations(...): want error %v, got %v", tc.reason, tc.update, err)
+			}
+			if diff := cmp.Diff(tc.want, cr.Status.Conditions, test.EquateConditions()); diff != "" {
+				t.Errorf("\n%s\nUpdateCriticalAnnotations(...): -want conditions, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
