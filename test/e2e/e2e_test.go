@@ -40,6 +40,7 @@ func TestE2E(t *testing.T) {
 		{"9-Restart", s.testRestart},
 		{"10-ObservedState", s.testObservedState},
 		{"11-AddressGroup", s.testAddressGroup},
+		{"12-APIDrift", s.testAPIDrift},
 	} {
 		start := time.Now()
 		ok := t.Run(sc.name, sc.fn)
@@ -102,6 +103,9 @@ func (s *suite) testExamples(t *testing.T) {
 				return nil
 			})
 			t.Logf("%-22s %-24s rules in GCP: %v", o.GetKind(), o.GetName(), armor.RulesOf(sp))
+			if mp, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies"); !slices.Equal(mp, []string{"Observe"}) {
+				s.checkProvenance(t, o, sp.Labels)
+			}
 		case v1beta1.SecurityPolicyRuleKind:
 			sp, err := s.gcpPolicy(project, fp("region"), fp("securityPolicy"))
 			if err != nil {
