@@ -217,9 +217,14 @@ $(NODE_TOOLS): node-tool-%:
 # node's registry with the crossplane CLI; the node is linux/amd64 only),
 # tears down and compares the host before and after.
 .PHONY: node-test
-node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) build ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, tear down (root).
-	@PLATFORMS=linux/amd64 $(MAKE) --no-print-directory xpkg >/dev/null
+# Its packages and emulator go under $(NODE_OUT), not _output/xpkg and
+# _output/bin, which a make test running meanwhile reads.
+NODE_OUT := $(OUTPUT_DIR)/node
+node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, tear down (root).
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/emulator ./cmd/emulator
+	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
+		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
 		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
 
 .PHONY: clean

@@ -13,7 +13,9 @@
 # _output/images/ and are embedded with --embed-runtime-image-tarball.
 #
 # Environment: VERSION (default: git describe), PLATFORMS (default
-# "linux/amd64 linux/arm64"), CROSSPLANE (default: build.sh crossplane).
+# "linux/amd64 linux/arm64"), CROSSPLANE (default: build.sh crossplane),
+# XPKG_OUT and XPKG_IMAGES (default _output/xpkg and _output/images; make
+# node-test uses its own, so as not to empty them under a running make test).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,8 +23,8 @@ cd "$root"
 
 version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)}
 platforms=${PLATFORMS:-linux/amd64 linux/arm64}
-out=_output/xpkg
-images=_output/images
+out=${XPKG_OUT:-_output/xpkg}
+images=${XPKG_IMAGES:-_output/images}
 crossplane=${CROSSPLANE:-$(cluster/toolchain/build.sh crossplane)}
 revision=$(git rev-parse HEAD 2>/dev/null || true)
 created=$(git log -1 --format=%cI 2>/dev/null || true)

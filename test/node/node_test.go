@@ -199,20 +199,7 @@ func checkDNS(ctx context.Context, t *testing.T, n *node.Node) {
 // entrypoint) and waits for Crossplane's Deployment runtime to run it Healthy.
 func checkFunctionPackage(ctx context.Context, t *testing.T, n *node.Node, tools node.Tools) {
 	t.Helper()
-	bin := os.Getenv("FUNCTION_AUTO_READY_BIN")
-	if bin == "" {
-		bin = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tools.CrossplaneCore))), "bin/function-auto-ready-v0.5.0/function-auto-ready")
-	}
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := filepath.Join(strings.TrimSpace(string(modcache)), "github.com/crossplane-contrib/function-auto-ready@v0.5.0/package/crossplane.yaml")
-	for _, f := range []string{bin, meta} {
-		if _, err := os.Stat(f); err != nil {
-			t.Skipf("function-auto-ready v0.5.0 not built (make tools): %v", err)
-		}
-	}
+	bin, meta := autoReadyFiles(t, tools)
 	start := time.Now()
 	ref, err := n.PushImage(ctx, "function-auto-ready", "v0.5.0", []string{"/function"},
 		map[string]string{"/function": bin, "/package.yaml": meta})
@@ -456,11 +443,21 @@ func snapshot(t *testing.T, debs string) hostState {
 		}
 		return string(out)
 	}
-	// Processes of the node's kinds, by PID and name.
+	// Processes of the node's kinds, by PID and name, outside the host's
+	// network namespace: every node process runs in the node's or a pod's, and
+	// other work on this machine (a control plane of another suite) may start
+	// an etcd or a kube-apiserver on the host meanwhile.
+	hostNet, err := os.Readlink("/proc/1/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var procs []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if netns, err := os.Readlink("/proc/" + e.Name() + "/ns/net"); err != nil || netns == hostNet {
 			continue
 		}
 		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")

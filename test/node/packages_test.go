@@ -25,14 +25,14 @@ import (
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
-// The packages as `make build xpkg` writes them, and the names they are
-// published under (README.md installs xpkg.crossplane.io/<repo>:<tag>; the
-// node's registry serves <repo>:<tag> and an ImageConfig points
-// xpkg.crossplane.io/ at it).
+// The packages as hack/xpkg.sh writes them (under NODE_XPKG_DIR, default
+// _output/xpkg), and the names they are published under (README.md installs
+// xpkg.crossplane.io/<repo>:<tag>; the node's registry serves <repo>:<tag>
+// and an ImageConfig points xpkg.crossplane.io/ at it).
 var packages = []struct{ file, repo string }{
-	{"_output/xpkg/linux_amd64/provider-cloudarmor.xpkg", "armorplane/provider-cloudarmor"},
-	{"_output/xpkg/linux_amd64/function-ipallowlist.xpkg", "armorplane/function-ipallowlist"},
-	{"_output/xpkg/configuration-ipallowlist.xpkg", "armorplane/configuration-ipallowlist"},
+	{"linux_amd64/provider-cloudarmor.xpkg", "armorplane/provider-cloudarmor"},
+	{"linux_amd64/function-ipallowlist.xpkg", "armorplane/function-ipallowlist"},
+	{"configuration-ipallowlist.xpkg", "armorplane/configuration-ipallowlist"},
 }
 
 const (
@@ -154,12 +154,13 @@ func TestPackages(t *testing.T) {
 	tools := realNode(t, t.TempDir())
 	root := repo.Root()
 	cli := toolPath(t, "CROSSPLANE_BIN", "crossplane")
+	xpkgDir := envOr("NODE_XPKG_DIR", filepath.Join(root, "_output/xpkg"))
 	for _, p := range packages {
-		if _, err := os.Stat(filepath.Join(root, p.file)); err != nil {
-			t.Fatalf("%v: run `make build xpkg` (PLATFORMS=linux/amd64 is enough)", err)
+		if _, err := os.Stat(filepath.Join(xpkgDir, p.file)); err != nil {
+			t.Fatalf("%v: run `make xpkg` (PLATFORMS=linux/amd64 is enough)", err)
 		}
 	}
-	emulatorBin := filepath.Join(root, "_output/bin/emulator")
+	emulatorBin := envOr("NODE_EMULATOR_BIN", filepath.Join(root, "_output/bin/emulator"))
 	if _, err := os.Stat(emulatorBin); err != nil {
 		t.Fatalf("%v: run `make build`", err)
 	}
@@ -213,7 +214,7 @@ func TestPackages(t *testing.T) {
 	// (the Configuration's third dependency) and the emulator as images.
 	s := time.Now()
 	for _, p := range packages {
-		run("crossplane", "xpkg", "push", "-f", filepath.Join(root, p.file), n.HostRegistry+"/"+p.repo+":"+packageTag)
+		run("crossplane", "xpkg", "push", "-f", filepath.Join(xpkgDir, p.file), n.HostRegistry+"/"+p.repo+":"+packageTag)
 	}
 	if _, err := n.PushImage(ctx, autoReadyRepo, "v0.5.0", []string{"/function"},
 		map[string]string{"/function": autoReadyBin, "/package.yaml": autoReadyMeta}); err != nil {
@@ -370,6 +371,13 @@ func TestPackages(t *testing.T) {
 
 	down()
 	compare(t, before, snapshot(t, tools.Debs))
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // toolPath is a tool the Makefile passes in env, or the one
