@@ -162,7 +162,7 @@ func TestAdmission(t *testing.T) {
 		"DdosAdaptiveProtectionUnspecified": {
 			reason:  "GCP's UNSPECIFIED values are not settings: leave the field unset instead.",
 			object:  policyYAML("ddos-unspecified", "\n    type: CLOUD_ARMOR_NETWORK\n    region: europe-west1\n    ddosProtectionConfig: {ddosAdaptiveProtection: DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED}"),
-			wantErr: `spec.forProvider.ddosProtectionConfig.ddosAdaptiveProtection: Unsupported value: "DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED": supported values: "ENABLED", "DISABLED", "PREVIEW"`,
+			wantErr: "leave ddosAdaptiveProtection unset instead of setting GCP's unspecified value",
 		},
 		"DdosThresholdAboveOne": {
 			reason:  "ddosImpactedBaselineThreshold is a fraction of the baseline.",
@@ -183,6 +183,19 @@ func TestAdmission(t *testing.T) {
 			reason:  "enforceOnKey and enforceOnKeyConfigs are mutually exclusive.",
 			object:  ruleYAML("both-keys", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, enforceOnKey: IP, enforceOnKeyConfigs: [{enforceOnKeyType: IP}]}`),
 			wantErr: "set enforceOnKey/enforceOnKeyName or enforceOnKeyConfigs, not both",
+		},
+		"NewEnforceOnKeyAdmitted": {
+			reason: "A rate-limit key GCP added after this provider was built is admitted: the provider warns and GCP decides.",
+			object: ruleYAML("new-key", `priority: 1`, `action: throttle`, srcRanges("10.0.0.0/8"), `rateLimitOptions: {conformAction: allow, exceedAction: "deny(429)", rateLimitThreshold: {count: 1, intervalSec: 60}, enforceOnKeyConfigs: [{enforceOnKeyType: TLS_JA5_FINGERPRINT}]}`),
+		},
+		"NewPolicyTypeAdmitted": {
+			reason: "A policy type GCP added after this provider was built is admitted.",
+			object: policyYAML("new-type", "\n    type: CLOUD_ARMOR_FIREWALL"),
+		},
+		"ProvenanceLabelRefused": {
+			reason:  "The labels the provider sets are not the user's to set.",
+			object:  policyYAML("provenance", "\n    labels: {team: a, crossplane-name: other}"),
+			wantErr: "labels are set by the provider: remove them from labels",
 		},
 		"DuplicateInlinePriority": {
 			reason: "Two inline rules with one priority are rejected.",

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -418,8 +420,10 @@ spec:
 				if err != nil {
 					return err
 				}
-				if sp.Labels["team"] != "b" || len(sp.Labels) != 2 {
-					return fmt.Errorf("GCP policy labelled has labels %v, want team=b and the owner label", sp.Labels)
+				want := providedLabels(t, labeler, o)
+				want["team"] = "b"
+				if !maps.Equal(sp.Labels, want) {
+					return fmt.Errorf("GCP policy labelled has labels %v, want team=b, the owner label and the provenance labels %v", sp.Labels, want)
 				}
 				return nil
 			}))
@@ -468,7 +472,7 @@ spec:
   providerConfigRef: {kind: ProviderConfig, name: default}
   forProvider: {description: inserted before the crash}`)
 		s.insert(t, projA, &compute.SecurityPolicy{Name: "recovered", Description: "inserted before the crash",
-			Labels: labeler.Labels(o)})
+			Labels: providedLabels(t, labeler, o)})
 		before, err := s.gcpPolicy(projA, "recovered")
 		if err != nil {
 			t.Fatal(err)
@@ -668,6 +672,21 @@ spec:
 	if len(s.proxy.Calls(projA, "gated")) == 0 {
 		t.Fatal("the counting proxy saw no call from the admitted object: the no-call assertion above proves nothing")
 	}
+}
+
+// providedLabels are the labels the provider puts on o's GCP policy: the
+// owner label and the provenance labels.
+func providedLabels(t *testing.T, l ownership.Labeler, o client.Object) map[string]string {
+	t.Helper()
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		t.Fatalf("providedLabels needs an unstructured object, got %T", o)
+	}
+	sp := &v1beta1.SecurityPolicy{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, sp); err != nil {
+		t.Fatal(err)
+	}
+	return l.ExternalLabels(sp, v1beta1.SecurityPolicyGroupVersionKind.GroupKind())
 }
 
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {
