@@ -22,6 +22,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
@@ -1032,5 +1033,39 @@ func TestClaimsReadOncePerReconcile(t *testing.T) {
 	}
 	if reads != 1 {
 		t.Errorf("Observe then Update read the claims %d times, want 1", reads)
+	}
+}
+
+// TestObserveWarning: a writing object is told which of its values GCP may
+// refuse; an object that only observes sends nothing and is told nothing.
+func TestObserveWarning(t *testing.T) {
+	preview := func(cr *v1beta1.SecurityPolicy) { cr.Spec.ForProvider.Type = ptr("CLOUD_ARMOR_INTERNAL_SERVICE") }
+	cases := map[string]struct {
+		reason string
+		cr     *v1beta1.SecurityPolicy
+		want   xpv2.Condition
+	}{
+		"Writes": {
+			reason: "A preview-only type is reported, and Observe goes on.",
+			cr:     policy(preview),
+			want: xpv2.Condition{Type: apivalues.TypeWarning, Status: corev1.ConditionTrue, Reason: apivalues.ReasonPreviewValue,
+				Message: `spec.forProvider.type "CLOUD_ARMOR_INTERNAL_SERVICE" is preview only in GCP: GCP may refuse it or change what it does without notice`},
+		},
+		"ObserveOnly": {
+			reason: "An object that only observes gets no Warning condition.",
+			cr:     policy(preview, withManagementPolicies(xpv2.ManagementActionObserve)),
+			want:   xpv2.Condition{Type: apivalues.TypeWarning, Status: corev1.ConditionUnknown},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newExternal(tc.cr, &fakePolicies{GetFn: returns(nil, errNotFound)}, noClaims, nil)
+			if _, err := e.Observe(context.Background(), tc.cr); err != nil {
+				t.Fatalf("\n%s\nObserve(...): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, tc.cr.GetCondition(apivalues.TypeWarning), test.EquateConditions()); diff != "" {
+				t.Errorf("\n%s\nObserve(...): Warning condition -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
