@@ -72,6 +72,7 @@ func (s *suite) testAddressGroup(t *testing.T) {
 	if g.Labels["armorplane-owner"] == "" || !slices.Equal(g.Purpose, []string{"CLOUD_ARMOR"}) {
 		t.Errorf("GCP group: want the owner label and purpose CLOUD_ARMOR, got labels %v purpose %v", g.Labels, g.Purpose)
 	}
+	s.checkProvenance(t, cr, g.Labels)
 
 	before := s.emu.Stats().Methods
 	s.update(t, cr, func() { cr.Spec.ForProvider.Items = []string{"10.1.0.1", "10.1.0.3", "10.1.1.0/24"} })

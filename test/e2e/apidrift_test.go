@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
@@ -16,13 +17,13 @@ import (
 // labels of o, the object that wrote it, and an owner label.
 func (s *suite) checkProvenance(t *testing.T, o client.Object, labels map[string]string) {
 	t.Helper()
-	u, ok := o.(*unstructuredObject)
-	if !ok {
-		t.Fatalf("checkProvenance needs an unstructured object, got %T", o)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pcKind, _, _ := unstructured.NestedString(u.Object, "spec", "providerConfigRef", "kind")
-	pcName, _, _ := unstructured.NestedString(u.Object, "spec", "providerConfigRef", "name")
-	gk := u.GroupVersionKind().GroupKind()
+	pcKind, _, _ := unstructured.NestedString(obj, "spec", "providerConfigRef", "kind")
+	pcName, _, _ := unstructured.NestedString(obj, "spec", "providerConfigRef", "name")
+	gk := s.gvk(t, o).GroupKind()
 	want := map[string]string{
 		"crossplane-kind":                strings.ReplaceAll(strings.ToLower(gk.String()), ".", "_"),
 		"crossplane-name":                strings.ReplaceAll(o.GetName(), ".", "_"),
@@ -32,7 +33,7 @@ func (s *suite) checkProvenance(t *testing.T, o client.Object, labels map[string
 	}
 	for k, v := range want {
 		if labels[k] != v {
-			t.Errorf("%s %s: GCP labels %v, want %s=%s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), labels, k, v)
+			t.Errorf("%s %s: GCP labels %v, want %s=%s", gk.Kind, o.GetName(), labels, k, v)
 		}
 	}
 	if len(labels["armorplane-owner"]) != 32 {
