@@ -447,7 +447,7 @@ func snapshot(t *testing.T, debs string) hostState {
 	// network namespace: every node process runs in the node's or a pod's, and
 	// other work on this machine (a control plane of another suite) may start
 	// an etcd or a kube-apiserver on the host meanwhile.
-	hostNet, err := os.Readlink("/proc/1/ns/net")
+	hostNet, err := os.Readlink("/proc/thread-self/ns/net") // this thread is never one switched into the node
 	if err != nil {
 		t.Fatal(err)
 	}
