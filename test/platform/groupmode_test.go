@@ -26,7 +26,8 @@ const groupName = "web-allowlist-nodes"
 // the group and the range rules must stay, with GCP's reason in the
 // IPAllowlist's Current condition; then the project moves to Enterprise and
 // the switch completes by itself; Node changes in group mode are addItems and
-// removeItems calls; then back to rules.
+// removeItems calls; then back to rules; then a storm of mode and group name
+// edits.
 func TestGroupMode(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -120,6 +121,43 @@ func TestGroupMode(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("SwitchStorm", func(t *testing.T) {
+		// Modes and group names changed faster than a switch completes,
+		// Nodes added meanwhile: every source wanted before the storm stays
+		// allowed at every sample, and the allowlist settles on the last
+		// spec.
+		m.setMust("mode switch storm", c.want())
+		specs := []string{
+			fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName+"-b"),
+			`{"spec":{"mode":"rules"}}`,
+			fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName),
+		}
+		begin := time.Now()
+		for i := range 9 {
+			e.patchXR(ctx, t, specs[i%len(specs)])
+			c.addNode(ctx, t, pool)
+			time.Sleep(time.Duration(200+350*(i%4)) * time.Millisecond)
+		}
+		storm := time.Since(begin)
+		// The last spec is group web-allowlist-nodes. So many composed
+		// objects created and deleted open core's circuit breaker, which
+		// then lets one event through every 30 s: settling takes up to a
+		// minute or two.
+		e.waitRuleKinds(t, 3*converge, map[string]int{"groups": 1})
+		e.waitAllowlist(t, c.want())
+		e.waitCurrent(ctx, t, "True", "Composed")
+		wait.Eventually(t, 3*converge, "only the last spec's groups to be left", func() error {
+			if g := e.groups(); len(g) != 2 {
+				return fmt.Errorf("groups %v", slices.Sorted(maps.Keys(g)))
+			}
+			return nil
+		})
+		m.mu.Lock()
+		gaps := m.gaps["mode switch storm"] + m.gaps["switch to an address group"] + m.gaps["switch back to rules"]
+		m.mu.Unlock()
+		t.Logf("mode switch storm: 9 edits over %.1fs, settled on the last %.1fs after the storm ended; %d gap samples in all switches", storm.Seconds(), (time.Since(begin) - storm).Seconds(), gaps)
+	})
+
 	m.report(t)
 }
 

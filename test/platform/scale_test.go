@@ -24,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
 	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 // TestScale is the IPAllowlist in a big cluster, for `make bench`: for each
@@ -99,18 +100,27 @@ func TestScale(t *testing.T) {
 			float64(calls)/window.Minutes())
 
 		m := e.newMeter(t)
-		// In rules mode a burst of 500 is 50 rules written one at a time
-		// (GCP runs one operation per policy at a time), and its composed
-		// resources' updates can open even the raised circuit breaker for
-		// 30 s. In addressGroup mode it is one addItems or removeItems call
-		// per group, and one composed object changes.
+		// In addressGroup mode a burst is a few addItems or removeItems
+		// calls and one composed object changes. In rules mode a burst of
+		// 500 is 50 rules written one at a time (GCP runs one operation per
+		// policy at a time), and its composed resources' updates can open
+		// even the raised circuit breaker for 30 s: the group bursts run
+		// first, so that an open breaker does not delay them.
 		m.limit = 5 * time.Minute
-		for _, mode := range []string{"rules", "addressGroup"} {
+		for _, mode := range []string{"addressGroup", "rules"} {
+			patch := `{"spec":{"mode":"rules"}}`
 			if mode == "addressGroup" {
-				e.patchXR(ctx, t, fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName))
-				e.waitRuleKinds(t, m.limit, map[string]int{"groups": 1})
-				e.waitAllowlist(t, c.want())
+				patch = fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName)
 			}
+			// A breaker the previous bursts opened is closed first.
+			e.waitResponsive(ctx, t, 6*time.Minute)
+			e.patchXR(ctx, t, patch)
+			if mode == "addressGroup" {
+				e.waitRuleKinds(t, m.limit, map[string]int{"groups": 1})
+			} else {
+				e.waitRuleKinds(t, m.limit, map[string]int{"ranges": (len(c.want()) + 9) / 10})
+			}
+			e.waitAllowlist(t, c.want())
 			for _, size := range []int{100, 500} {
 				m.measure(t, fmt.Sprintf("%d Nodes, %s: add %d", n, mode, size), c, func() {
 					for range size {
@@ -124,9 +134,6 @@ func TestScale(t *testing.T) {
 				})
 			}
 		}
-		// Back to rules for the next Node count's steady state.
-		e.patchXR(ctx, t, `{"spec":{"mode":"rules"}}`)
-		e.waitRuleKinds(t, m.limit, map[string]int{"ranges": (len(c.want()) + 9) / 10})
 		m.stop()
 		bursts = append(bursts, m.table())
 		for k, g := range m.gaps {
@@ -349,4 +356,20 @@ func requestBytes(ctx context.Context, t *testing.T, e *env) int {
 		}
 	}
 	return total
+}
+
+// waitResponsive waits until Crossplane's circuit breaker for the IPAllowlist
+// is closed: its Responsive condition is not False.
+func (e *env) waitResponsive(ctx context.Context, t *testing.T, within time.Duration) {
+	t.Helper()
+	begin := time.Now()
+	wait.Eventually(t, within, "the IPAllowlist's circuit breaker to close", func() error {
+		if st, reason, msg := e.xrCondition(ctx, t, "Responsive"); st == "False" {
+			return fmt.Errorf("Responsive=False %s %q", reason, msg)
+		}
+		return nil
+	})
+	if d := time.Since(begin); d > time.Second {
+		t.Logf("waited %.0fs for the circuit breaker to close", d.Seconds())
+	}
 }
