@@ -269,12 +269,15 @@ func composeGroupMode(s Spec, xrNamespace, xrName string, ranges []netip.Prefix,
 		// Ready groups allow nothing until their rule exists: the allowlist is not Ready.
 		desired[resource.Name(groupPrefix+v4Name)].Ready = resource.ReadyFalse
 	}
+	var expression string
 	if out.rule {
 		groups := []string{v4Name}
 		if hasV6 && readyInGCP(v6Observed) {
 			groups = append(groups, v6Name)
 		}
-		desired[resource.Name(groupRulePrefix+v4Name)] = &resource.DesiredComposed{Resource: GroupRuleResource(s, xrNamespace, xrName, out.priority, groups)}
+		rule := GroupRuleResource(s, xrNamespace, xrName, out.priority, groups)
+		expression, _ = rule.GetString(ruleExpression)
+		desired[resource.Name(groupRulePrefix+v4Name)] = &resource.DesiredComposed{Resource: rule}
 	}
 
 	v6Done := len(v6) == 0 && !hasV6 || groupHolds(v6Observed, hasV6, len(v6))
@@ -288,6 +291,10 @@ func composeGroupMode(s Spec, xrNamespace, xrName string, ranges []netip.Prefix,
 				out.message += ": " + c.Message
 			}
 		}
+	case !sameExpression(ruleObserved, expression):
+		// The IPv6 group joins the rule once GCP has it: until GCP has the rule that
+		// uses both, the IPv6 ranges are allowed only by what the group replaces.
+		out.message = fmt.Sprintf("the rule at priority %d is being changed to use address group %s", out.priority, v6Name)
 	default:
 		out.current = true
 	}
@@ -356,6 +363,15 @@ func sameRanges(oc resource.ObservedComposed, ranges []netip.Prefix) bool {
 		}
 	}
 	return true
+}
+
+// ruleExpression is the field of a SecurityPolicyRule holding its CEL expression.
+const ruleExpression = "spec.forProvider.match.expr.expression"
+
+// sameExpression reports whether an observed rule evaluates exactly expression.
+func sameExpression(oc resource.ObservedComposed, expression string) bool {
+	have, err := oc.Resource.GetString(ruleExpression)
+	return err == nil && have == expression
 }
 
 // freePriority is the lowest priority of r that taken does not hold.

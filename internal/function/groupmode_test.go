@@ -23,6 +23,8 @@ import (
 // use address groups unless enterprise is set, as it does on Cloud Armor Standard.
 type gcp struct {
 	enterprise bool
+	// late delays resources, by name, by that many more steps before GCP has them.
+	late map[string]int
 	// observed is what the function sees, by composition resource name.
 	observed map[string]map[string]any
 	// inGCP is the spec GCP holds for each resource: the one it last accepted.
@@ -43,6 +45,11 @@ func (g *gcp) step(t *testing.T, xr map[string]any) *fnv1.RunFunctionResponse {
 	t.Helper()
 	// Resources whose spec changed last step reach GCP now, or are refused.
 	for name := range g.pending {
+		if g.late[name] > 0 {
+			g.late[name]--
+			continue
+		}
+		delete(g.pending, name)
 		o := g.observed[name]
 		spec := o["spec"].(map[string]any)
 		if strings.HasPrefix(name, groupRulePrefix) && !g.enterprise {
@@ -61,7 +68,6 @@ func (g *gcp) step(t *testing.T, xr map[string]any) *fnv1.RunFunctionResponse {
 		}
 		o["status"] = status
 	}
-	g.pending = map[string]bool{}
 
 	observed := map[string]*fnv1.Resource{}
 	for n, r := range g.observed {
@@ -193,6 +199,7 @@ func TestModeSwitches(t *testing.T) {
 	cases := map[string]struct {
 		reason     string
 		enterprise bool
+		late       map[string]int
 		cidrs      []string
 		from, to   map[string]any
 		steps      int
@@ -209,6 +216,20 @@ func TestModeSwitches(t *testing.T) {
 				inGCP:      []string{"group-rule-web", "group-web"},
 				current:    []string{"TRUE", ReasonComposed, "12 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
 				expression: "evaluateAddressGroup('web', origin.ip)",
+			},
+		},
+		"RulesToGroupIPv6Late": {
+			reason:     "An IPv6 group that GCP has later than the IPv4 one joins the rule first; the range rules holding the IPv6 ranges stay until GCP has that rule.",
+			enterprise: true,
+			late:       map[string]int{"group-web-ipv6": 3},
+			cidrs:      mixed,
+			from:       groupXR(ModeRules, nil, 1009, mixed...),
+			to:         groupXR(ModeAddressGroup, web, 1009, mixed...),
+			steps:      9,
+			want: want{
+				inGCP:      []string{"group-rule-web", "group-web", "group-web-ipv6"},
+				current:    []string{"TRUE", ReasonComposed, "13 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
+				expression: "evaluateAddressGroup('web', origin.ip) || evaluateAddressGroup('web-ipv6', origin.ip)",
 			},
 		},
 		"GroupToRules": {
@@ -269,6 +290,7 @@ func TestModeSwitches(t *testing.T) {
 			for range 4 {
 				rsp = g.step(t, tc.from)
 			}
+			g.late = tc.late
 			want := slices.Clone(tc.cidrs)
 			slices.SortFunc(want, func(a, b string) int { return netip.MustParsePrefix(a).Compare(netip.MustParsePrefix(b)) })
 			if diff := cmp.Diff(sortedStrings(want), g.allowed()); diff != "" {
