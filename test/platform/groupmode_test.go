@@ -82,6 +82,25 @@ func TestGroupMode(t *testing.T) {
 		return
 	}
 
+	t.Run("Admission", func(t *testing.T) {
+		// The XRD's rules, as the API server enforces them on the XR.
+		cases := map[string]struct{ patch, want string }{
+			"CapacityAlone":    {`{"spec":{"addressGroup":{"name":"` + groupName + `","capacity":5000}}}`, "addressGroup.capacity is fixed when GCP creates the group"},
+			"GroupWithoutName": {`{"spec":{"addressGroup":null}}`, "mode addressGroup needs addressGroup.name"},
+			"UnknownMode":      {`{"spec":{"mode":"groups"}}`, `Unsupported value: "groups"`},
+		}
+		for name, tc := range cases {
+			xr := &unstructured.Unstructured{}
+			xr.SetGroupVersionKind(xrGVK)
+			xr.SetNamespace("default")
+			xr.SetName(xrName)
+			err := e.cp.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, []byte(tc.patch)))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: patch %s: got error %v, want one saying %q", name, tc.patch, err, tc.want)
+			}
+		}
+	})
+
 	t.Run("NodeChanges", func(t *testing.T) {
 		for range 3 {
 			m.measure(t, "group: add 1 node", c, func() { c.addNode(ctx, t, pool) })
