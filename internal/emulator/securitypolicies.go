@@ -80,7 +80,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	path := c.scope.policyPath(p.Name)
-	s.stats.policy(path, c.method)
+	s.stats.policy(path, c.counted)
 	m := s.mutation(r, c, p.Name, "insert")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur != nil {

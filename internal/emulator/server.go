@@ -54,6 +54,10 @@ type call struct {
 	scope  scope
 	policy string // the {policy} path value, if any
 	owner  string // what grants name: the project, or organizations/ORG
+	dryRun bool   // validateOnly=true: validate, change nothing
+	// counted is the name the call is counted and logged under: method,
+	// or dryRunName(method) for a dry run.
+	counted string
 }
 
 type handler func(w http.ResponseWriter, r *http.Request, c *call)
@@ -131,9 +135,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 		w = rpcWriter{w} // its own error format, from authentication on
 	}
 	resolved := s.policyName(sc, c.policy)
-	s.stats.request(name)
+	dryRun, dryRunErr := validateOnlyParam(r, name)
+	c.dryRun, c.counted = dryRun, name
+	if dryRun {
+		c.counted = dryRunName(name)
+	}
+	s.stats.request(c.counted)
 	if c.policy != "" {
-		s.stats.policy(sc.policyPath(resolved), name)
+		s.stats.policy(sc.policyPath(resolved), c.counted)
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
@@ -155,8 +164,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	if perm.write && s.opts.Logf != nil {
 		rec := &refusalRecorder{ResponseWriter: w}
-		defer rec.log(s, name, r.URL.Path)
+		defer rec.log(s, c.counted, r.URL.Path)
 		w = rec
+	}
+	if dryRunErr != nil {
+		writeError(w, dryRunErr)
+		return
 	}
 	c.policy = resolved
 	if sel == nil {
@@ -179,7 +192,7 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 	f := s.Faults()
 	return mutation{scope: c.scope, name: name, opType: opType, latency: s.opts.OpLatency,
 		fail: s.opFailure(c.method), quota: f.Quota, user: s.opts.User,
-		requestID: q.Get("requestId"), validateOnly: q.Get("validateOnly") == "true"}
+		requestID: q.Get("requestId"), validateOnly: c.dryRun}
 }
 
 // finish answers a mutating call: the RUNNING operation, or the error.
@@ -192,6 +205,8 @@ func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operatio
 		return
 	}
 	if m.validateOnly {
+		s.stats.dryRun()
+		s.logf("%s %s operation=%s validated, nothing changed", c.counted, m.scope.policyPath(m.name), op.Name)
 		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 		return
 	}

@@ -18,6 +18,9 @@ type Stats struct {
 	Policies map[string]map[string]int64 `json:"policies"`
 	// Mutations counts accepted mutating calls (each returned an operation).
 	Mutations int64 `json:"mutations"`
+	// DryRuns counts accepted validateOnly calls, which changed nothing.
+	// Methods counts them under "securityPolicies.insert?validateOnly" etc.
+	DryRuns int64 `json:"dryRuns"`
 	// NotReady counts mutations rejected with resourceNotReady.
 	NotReady int64 `json:"notReady"`
 	// Unauthenticated counts requests rejected with 401.
@@ -71,6 +74,7 @@ func (c *counters) add(field *int64) {
 }
 
 func (c *counters) mutation()        { c.add(&c.s.Mutations) }
+func (c *counters) dryRun()          { c.add(&c.s.DryRuns) }
 func (c *counters) notReady()        { c.add(&c.s.NotReady) }
 func (c *counters) unauthenticated() { c.add(&c.s.Unauthenticated) }
 func (c *counters) forbidden()       { c.add(&c.s.Forbidden) }

@@ -68,7 +68,7 @@ type changeFn func(cur *policy) (*policy, error)
 func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if op := st.byRequestID(m.requestID); op != nil {
+	if op := st.byRequestID(m.requestID); op != nil && !m.validateOnly {
 		return op, nil // a retried request gets the original operation
 	}
 	key, now := m.scope.policyPath(m.name), st.now()
@@ -86,8 +86,12 @@ func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 	}
 	op := st.newOp(m, pick(next, cur), now)
 	if m.validateOnly {
+		// Done at once and pollable, but it neither holds the policy busy
+		// nor answers a later requestId.
 		op.Done = now
-		return op, nil
+		st.remember(op, "")
+		c := *op
+		return &c, nil
 	}
 	if op.Err == nil {
 		op.Err = st.quotaError(m, cur, next)

@@ -86,13 +86,23 @@ func validationFixtures() (global, regional []*compute.SecurityPolicy) {
 		[]*compute.SecurityPolicy{base("p", ""), network}
 }
 
-// TestValidationConformance is the conformance table of the requests GCP
-// refuses with 400 invalid: each case's request, answer and evidence.
-func TestValidationConformance(t *testing.T) {
-	type args struct {
-		regional bool
-		call     func(api policyAPI) error
-	}
+// A validationCase is a request GCP refuses, the answer and its evidence.
+type validationCase struct {
+	evidence string
+	args     validationArgs
+	want     apiErr
+}
+
+type validationArgs struct {
+	regional bool
+	call     func(api policyAPI) error
+}
+
+// validationCases is the conformance table of the requests GCP refuses with
+// 400 invalid. It runs against validationFixtures both as real writes and as
+// validateOnly dry runs.
+func validationCases() map[string]validationCase {
+	type args = validationArgs
 	add := func(policy string, r *compute.SecurityPolicyRule) func(api policyAPI) error {
 		return func(api policyAPI) error { _, err := api.AddRule(policy, r); return err }
 	}
@@ -105,11 +115,7 @@ func TestValidationConformance(t *testing.T) {
 		return p
 	}
 	longExpr := "request.path == '" + strings.Repeat("a", maxExprChars) + "'"
-	cases := map[string]struct {
-		evidence string
-		args     args
-		want     apiErr
-	}{
+	return map[string]validationCase{
 		// rateLimitOptions
 		"RateLimitOnDeny": {
 			evidence: evObserved + " (pulumi/pulumi-gcp#1432); kept as it was",
@@ -474,14 +480,26 @@ func TestValidationConformance(t *testing.T) {
 			want:     inv("Invalid value for field 'resource.description': '" + strings.Repeat("d", 100) + "...'. The description must be at most 2048 characters long."),
 		},
 	}
+}
 
+// TestValidationConformance runs each case of validationCases as a write.
+func TestValidationConformance(t *testing.T) {
 	em := Start(t, Options{})
 	svc := newService(t, em)
 	apis := map[bool]policyAPI{false: globalAPI{svc}, true: regionalAPI{svc}}
+	runValidationCases(t, apis, apis, func() *apiErr { return nil })
+}
+
+// runValidationCases inserts validationFixtures through fixtures, runs every
+// case through apis and checks that none changed a fixture. override, asked
+// after each call, gives the answer that call should have got instead of
+// the case's own, if any.
+func runValidationCases(t *testing.T, fixtures, apis map[bool]policyAPI, override func() *apiErr) {
+	t.Helper()
 	global, regional := validationFixtures()
 	before := map[bool][]*compute.SecurityPolicy{}
 	for isRegional, ps := range map[bool][]*compute.SecurityPolicy{false: global, true: regional} {
-		api := apis[isRegional]
+		api := fixtures[isRegional]
 		for _, p := range ps {
 			waiter(t, api)(api.Insert(p))
 			got, err := api.Get(p.Name)
@@ -491,17 +509,22 @@ func TestValidationConformance(t *testing.T) {
 			before[isRegional] = append(before[isRegional], got)
 		}
 	}
-	for name, tc := range cases {
+	for name, tc := range validationCases() {
 		t.Run(name, func(t *testing.T) {
 			t.Logf("evidence: %s", tc.evidence)
-			if diff := cmp.Diff(&tc.want, asAPIErr(tc.args.call(apis[tc.args.regional]))); diff != "" {
+			got := asAPIErr(tc.args.call(apis[tc.args.regional]))
+			want := &tc.want
+			if o := override(); o != nil {
+				want = o
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("-want, +got:\n%s", diff)
 			}
 		})
 	}
 	for isRegional, ps := range before {
 		for _, p := range ps {
-			after, err := apis[isRegional].Get(p.Name)
+			after, err := fixtures[isRegional].Get(p.Name)
 			if err != nil || after.Fingerprint != p.Fingerprint {
 				t.Errorf("%s changed although every call was refused: %v", p.Name, err)
 			}

@@ -1,0 +1,44 @@
+package emulator
+
+import (
+	"net/http"
+	"strings"
+)
+
+// validateOnlyMethods are the security policy methods whose request has a
+// validateOnly parameter in compute v1's discovery document. PATCH of a
+// policy, delete, removeRule and setLabels have none.
+var validateOnlyMethods = set(
+	"securityPolicies.insert", "securityPolicies.addRule", "securityPolicies.patchRule",
+	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule")
+
+// dryRunName is the name a validateOnly call is counted under in Stats, so
+// that a test counting writes does not count dry runs.
+func dryRunName(method string) string { return method + "?validateOnly" }
+
+// validateOnlyParam reads ?validateOnly=. A security policy method that has
+// no such parameter is refused the way Google's front end refuses any
+// unknown query parameter, rather than ignoring it: a client that believes
+// it asked for a dry run must never get a write.
+func validateOnlyParam(r *http.Request, method string) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has("validateOnly") || !isPolicyMethod(method) {
+		return false, nil
+	}
+	if !validateOnlyMethods[method] {
+		return false, errPayload(`Invalid JSON payload received. Unknown name "validateOnly": Cannot bind query parameter. ` +
+			`Field 'validateOnly' could not be found in request message.`)
+	}
+	switch v := q.Get("validateOnly"); v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, errPayload(`Invalid value at 'validate_only' (TYPE_BOOL), "` + v + `"`)
+	}
+}
+
+func isPolicyMethod(method string) bool {
+	return strings.HasPrefix(method, "securityPolicies.") || strings.HasPrefix(method, "regionSecurityPolicies.")
+}
