@@ -71,8 +71,17 @@ func main() {
 		healthAddr               = app.Flag("health-probe-bind-address", "Address of the health and readiness probes; 0 disables them.").Default(":8081").String()
 		pprofAddr                = app.Flag("pprof-bind-address", "Address of the net/http/pprof endpoints (/debug/pprof/); empty or 0 disables them.").Default("").String()
 	)
+	app.Command("run", "Run the provider's controllers (the default).").Default()
+	validate, runValidate := validateCommand(app, timeout)
 	app.Version(version.Version)
-	kingpin.MustParse(app.Parse(os.Args[1:]))
+	command, err := app.Parse(os.Args[1:])
+	if err != nil {
+		app.Errorf("%s, try --help", err)
+		os.Exit(usageStatus(os.Args[1:]))
+	}
+	if command == validate.FullCommand() {
+		os.Exit(runValidate())
+	}
 
 	zl := zap.New(zap.UseDevMode(*debug))
 	log := logging.NewLogrLogger(zl.WithName("provider-cloudarmor"))

@@ -1,0 +1,119 @@
+package securitypolicy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+)
+
+// A Refusal is GCP's answer to a dry run (validateOnly) of one write the
+// provider would send: GCP would refuse the write itself.
+type Refusal struct {
+	// Call names the write, e.g. "insert" or "addRule priority 1000".
+	Call string
+	// Err is GCP's answer, as the client returned it.
+	Err error
+}
+
+func (r *Refusal) Error() string { return r.Call + ": " + r.Err.Error() }
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// refused wraps GCP's answer to a dry run, leaving answers that say
+// nothing about the request (credentials, permissions, an unreachable or
+// busy API) as they are: those mean the question could not be asked.
+func refused(call string, err error) error {
+	switch gcp.Kind(err) {
+	case gcp.KindInvalid, gcp.KindAlreadyExists, gcp.KindNotFound, gcp.KindPreconditionFailed, gcp.KindQuotaExceeded:
+		return &Refusal{Call: call, Err: err}
+	}
+	return err
+}
+
+// ValidatePolicy asks GCP, without writing, whether it accepts what the
+// SecurityPolicy controller would write for p to the policy called name:
+// the insert body when GCP has no such policy, else each addRule and
+// patchRule of the plan, the default rule's included. It stops at the first
+// refusal (*Refusal).
+//
+// GCP's securityPolicies.patch and setLabels have no validateOnly, so for an
+// existing policy a change of its own fields or labels cannot be asked
+// about: unchecked says what was left out.
+func ValidatePolicy(ctx context.Context, v gcp.PolicyValidator, name string, p v1beta1.SecurityPolicyParameters, own Ownership) (unchecked []string, err error) {
+	observed, err := v.Get(ctx, name)
+	if gcp.IsNotFound(err) {
+		return nil, refused("insert", v.ValidateInsert(ctx, InsertBody(name, p, own)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := PlanPolicy(p, observed, own)
+	if d.Patch != "" {
+		unchecked = append(unchecked, "the change of the policy's own fields: securityPolicies.patch has no validateOnly")
+	}
+	if d.Labels {
+		unchecked = append(unchecked, "the change of the labels: setLabels has no validateOnly")
+	}
+	for _, r := range d.Rules.Add {
+		if err := v.ValidateAddRule(ctx, name, r); err != nil {
+			return unchecked, refused(fmt.Sprintf("addRule priority %d", r.Priority), err)
+		}
+	}
+	patches := append(slices.Clone(d.Rules.Widen), d.Rules.Patch...)
+	if d.DefaultRule != "" {
+		patches = append(patches, GenerateDefaultRule(*p.DefaultRule))
+	}
+	for _, r := range patches {
+		mask := RuleUpdateMask(r, FindRule(observed, r.Priority))
+		if err := v.ValidatePatchRule(ctx, name, r.Priority, r, mask...); err != nil {
+			return unchecked, refused(fmt.Sprintf("patchRule priority %d", r.Priority), err)
+		}
+	}
+	return unchecked, nil
+}
+
+// ValidateRule asks GCP, without writing, whether it accepts what the
+// SecurityPolicyRule controller would write for the rule at priority of the
+// policy called policy: addRule when GCP's policy has no rule there,
+// patchRule when it has a different one, nothing when it holds the rule as
+// desired.
+//
+// When GCP has no such policy, pending is the insert body it will be
+// created with (see InsertBody), if known: the rule is then asked about as
+// part of that insert, which is where GCP first sees it beside the policy's
+// scope and type. Without pending GCP's 404 is the refusal.
+func ValidateRule(ctx context.Context, v gcp.PolicyValidator, policy string, priority int64, p v1beta1.RuleParameters, pending *compute.SecurityPolicy) error {
+	want := GenerateRule(priority, p)
+	observed, err := v.Get(ctx, policy)
+	switch {
+	case gcp.IsNotFound(err) && pending != nil:
+		return refused("insert with the rule", v.ValidateInsert(ctx, withRule(pending, want)))
+	case gcp.IsNotFound(err):
+		return &Refusal{Call: "getting the policy", Err: err}
+	case err != nil:
+		return err
+	}
+	have := FindRule(observed, priority)
+	if have == nil {
+		return refused(fmt.Sprintf("addRule priority %d", priority), v.ValidateAddRule(ctx, policy, want))
+	}
+	if ok, _ := RuleUpToDate(want, have); ok {
+		return nil
+	}
+	call := fmt.Sprintf("patchRule priority %d", priority)
+	return refused(call, v.ValidatePatchRule(ctx, policy, priority, want, RuleUpdateMask(want, have)...))
+}
+
+// withRule returns a copy of body with r in place of any rule at its
+// priority.
+func withRule(body *compute.SecurityPolicy, r *compute.SecurityPolicyRule) *compute.SecurityPolicy {
+	out := *body
+	out.Rules = slices.DeleteFunc(slices.Clone(body.Rules), func(o *compute.SecurityPolicyRule) bool { return o.Priority == r.Priority })
+	out.Rules = append(out.Rules, r)
+	return &out
+}
