@@ -23,14 +23,11 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := addressset.Setup(mgr, o.Options, o.NodesReadable); err != nil {
 		return err
 	}
-	for _, fn := range []func(ctrl.Manager, setup.Options) error{
-		securitypolicy.SetupGated,
-		securitypolicyrule.SetupGated,
-		addressgroup.SetupGated,
-	} {
-		if err := fn(mgr, o); err != nil {
-			return err
-		}
+	if err := setup.AddGated(mgr, o, securitypolicy.Kind); err != nil {
+		return err
 	}
-	return nil
+	if err := setup.AddGated(mgr, o, securitypolicyrule.Kind); err != nil {
+		return err
+	}
+	return setup.AddGated(mgr, o, addressgroup.Kind)
 }

@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"strings"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -28,7 +26,6 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -49,26 +46,18 @@ const (
 	errFmtOverCapacity     = "address group %s holds at most %d items, and the spec lists %d distinct ones: capacity is fixed when the group is created, so create a larger group"
 )
 
-// Setup adds a controller that reconciles AddressGroups.
-func Setup(mgr ctrl.Manager, o setup.Options) error {
-	name := managed.ControllerName(v1alpha1.AddressGroupGroupKind)
-	fresh := readyourwrites.New(mgr.GetClient(), func() *v1alpha1.AddressGroup { return &v1alpha1.AddressGroup{} })
-	mgr = fresh.Manager(mgr)
-	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
-		managed.WithTypedExternalConnector[*v1alpha1.AddressGroup](&connecter{conn: o.Connector, labeler: o.Labeler}),
-		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1alpha1.AddressGroup) *v1alpha1.AddressGroupStatus { return &cr.Status })))
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.AddressGroupGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1alpha1.AddressGroup{}, &v1alpha1.AddressGroupList{}, r, fresh)
+// Kind wires the AddressGroup controller.
+var Kind = setup.Kind[*v1alpha1.AddressGroup]{
+	GVK:       v1alpha1.AddressGroupGroupVersionKind,
+	New:       func() *v1alpha1.AddressGroup { return &v1alpha1.AddressGroup{} },
+	List:      &v1alpha1.AddressGroupList{},
+	Connector: newConnector,
+	PollGroup: PollGroup,
+	Status:    setup.StatusOf(func(cr *v1alpha1.AddressGroup) *v1alpha1.AddressGroupStatus { return &cr.Status }),
 }
 
-// SetupGated registers Setup to run once the AddressGroup CRD exists.
-func SetupGated(mgr ctrl.Manager, o setup.Options) error {
-	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
-			panic(errors.Wrap(err, "cannot set up AddressGroup controller"))
-		}
-	}, v1alpha1.AddressGroupGroupVersionKind)
-	return nil
+func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.AddressGroup] {
+	return &connecter{conn: e.Connector, labeler: e.Labeler}
 }
 
 // PollGroup polls each group on its own: no other object reads it.

@@ -32,7 +32,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // Settle is how long a Node event waits in the queue before its AddressSets
@@ -54,14 +54,14 @@ const (
 // runs, to say so on every AddressSet, and keeps their last addresses.
 func Setup(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
 	o.Gate.Register(func() {
-		if err := setup(mgr, o, canListNodes); err != nil {
+		if err := add(mgr, o, canListNodes); err != nil {
 			panic(errors.Wrap(err, "cannot set up AddressSet controller"))
 		}
 	}, v1alpha1.AddressSetGroupVersionKind)
 	return nil
 }
 
-func setup(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
+func add(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
 	name := "addressset"
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
@@ -81,7 +81,7 @@ func setup(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
 		// Its own status writes need no reconcile; a spec change does.
 		For(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if canListNodes {
-		b = b.Watches(&corev1.Node{}, enqueue.Delayed(handler.Funcs{
+		b = b.Watches(&corev1.Node{}, setup.Delayed(handler.Funcs{
 			CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q queue) {
 				r.enqueueSelecting(ctx, q, e.Object.GetLabels())
 			},

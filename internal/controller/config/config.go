@@ -18,7 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // Setup adds controllers for both ProviderConfig kinds.
@@ -52,7 +52,7 @@ func setupKind(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKi
 		Named(name).
 		WithOptions(configControllerOptions(o)).
 		For(of).
-		Watches(&v1beta1.ProviderConfigUsage{}, enqueue.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, UsageCountDelay)).
+		Watches(&v1beta1.ProviderConfigUsage{}, setup.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, UsageCountDelay)).
 		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }
 

@@ -17,7 +17,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // queued is one request put in the queue, and after how long.
@@ -76,7 +76,7 @@ func TestDelayedUsageEvents(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			q := &recordingQueue{}
-			tc.send(enqueue.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: tc.kind}, UsageCountDelay), q)
+			tc.send(setup.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: tc.kind}, UsageCountDelay), q)
 			if diff := cmp.Diff(tc.want, q.got); diff != "" {
 				t.Errorf("\n%s\nqueued: -want, +got:\n%s", tc.reason, diff)
 			}

@@ -7,7 +7,7 @@ import (
 	"context"
 	"fmt"
 
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -22,7 +22,6 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -43,23 +42,19 @@ const reasonAdopted event.Reason = "AdoptedExternalPolicy"
 
 const msgFmtAdopted = "GCP policy %s existed without an owner label: adopted it and labelled it %s=%s"
 
-// Setup adds a controller that reconciles SecurityPolicies.
-func Setup(mgr ctrl.Manager, o setup.Options) error {
-	name := managed.ControllerName(v1beta1.SecurityPolicyGroupKind)
-	if err := o.Indexes.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} })
-	mgr = fresh.Manager(mgr)
-	c := &connecter{conn: o.Connector, index: ownership.NewIndex(mgr.GetClient()), labeler: o.Labeler,
-		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
-		recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
-	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicy](c),
-		managed.WithCriticalAnnotationUpdater(setup.KeepConditions(managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient()), apivalues.TypeWarning)),
-		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status })))
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyGroupVersionKind), opts...)
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicy{}, &v1beta1.SecurityPolicyList{}, r, fresh, watchRules(mgr.GetClient()))
+// Kind wires the SecurityPolicy controller. It indexes and watches rule
+// objects, so it also waits for their CRD.
+var Kind = setup.Kind[*v1beta1.SecurityPolicy]{
+	GVK:            v1beta1.SecurityPolicyGroupVersionKind,
+	Requires:       []schema.GroupVersionKind{v1beta1.SecurityPolicyRuleGroupVersionKind},
+	New:            func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} },
+	List:           &v1beta1.SecurityPolicyList{},
+	Connector:      newConnector,
+	PollGroup:      PollGroup,
+	Indexes:        setup.OwnershipIndexes,
+	Status:         setup.StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }),
+	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning},
+	Watches:        func(e setup.Env) []setup.Watch { return []setup.Watch{watchRules(e.Client)} },
 }
 
 // PollGroup is the GCP policy a SecurityPolicy observes, its external name,
@@ -68,15 +63,8 @@ func PollGroup(mg resource.Managed) string {
 	return meta.GetExternalName(mg)
 }
 
-// SetupGated registers Setup to run once the SecurityPolicy and
-// SecurityPolicyRule CRDs exist (the controller indexes and watches rules).
-func SetupGated(mgr ctrl.Manager, o setup.Options) error {
-	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
-			panic(errors.Wrap(err, "cannot set up SecurityPolicy controller"))
-		}
-	}, v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind)
-	return nil
+func newConnector(e setup.Env) managed.TypedExternalConnector[*v1beta1.SecurityPolicy] {
+	return &connecter{conn: e.Connector, index: ownership.NewIndex(e.Client), labeler: e.Labeler, recorder: e.Recorder}
 }
 
 type connecter struct {

@@ -8,8 +8,7 @@ import (
 
 	"google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -26,11 +25,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/backlog"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -56,39 +52,52 @@ const (
 	errUpdateRefs     = "cannot update managed resource with resolved references"
 )
 
-// Setup adds a controller that reconciles SecurityPolicyRules.
-func Setup(mgr ctrl.Manager, o setup.Options) error {
-	name := managed.ControllerName(v1beta1.SecurityPolicyRuleGroupKind)
-	if err := o.Indexes.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+// Kind wires the SecurityPolicyRule controller. A rule asks the policies
+// that name its GCP policy whether it may claim its priority, so it also
+// waits for their CRD.
+var Kind = setup.Kind[*v1beta1.SecurityPolicyRule]{
+	GVK:       v1beta1.SecurityPolicyRuleGroupVersionKind,
+	Requires:  []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind},
+	New:       func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} },
+	List:      &v1beta1.SecurityPolicyRuleList{},
+	Connector: newConnector,
+	PollGroup: PollGroup,
+	Indexes:   indexes,
+	Resolver:  func(e setup.Env) managed.ReferenceResolver { return &resolver{kube: e.Client} },
+	// The identity is (policy, priority) from the spec, not metadata.name.
+	NamedBySpec:    true,
+	Status:         setup.StatusOf(func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status }),
+	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning},
+	Gates:          gates,
+	Watches: func(e setup.Env) []setup.Watch {
+		return []setup.Watch{watchPolicies(e.Client), watchArrivals(e.Client)}
+	},
+}
+
+func newConnector(e setup.Env) managed.TypedExternalConnector[*v1beta1.SecurityPolicyRule] {
+	return &connecter{conn: e.Connector, index: ownership.NewIndex(e.Client), recorder: e.Recorder}
+}
+
+// indexes registers the ownership indexes and the index of rules waiting
+// for their policy's reference to resolve.
+func indexes(ctx context.Context, o setup.Options, idx client.FieldIndexer) error {
+	if err := setup.OwnershipIndexes(ctx, o, idx); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.SecurityPolicyRule{}, indexUnresolved, indexUnresolvedRule); err != nil {
-		return err
+	return idx.IndexField(ctx, &v1beta1.SecurityPolicyRule{}, indexUnresolved, indexUnresolvedRule)
+}
+
+// gates puts a rule's reconcile off while its policy's write queue is full.
+func gates(e setup.Env) []setup.Check {
+	if e.Writes == nil {
+		return nil
 	}
-	fresh := readyourwrites.New(mgr.GetClient(), func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} })
-	mgr = fresh.Manager(mgr)
-	index := ownership.NewIndex(mgr.GetClient())
-	opts := append(o.ReconcilerOptions(mgr, name, PollGroup),
-		managed.WithTypedExternalConnector[*v1beta1.SecurityPolicyRule](&connecter{conn: o.Connector, index: index,
-			//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
-			recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}),
-		// The identity is (policy, priority) from the spec, not metadata.name.
-		managed.WithInitializers(),
-		managed.WithReferenceResolver(&resolver{kube: mgr.GetClient()}),
-		managed.WithCriticalAnnotationUpdater(setup.KeepConditions(managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient()), apivalues.TypeWarning)),
-		managed.WithFinalizer(setup.KeepStatus(mgr.GetClient(), func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status })),
-	)
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1beta1.SecurityPolicyRuleGroupVersionKind), opts...)
-	var gate setup.Gate = fresh
-	if o.Writes != nil {
-		gate = setup.Gates(fresh, backlog.New(o.Writes, policyOf(mgr.GetClient(), index)))
-	}
-	return o.Complete(mgr, name, &v1beta1.SecurityPolicyRule{}, &v1beta1.SecurityPolicyRuleList{}, r, gate, watchPolicies(mgr.GetClient()), watchArrivals(mgr.GetClient()))
+	return []setup.Check{setup.Backlog(e.Writes, policyOf(e.Client, ownership.NewIndex(e.Client)))}
 }
 
 // policyOf returns the GCP policy a rule object writes to, read from the
 // cache: the key of its policy's write queue.
-func policyOf(kube client.Reader, index *ownership.Index) backlog.KeyFn {
+func policyOf(kube client.Reader, index *ownership.Index) setup.PolicyKeyFn {
 	return func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey, bool) {
 		cr := &v1beta1.SecurityPolicyRule{}
 		if err := kube.Get(ctx, req.NamespacedName, cr); err != nil || policyName(cr) == "" {
@@ -102,26 +111,15 @@ func policyOf(kube client.Reader, index *ownership.Index) backlog.KeyFn {
 	}
 }
 
-// SetupGated registers Setup to run once the SecurityPolicyRule and
-// SecurityPolicy CRDs exist (a rule asks the policies that name its GCP
-// policy whether it may claim its priority).
-func SetupGated(mgr ctrl.Manager, o setup.Options) error {
-	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
-			panic(errors.Wrap(err, "cannot set up SecurityPolicyRule controller"))
-		}
-	}, v1beta1.SecurityPolicyRuleGroupVersionKind, v1beta1.SecurityPolicyGroupVersionKind)
-	return nil
-}
-
 // watchPolicies re-reconciles the rule objects, in every namespace, that
 // name a policy's GCP policy when the policy's spec changes: a policy that
 // opens spec.allowedRules to a namespace, or declares inline the priority of
 // a rule being deleted, changes what those rules may do.
-func watchPolicies(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
-	return func(b *ctrl.Builder) *ctrl.Builder {
-		return b.Watches(&v1beta1.SecurityPolicy{}, enqueue.Afresh(handler.EnqueueRequestsFromMapFunc(
-			enqueue.Related(kube, ownership.RulesNaming))), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+func watchPolicies(kube client.Reader) setup.Watch {
+	return setup.Watch{
+		Of:         &v1beta1.SecurityPolicy{},
+		Handler:    setup.Afresh(handler.EnqueueRequestsFromMapFunc(setup.Related(kube, ownership.RulesNaming))),
+		Predicates: []predicate.Predicate{predicate.GenerationChangedPredicate{}},
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -22,8 +20,8 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/enqueue"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
 // ReasonWaitingForPolicy is the Ready=False reason of a rule object whose
@@ -143,10 +141,11 @@ func pending(ctx context.Context, kube client.Reader, cr *v1beta1.SecurityPolicy
 // its policy is created as soon as the policy exists instead of at its next
 // poll. A plain enqueue: the wait left no backoff to forget, and a rule
 // backing off for another reason keeps its backoff.
-func watchArrivals(kube client.Reader) func(*ctrl.Builder) *ctrl.Builder {
-	return func(b *ctrl.Builder) *ctrl.Builder {
-		return b.Watches(&v1beta1.SecurityPolicy{}, handler.EnqueueRequestsFromMapFunc(enqueue.Related(kube, waiters)),
-			builder.WithPredicates(arrivals()))
+func watchArrivals(kube client.Reader) setup.Watch {
+	return setup.Watch{
+		Of:         &v1beta1.SecurityPolicy{},
+		Handler:    handler.EnqueueRequestsFromMapFunc(setup.Related(kube, waiters)),
+		Predicates: []predicate.Predicate{arrivals()},
 	}
 }
 

@@ -9,6 +9,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// A StatusFn saves an object's status and returns what restores it.
+type StatusFn[T any] func(T) (restore func())
+
+// StatusOf returns the StatusFn of the status that status points at.
+func StatusOf[T any, S any, PS interface {
+	*S
+	DeepCopy() *S
+}](status func(T) PS) StatusFn[T] {
+	return func(t T) func() {
+		p := status(t)
+		saved := p.DeepCopy()
+		return func() { *p = *saved }
+	}
+}
+
 // A StatusKeeper is the managed reconciler's finalizer, keeping the status
 // Observe set across the update that adds the finalizer. The API server
 // answers that update with the status it holds, and the reconciler then
@@ -16,32 +31,26 @@ import (
 // object whose Observe found its external resource (an imported or adopted
 // policy, a rule waiting for its policy) wrote Synced=True alone, and the
 // object reached Ready only at its next poll (30 s in `make run`).
-type StatusKeeper[T resource.Object, S any, PS interface {
-	*S
-	DeepCopy() *S
-}] struct {
+type StatusKeeper[T resource.Object] struct {
 	resource.Finalizer
-	status func(T) PS
+	status StatusFn[T]
 }
 
 // KeepStatus returns crossplane-runtime's finalizer for the objects of kube,
-// keeping the status that status points at.
-func KeepStatus[T resource.Object, S any, PS interface {
-	*S
-	DeepCopy() *S
-}](kube client.Client, status func(T) PS) StatusKeeper[T, S, PS] {
-	return StatusKeeper[T, S, PS]{Finalizer: resource.NewAPIFinalizer(kube, managed.FinalizerName), status: status}
+// keeping the status that status saves.
+func KeepStatus[T resource.Object](kube client.Client, status StatusFn[T]) StatusKeeper[T] {
+	return StatusKeeper[T]{Finalizer: resource.NewAPIFinalizer(kube, managed.FinalizerName), status: status}
 }
 
 // AddFinalizer adds the finalizer and restores the status obj had before.
-func (k StatusKeeper[T, S, PS]) AddFinalizer(ctx context.Context, obj resource.Object) error {
+func (k StatusKeeper[T]) AddFinalizer(ctx context.Context, obj resource.Object) error {
 	t, ok := obj.(T)
 	if !ok {
 		return k.Finalizer.AddFinalizer(ctx, obj)
 	}
-	saved := k.status(t).DeepCopy()
+	restore := k.status(t)
 	err := k.Finalizer.AddFinalizer(ctx, obj)
-	*k.status(t) = *saved
+	restore()
 	return err
 }
 

@@ -67,7 +67,7 @@ func TestKeepStatus(t *testing.T) {
 				obj.(*v1beta1.SecurityPolicy).Status = v1beta1.SecurityPolicyStatus{} //nolint:forcetypeassert // only policies here
 				return tc.update
 			}}
-			f := KeepStatus(kube, func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status })
+			f := KeepStatus(kube, StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }))
 			err := f.AddFinalizer(context.Background(), tc.cr)
 			if !errors.Is(err, tc.err) {
 				t.Errorf("\n%s\nAddFinalizer(...): want error %v, got %v", tc.reason, tc.err, err)

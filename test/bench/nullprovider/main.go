@@ -1,11 +1,12 @@
 //go:build bench
 
-// Command nullprovider is the benchmark's floor: the provider's CRDs,
-// crossplane-runtime's managed reconciler with this provider's setup options
-// (poll, jitter, requeue backoff, global rate limit, read-your-writes gate,
-// desired-state predicate, ProviderConfig usage tracking and the
-// ProviderConfig controllers), and an external client that answers from
-// memory instead of calling GCP. What it costs the API server and the clock
+// Command nullprovider is the benchmark's floor: the provider's CRDs and its
+// controllers wired by the same setup.Add from the same setup.Kind values
+// (options, indexes, reference resolver, status keeping, gates, watches,
+// ProviderConfig usage tracking and the ProviderConfig controllers), with an
+// external client that answers from memory (package inmemory) instead of
+// calling GCP. It has no GCP write queue, so the rules' write-backlog gate,
+// which only that queue fills, is off. What it costs the API server and the clock
 // to converge a workload is what Crossplane's machinery costs on its own;
 // the benchmark runs it before the real provider and reports ours ÷ floor.
 //
@@ -13,9 +14,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -23,11 +22,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,19 +35,16 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis"
-	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/pollphase"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/readyourwrites"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/test/bench/nullprovider/inmemory"
 )
 
 func main() {
@@ -94,19 +88,14 @@ func main() {
 		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
-	}, PollJitter: *pollJitter, Timeout: 2 * time.Minute}
+	}, PollJitter: *pollJitter, Timeout: 2 * time.Minute, Indexes: &ownership.Indexes{}}
 	o.Features.Enable(feature.EnableBetaManagementPolicies)
 
 	kingpin.FatalIfError(config.Setup(mgr, o.Options), "Cannot set up ProviderConfig controllers")
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &pcv1beta1.ProviderConfigUsage{})
-	mem := &memory{specs: map[key]any{}}
-	kingpin.FatalIfError(setupKind(mgr, o, usage, mem, v1beta1.SecurityPolicyGroupKind, v1beta1.SecurityPolicyGroupVersionKind,
-		func() *v1beta1.SecurityPolicy { return &v1beta1.SecurityPolicy{} }, &v1beta1.SecurityPolicyList{}, securitypolicy.PollGroup), "Cannot set up SecurityPolicy controller")
-	// Rules are named by their spec, not metadata.name, as in the provider.
-	kingpin.FatalIfError(setupKind(mgr, o, usage, mem, v1beta1.SecurityPolicyRuleGroupKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
-		func() *v1beta1.SecurityPolicyRule { return &v1beta1.SecurityPolicyRule{} }, &v1beta1.SecurityPolicyRuleList{}, securitypolicyrule.PollGroup,
-		managed.WithInitializers()),
-		"Cannot set up SecurityPolicyRule controller")
+	store := inmemory.NewStore()
+	kingpin.FatalIfError(setup.Add(mgr, o, inmemory.Kind(securitypolicy.Kind, store, usage)), "Cannot set up SecurityPolicy controller")
+	kingpin.FatalIfError(setup.Add(mgr, o, inmemory.Kind(securitypolicyrule.Kind, store, usage)), "Cannot set up SecurityPolicyRule controller")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
 
@@ -123,88 +112,3 @@ func addToScheme(s *runtime.Scheme) error {
 	}
 	return apis.AddToScheme(s)
 }
-
-// setupKind builds one kind's controller exactly as the provider's Setup
-// does, but for the external client.
-func setupKind[T resource.Managed](mgr ctrl.Manager, o setup.Options, usage resource.ModernTracker, mem *memory, groupKind string,
-	gvk schema.GroupVersionKind, newT func() T, list resource.ManagedList, group pollphase.GroupFn, extra ...managed.ReconcilerOption) error {
-	name := managed.ControllerName(groupKind)
-	fresh := readyourwrites.New(mgr.GetClient(), newT)
-	mgr = fresh.Manager(mgr)
-	opts := append(o.ReconcilerOptions(mgr, name, group),
-		managed.WithExternalConnector(managed.ExternalConnectorFn(func(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
-			// The provider's connector tracks ProviderConfig usage on
-			// every connect; so does every crossplane-runtime provider.
-			if err := usage.Track(ctx, mg.(resource.ModernManaged)); err != nil {
-				return nil, err
-			}
-			return &external{mem: mem, kind: gvk.Kind}, nil
-		})))
-	opts = append(opts, extra...)
-	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
-	return o.Complete(mgr, name, newT(), list, r, fresh)
-}
-
-type key struct {
-	kind string
-	name types.NamespacedName
-}
-
-// memory is the external system: one desired spec per object.
-type memory struct {
-	mu    sync.Mutex
-	specs map[key]any
-}
-
-type external struct {
-	mem  *memory
-	kind string
-}
-
-func (e *external) key(mg resource.Managed) key {
-	return key{kind: e.kind, name: types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}}
-}
-
-func forProvider(mg resource.Managed) any {
-	switch cr := mg.(type) {
-	case *v1beta1.SecurityPolicy:
-		return cr.Spec.ForProvider.DeepCopy()
-	case *v1beta1.SecurityPolicyRule:
-		return cr.Spec.ForProvider.DeepCopy()
-	}
-	return nil
-}
-
-func (e *external) Observe(_ context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
-	e.mem.mu.Lock()
-	have, ok := e.mem.specs[e.key(mg)]
-	e.mem.mu.Unlock()
-	if !ok {
-		return managed.ExternalObservation{}, nil
-	}
-	mg.SetConditions(xpv2.Available())
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: equality.Semantic.DeepEqual(have, forProvider(mg))}, nil
-}
-
-func (e *external) Create(_ context.Context, mg resource.Managed) (managed.ExternalCreation, error) {
-	e.mem.mu.Lock()
-	defer e.mem.mu.Unlock()
-	e.mem.specs[e.key(mg)] = forProvider(mg)
-	return managed.ExternalCreation{}, nil
-}
-
-func (e *external) Update(_ context.Context, mg resource.Managed) (managed.ExternalUpdate, error) {
-	e.mem.mu.Lock()
-	defer e.mem.mu.Unlock()
-	e.mem.specs[e.key(mg)] = forProvider(mg)
-	return managed.ExternalUpdate{}, nil
-}
-
-func (e *external) Delete(_ context.Context, mg resource.Managed) (managed.ExternalDelete, error) {
-	e.mem.mu.Lock()
-	defer e.mem.mu.Unlock()
-	delete(e.mem.specs, e.key(mg))
-	return managed.ExternalDelete{}, nil
-}
-
-func (e *external) Disconnect(context.Context) error { return nil }

@@ -1,5 +1,4 @@
-// Package predicates filters the events that start reconciles.
-package predicates
+package setup
 
 import (
 	"slices"

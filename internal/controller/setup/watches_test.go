@@ -1,4 +1,4 @@
-package enqueue
+package setup
 
 import (
 	"context"

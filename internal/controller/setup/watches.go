@@ -1,6 +1,4 @@
-// Package enqueue shapes how event handlers put requests in a controller's
-// queue.
-package enqueue
+package setup
 
 import (
 	"context"

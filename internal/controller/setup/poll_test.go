@@ -1,4 +1,4 @@
-package pollphase
+package setup
 
 import (
 	"testing"
@@ -77,7 +77,7 @@ func TestUntilWindow(t *testing.T) {
 	}
 }
 
-func TestHook(t *testing.T) {
+func TestPollHook(t *testing.T) {
 	const interval = time.Minute
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) // a whole minute since the epoch
 	cases := map[string]struct {

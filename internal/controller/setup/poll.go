@@ -1,5 +1,16 @@
-// Package pollphase schedules the polls of every managed resource that
-// observes the same GCP policy into one short window per poll interval.
+package setup
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+)
+
+// Poll phases: the polls of every managed resource that observes the same
+// GCP policy are scheduled into one short window per poll interval.
 //
 // All rules of a policy, and the policy itself, observe GCP through one
 // shared snapshot of the policy that lives for --snapshot-ttl. With
@@ -15,23 +26,13 @@
 // Each policy gets a phase in the poll interval from a hash of its GCP name,
 // so different policies still spread over the interval as jitter spreads
 // them, and the API server sees each policy's burst, not all of them at once.
-package pollphase
 
-import (
-	"hash/fnv"
-	"math/rand/v2"
-	"time"
+// A PollGroupFn names what an object's observation reads (the GCP policy
+// name, for policies and rules); "" when that is not known yet.
+type PollGroupFn func(resource.Managed) string
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-)
-
-// A GroupFn names what an object's observation reads, the GCP policy name for
-// both kinds of this provider; "" when that is not known yet.
-type GroupFn func(resource.Managed) string
-
-// Hook returns a poll interval hook that schedules an object's next poll at
-// the next start of its group's window that is at least half an interval
+// PollHook returns a poll interval hook that schedules an object's next poll
+// at the next start of its group's window that is at least half an interval
 // away, plus a random offset within the window's width (spread). Objects with
 // no group are polled after the interval ± jitter, as crossplane-runtime's
 // WithPollJitterHook does.
@@ -40,11 +41,11 @@ type GroupFn func(resource.Managed) string
 // apart (one interval once it polls in its window), so drift is still seen
 // within about one interval. Keep spread under the snapshot TTL, so that
 // every poll of the window finds the snapshot the first one read.
-func Hook(group GroupFn, spread, jitter time.Duration) managed.PollIntervalHook {
+func PollHook(group PollGroupFn, spread, jitter time.Duration) managed.PollIntervalHook {
 	return hook(group, spread, jitter, time.Now, rand.Float64)
 }
 
-func hook(group GroupFn, spread, jitter time.Duration, now func() time.Time, random func() float64) managed.PollIntervalHook {
+func hook(group PollGroupFn, spread, jitter time.Duration, now func() time.Time, random func() float64) managed.PollIntervalHook {
 	return func(mg resource.Managed, interval time.Duration) time.Duration {
 		if interval <= 0 {
 			return interval

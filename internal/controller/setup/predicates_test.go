@@ -1,4 +1,4 @@
-package predicates
+package setup
 
 import (
 	"testing"

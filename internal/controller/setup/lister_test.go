@@ -1,4 +1,4 @@
-package nocopy
+package setup
 
 import (
 	"context"

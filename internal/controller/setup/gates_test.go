@@ -1,4 +1,4 @@
-package putoff
+package setup
 
 import (
 	"testing"
@@ -52,13 +52,13 @@ func TestLimiterForget(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := NewMarks()
-			rl := m.Limiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
+			m := newMarks()
+			rl := m.limiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
 			rl.When(a) // a failed twice
 			rl.When(a)
 			var got want
 			for _, req := range tc.putOff {
-				got.result = m.After(req, 3*time.Second)
+				got.result = m.after(req, 3*time.Second)
 			}
 			for _, req := range tc.forget {
 				rl.Forget(req)
@@ -68,13 +68,5 @@ func TestLimiterForget(t *testing.T) {
 				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
-	}
-}
-
-func TestNilMarksAfter(t *testing.T) {
-	var m *Marks
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	if diff := cmp.Diff(reconcile.Result{RequeueAfter: time.Second}, m.After(req, time.Second)); diff != "" {
-		t.Errorf("nil Marks should still put off: -want, +got:\n%s", diff)
 	}
 }

@@ -1,6 +1,4 @@
-// Package readyourwrites puts a reconcile off until the informer cache holds
-// the controller's own last write of its object.
-package readyourwrites
+package setup
 
 import (
 	"context"
@@ -9,51 +7,41 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	"github.com/armorplane/provider-cloudarmor/internal/controller/putoff"
 )
 
-// MaxWait bounds how long reconciles of an object are put off while the
+// MaxCacheLag bounds how long reconciles of an object are put off while the
 // informer cache lags behind the provider's own last write of it. Watch
 // events normally arrive within milliseconds; with the API server saturated
 // (a thousand objects applied at once on two cores) they were seen to lag by
 // more than three seconds, and by more than ten with twice the workers.
-const MaxWait = 10 * time.Second
+const MaxCacheLag = 10 * time.Second
 
-// RetryAfter is how soon a reconcile put off for a stale cache comes back.
-const RetryAfter = 50 * time.Millisecond
+// CacheRetryAfter is how soon a reconcile put off for a stale cache comes back.
+const CacheRetryAfter = 50 * time.Millisecond
 
-// A Gate makes each reconcile of a kind start from an object at least as new
-// as the provider's own last write of it.
+// readYourWrites makes each reconcile of a kind start from an object at least
+// as new as the provider's own last write of it.
 //
 // The managed reconciler reads its object from the informer cache. When a
 // reconcile follows closely on the previous one's writes (a requeue after a
 // create or an error), the cache may not have those writes yet, and the
 // reconcile's first write then fails with a conflict: a wasted API server
 // write, a wasted reconcile and a backoff. With 1,000 objects created at once
-// that was up to 800 conflicts. A Gate records the resourceVersion every
+// that was up to 800 conflicts. It records the resourceVersion every
 // successful write of the kind returns; a reconcile of that object that would
-// read an older version from the cache is put off (requeued after RetryAfter,
-// holding no worker) until the cache has caught up, for at most MaxWait after
+// read an older version from the cache is put off (requeued after CacheRetryAfter,
+// holding no worker) until the cache has caught up, for at most MaxCacheLag after
 // the write.
-//
-// Use Reconciler and RateLimiter together: a put-off must not reset the
-// object's error backoff.
-type Gate[T client.Object] struct {
+type readYourWrites[T client.Object] struct {
 	cache client.Reader
 	newT  func() T
 
 	mu      sync.Mutex
 	last    map[types.NamespacedName]written
 	records int
-
-	// putOff is nil until RateLimiter is called: with nothing to consume
-	// the marks, none are made.
-	putOff *putoff.Marks
 }
 
 type written struct {
@@ -61,52 +49,41 @@ type written struct {
 	at              time.Time
 }
 
-// New returns a Gate for objects of type T, read through cache (the
-// manager's client).
-func New[T client.Object](cache client.Reader, newT func() T) *Gate[T] {
-	return &Gate[T]{cache: cache, newT: newT, last: map[types.NamespacedName]written{}}
+// newReadYourWrites returns a readYourWrites for objects of type T, read
+// through cache (the manager's client).
+func newReadYourWrites[T client.Object](cache client.Reader, newT func() T) *readYourWrites[T] {
+	return &readYourWrites[T]{cache: cache, newT: newT, last: map[types.NamespacedName]written{}}
 }
 
-// Manager returns mgr with a client that records the writes of T.
-func (g *Gate[T]) Manager(mgr ctrl.Manager) ctrl.Manager {
+// Manager returns mgr with a client that records the writes of T. Every
+// client a controller gets from it afterwards (the managed reconciler's, its
+// finalizer's and its critical annotation updater's) records; what they read
+// and write is unchanged.
+func (g *readYourWrites[T]) Manager(mgr ctrl.Manager) ctrl.Manager {
 	return writeRecordingManager{Manager: mgr, client: g.Client(mgr.GetClient())}
 }
 
 // Client returns c recording the writes of T.
-func (g *Gate[T]) Client(c client.Client) client.Client {
+func (g *readYourWrites[T]) Client(c client.Client) client.Client {
 	return &recordingClient[T]{Client: c, g: g}
 }
 
-// Reconciler returns r, put off while the cache is older than our last
-// write of the object.
-func (g *Gate[T]) Reconciler(r reconcile.Reconciler) reconcile.Reconciler {
-	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		if g.stale(ctx, req.NamespacedName) {
-			return g.putOff.After(req, RetryAfter), nil
-		}
-		return r.Reconcile(ctx, req)
-	})
-}
-
-// RateLimiter returns the controller's per-object rate limiter rl, made to
-// keep an object's failures across a reconcile put off (see putoff).
-func (g *Gate[T]) RateLimiter(rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimiter[reconcile.Request] {
-	if g.putOff == nil {
-		g.putOff = putoff.NewMarks()
-	}
-	return g.putOff.Limiter(rl)
+// Check puts a reconcile off while the cache is older than our last write of
+// the object.
+func (g *readYourWrites[T]) Check(ctx context.Context, req reconcile.Request) (time.Duration, bool) {
+	return CacheRetryAfter, g.stale(ctx, req.NamespacedName)
 }
 
 // recorded records o's resourceVersion if the write that returned err
 // succeeded, and returns err.
-func (g *Gate[T]) recorded(o client.Object, err error) error {
+func (g *readYourWrites[T]) recorded(o client.Object, err error) error {
 	if err == nil {
 		g.record(o)
 	}
 	return err
 }
 
-func (g *Gate[T]) record(o client.Object) {
+func (g *readYourWrites[T]) record(o client.Object) {
 	if _, ok := o.(T); !ok || o.GetResourceVersion() == "" {
 		return
 	}
@@ -118,7 +95,7 @@ func (g *Gate[T]) record(o client.Object) {
 	// again; now and then forget what is too old to wait for anyway.
 	if g.records++; g.records%1024 == 0 {
 		for k, w := range g.last {
-			if now.Sub(w.at) > MaxWait {
+			if now.Sub(w.at) > MaxCacheLag {
 				delete(g.last, k)
 			}
 		}
@@ -126,9 +103,9 @@ func (g *Gate[T]) record(o client.Object) {
 }
 
 // stale reports whether the cache holds key at a version older than our last
-// write of it, less than MaxWait ago. Once it does not, the write is
+// write of it, less than MaxCacheLag ago. Once it does not, the write is
 // forgotten.
-func (g *Gate[T]) stale(ctx context.Context, key types.NamespacedName) bool {
+func (g *readYourWrites[T]) stale(ctx context.Context, key types.NamespacedName) bool {
 	g.mu.Lock()
 	w, ok := g.last[key]
 	g.mu.Unlock()
@@ -137,7 +114,7 @@ func (g *Gate[T]) stale(ctx context.Context, key types.NamespacedName) bool {
 	}
 	obj := g.newT()
 	err := g.cache.Get(ctx, key, obj)
-	if err == nil && olderThan(obj.GetResourceVersion(), w.resourceVersion) && time.Since(w.at) < MaxWait {
+	if err == nil && olderThan(obj.GetResourceVersion(), w.resourceVersion) && time.Since(w.at) < MaxCacheLag {
 		return true
 	}
 	g.mu.Lock()
@@ -166,7 +143,7 @@ func (m writeRecordingManager) GetClient() client.Client { return m.client }
 // recordingClient records the resourceVersion its writes of T return.
 type recordingClient[T client.Object] struct {
 	client.Client
-	g *Gate[T]
+	g *readYourWrites[T]
 }
 
 func (c *recordingClient[T]) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
@@ -185,7 +162,7 @@ func (c *recordingClient[T]) Status() client.SubResourceWriter {
 // return.
 type recordingStatusWriter[T client.Object] struct {
 	client.SubResourceWriter
-	g *Gate[T]
+	g *readYourWrites[T]
 }
 
 func (w *recordingStatusWriter[T]) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {

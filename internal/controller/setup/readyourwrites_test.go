@@ -1,4 +1,4 @@
-package readyourwrites
+package setup
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func (c *laggingCache) Get(_ context.Context, key client.ObjectKey, obj client.O
 	return nil
 }
 
-func TestGate(t *testing.T) {
+func TestReadYourWrites(t *testing.T) {
 	key := types.NamespacedName{Namespace: "default", Name: "rule"}
 	rule := func(rv string) client.Object {
 		return &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: rv}}
@@ -108,7 +108,7 @@ func TestGate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g := New(tc.args.cache, newRule)
+			g := newReadYourWrites(tc.args.cache, newRule)
 			kube := g.Client(&test.MockClient{
 				MockUpdate:       test.NewMockUpdateFn(nil),
 				MockPatch:        test.NewMockPatchFn(nil),
@@ -133,10 +133,10 @@ func TestGate(t *testing.T) {
 				}
 			}
 			ran := 0
-			r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				ran++
 				return reconcile.Result{}, nil
-			}))
+			}), NewControllerRateLimiter(), g.Check)
 			putOff := 0
 			for ran == 0 && putOff < 10 {
 				got, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
@@ -145,7 +145,7 @@ func TestGate(t *testing.T) {
 				}
 				if ran == 0 {
 					putOff++
-					if diff := cmp.Diff(reconcile.Result{RequeueAfter: RetryAfter}, got); diff != "" {
+					if diff := cmp.Diff(reconcile.Result{RequeueAfter: CacheRetryAfter}, got); diff != "" {
 						t.Errorf("\n%s\nReconcile(...) put off: -want, +got:\n%s", tc.reason, diff)
 					}
 				}
@@ -167,7 +167,7 @@ func TestGate(t *testing.T) {
 
 // A reconcile is put off only when apimachinery says the cache's version
 // comes before ours; a version it cannot compare is never waited for.
-func TestGateComparesResourceVersions(t *testing.T) {
+func TestReadYourWritesComparesResourceVersions(t *testing.T) {
 	key := types.NamespacedName{Namespace: "default", Name: "rule"}
 	type args struct {
 		cached, written string
@@ -191,18 +191,13 @@ func TestGateComparesResourceVersions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g := New(&laggingCache{versions: []string{tc.args.cached}}, newRule)
+			g := newReadYourWrites(&laggingCache{versions: []string{tc.args.cached}}, newRule)
 			w := &v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: tc.args.written}}
 			if err := g.Client(&test.MockClient{MockUpdate: test.NewMockUpdateFn(nil)}).Update(context.Background(), w); err != nil {
 				t.Fatal(err)
 			}
-			got, err := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-				return reconcile.Result{}, nil
-			})).Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got.RequeueAfter > 0); diff != "" {
+			_, got := g.Check(context.Background(), reconcile.Request{NamespacedName: key})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nReconcile(...) put off: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -210,17 +205,17 @@ func TestGateComparesResourceVersions(t *testing.T) {
 }
 
 // A cache that never catches up (say, our write's watch event was lost) must
-// not put reconciles off for longer than MaxWait after the write.
-func TestGateGivesUp(t *testing.T) {
+// not put reconciles off for longer than MaxCacheLag after the write.
+func TestReadYourWritesGivesUp(t *testing.T) {
 	cache := &laggingCache{versions: []string{"5"}}
-	g := New(cache, newRule)
+	g := newReadYourWrites(cache, newRule)
 	key := types.NamespacedName{Name: "rule"}
-	g.last[key] = written{resourceVersion: "7", at: time.Now().Add(-MaxWait - time.Millisecond)}
+	g.last[key] = written{resourceVersion: "7", at: time.Now().Add(-MaxCacheLag - time.Millisecond)}
 	if g.stale(context.Background(), key) {
-		t.Errorf("stale(...): a write older than MaxWait still puts reconciles off")
+		t.Errorf("stale(...): a write older than MaxCacheLag still puts reconciles off")
 	}
 	if _, ok := g.last[key]; ok {
-		t.Errorf("stale(...): a write older than MaxWait is still remembered")
+		t.Errorf("stale(...): a write older than MaxCacheLag is still remembered")
 	}
 }
 
@@ -266,8 +261,12 @@ func TestRateLimiterKeepsBackoffAcrossPutOff(t *testing.T) {
 			if tc.args.stale {
 				cached = "6"
 			}
-			g := New(&laggingCache{versions: []string{cached}}, newRule)
-			rl := g.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Second))
+			g := newReadYourWrites(&laggingCache{versions: []string{cached}}, newRule)
+			ran := false
+			r, rl := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+				ran = true
+				return reconcile.Result{}, nil
+			}), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Second), g.Check)
 			for range tc.args.failures {
 				rl.When(req)
 			}
@@ -275,11 +274,7 @@ func TestRateLimiterKeepsBackoffAcrossPutOff(t *testing.T) {
 			if err := g.Client(&test.MockClient{MockStatusUpdate: test.NewMockSubResourceUpdateFn(nil)}).Status().Update(context.Background(), w); err != nil {
 				t.Fatal(err)
 			}
-			ran := false
-			if _, err := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-				ran = true
-				return reconcile.Result{}, nil
-			})).Reconcile(context.Background(), req); err != nil {
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(!tc.args.stale, ran); diff != "" {
@@ -342,14 +337,13 @@ func (r *whenRecorder) When(req reconcile.Request) time.Duration {
 
 // An object that fails on every reconcile, whose cache lags behind the
 // status write each failure makes, is put off before every retry. Through a
-// real controller-runtime controller its backoff must still grow; with the
-// limiter unwrapped, each put-off's Forget resets it to the base delay.
+// real controller-runtime controller its backoff must still grow (a limiter
+// that each put-off's Forget reset stayed at the base delay).
 func TestBackoffGrowsThroughPutOffs(t *testing.T) {
 	const failures = 5
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "rule"}}
 	type args struct {
 		priorityQueue bool
-		unwrapped     bool // the controller's rate limiter is not the gate's
 	}
 	type want struct {
 		whens       []time.Duration
@@ -371,18 +365,11 @@ func TestBackoffGrowsThroughPutOffs(t *testing.T) {
 			args:   args{},
 			want:   want{whens: growing},
 		},
-		"UnwrappedResetsBackoff": {
-			reason: "Without the gate's limiter every put-off's Forget resets the backoff (the bug).",
-			args:   args{priorityQueue: true, unwrapped: true},
-			want: want{whens: []time.Duration{
-				time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond,
-			}},
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cache := &behindCache{version: 1}
-			g := New(cache, newRule)
+			g := newReadYourWrites(cache, newRule)
 			kube := g.Client(&test.MockClient{
 				MockStatusUpdate: func(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
 					obj.SetResourceVersion(cache.write())
@@ -390,15 +377,11 @@ func TestBackoffGrowsThroughPutOffs(t *testing.T) {
 				},
 			})
 			rec := &whenRecorder{TypedRateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Second)}
-			var rl workqueue.TypedRateLimiter[reconcile.Request] = rec
-			if wrapped := g.RateLimiter(rec); !tc.args.unwrapped {
-				rl = wrapped
-			}
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			runs := 0
-			r := g.Reconciler(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			r, rl := Gate(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 				if runs++; runs > failures {
 					cancel()
 					return reconcile.Result{}, nil
@@ -410,7 +393,7 @@ func TestBackoffGrowsThroughPutOffs(t *testing.T) {
 					return reconcile.Result{}, err
 				}
 				return reconcile.Result{Requeue: true}, nil //nolint:staticcheck // What crossplane-runtime's managed reconciler returns.
-			}))
+			}), rec, g.Check)
 			skipNameValidation := true
 			c, err := controller.NewTypedUnmanaged("test", controller.TypedOptions[reconcile.Request]{
 				Reconciler:         r,

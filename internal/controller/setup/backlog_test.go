@@ -1,4 +1,4 @@
-package backlog
+package setup
 
 import (
 	"context"
@@ -13,15 +13,15 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 )
 
-// queue is a write queue with a fixed backlog.
-type queue struct {
+// fixedQueue is a write queue with a fixed backlog.
+type fixedQueue struct {
 	writes   int
 	perWrite time.Duration
 }
 
-func (q queue) Backlog(gcp.PolicyKey) (int, time.Duration) { return q.writes, q.perWrite }
+func (q fixedQueue) Backlog(gcp.PolicyKey) (int, time.Duration) { return q.writes, q.perWrite }
 
-func TestGate(t *testing.T) {
+func TestBacklog(t *testing.T) {
 	policy := gcp.PolicyKey{Project: "p", Name: "allowlist"}
 	known := func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return policy, true }
 	unknown := func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{}, false }
@@ -32,61 +32,60 @@ func TestGate(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason string
-		queue  queue
-		key    KeyFn
+		queue  fixedQueue
+		key    PolicyKeyFn
 		want   want
 	}{
 		"IdlePolicy": {
 			reason: "An object whose policy has no writes queued is reconciled.",
-			queue:  queue{},
+			queue:  fixedQueue{},
 			key:    known,
 			want:   want{Reconciled: true},
 		},
 		"RoomInQueue": {
-			reason: "An object whose policy has fewer than MaxWrites writes running or waiting is reconciled.",
-			queue:  queue{writes: MaxWrites - 1, perWrite: 100 * time.Millisecond},
+			reason: "An object whose policy has fewer than MaxQueuedWrites writes running or waiting is reconciled.",
+			queue:  fixedQueue{writes: MaxQueuedWrites - 1, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Reconciled: true},
 		},
 		"QueueFull": {
-			reason: "An object whose policy has MaxWrites writes is put off until one of them should have run.",
-			queue:  queue{writes: MaxWrites, perWrite: 100 * time.Millisecond},
+			reason: "An object whose policy has MaxQueuedWrites writes is put off until one of them should have run.",
+			queue:  fixedQueue{writes: MaxQueuedWrites, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 100 * time.Millisecond}},
 		},
 		"LongQueue": {
-			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond MaxWrites.",
-			queue:  queue{writes: MaxWrites + 5, perWrite: 100 * time.Millisecond},
+			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond MaxQueuedWrites.",
+			queue:  fixedQueue{writes: MaxQueuedWrites + 5, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 600 * time.Millisecond}},
 		},
 		"NoEstimateYet": {
-			reason: "Before any write has finished there is no estimate: it comes back after MinRetry.",
-			queue:  queue{writes: MaxWrites},
+			reason: "Before any write has finished there is no estimate: it comes back after MinBacklogRetry.",
+			queue:  fixedQueue{writes: MaxQueuedWrites},
 			key:    known,
-			want:   want{Result: reconcile.Result{RequeueAfter: MinRetry}},
+			want:   want{Result: reconcile.Result{RequeueAfter: MinBacklogRetry}},
 		},
 		"SlowGCP": {
-			reason: "However slow the operations, a put-off object comes back within MaxRetry.",
-			queue:  queue{writes: 40, perWrite: 10 * time.Second},
+			reason: "However slow the operations, a put-off object comes back within MaxBacklogRetry.",
+			queue:  fixedQueue{writes: 40, perWrite: 10 * time.Second},
 			key:    known,
-			want:   want{Result: reconcile.Result{RequeueAfter: MaxRetry}},
+			want:   want{Result: reconcile.Result{RequeueAfter: MaxBacklogRetry}},
 		},
 		"PolicyUnknown": {
 			reason: "An object whose policy is not known (not resolved, or not in the cache) is reconciled.",
-			queue:  queue{writes: 10, perWrite: 100 * time.Millisecond},
+			queue:  fixedQueue{writes: 10, perWrite: 100 * time.Millisecond},
 			key:    unknown,
 			want:   want{Reconciled: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g := New(tc.queue, tc.key)
 			got := want{}
-			r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				got.Reconciled = true
 				return reconcile.Result{}, nil
-			}))
+			}), NewControllerRateLimiter(), Backlog(tc.queue, tc.key))
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}})
 			if err != nil {
 				t.Fatalf("%s\nReconcile(...): %v", tc.reason, err)
@@ -103,12 +102,11 @@ func TestGate(t *testing.T) {
 // keeps backing off: controller-runtime forgets a request after a reconcile
 // that returns RequeueAfter, which would reset its failures.
 func TestPutOffKeepsBackoff(t *testing.T) {
-	full := queue{writes: MaxWrites, perWrite: 100 * time.Millisecond}
-	g := New(&full, func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{Name: "p"}, true })
-	rl := g.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
-	r := g.Reconciler(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+	full := fixedQueue{writes: MaxQueuedWrites, perWrite: 100 * time.Millisecond}
+	r, rl := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 		return reconcile.Result{}, nil
-	}))
+	}), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
+		Backlog(&full, func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{Name: "p"}, true }))
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
 
 	rl.When(req) // the object failed twice
