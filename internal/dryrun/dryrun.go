@@ -52,7 +52,8 @@ type target struct {
 
 // Run validates the manifests of cfg.Files with GCP and writes one line per
 // document to out: "FILE:DOC: Kind/name: ok", "...: GCP refuses: <GCP's
-// message>", "...: skipped: <why>", or "...: cannot ask GCP: <error>". Errors
+// message>", "...: the provider would not write it: <why>", "...: skipped:
+// <why>", or "...: cannot ask GCP: <error>". Errors
 // that stop it before GCP is asked go to errOut. It returns the exit status.
 func Run(ctx context.Context, cfg Config, out, errOut io.Writer) int {
 	if cfg.Timeout > 0 {
@@ -188,9 +189,12 @@ func (c check) run(ctx context.Context, client *gcp.Client) (string, int) {
 		err = securitypolicy.ValidateRule(ctx, v, c.to.policy, r.Priority, r.RuleParameters, c.pending)
 	}
 	var refusal *securitypolicy.Refusal
+	var unwritable *securitypolicy.Unwritable
 	switch {
 	case errors.As(err, &refusal):
 		return "GCP refuses: " + gcpMessage(refusal.Err) + " (" + refusal.Call + ")", ExitRefused
+	case errors.As(err, &unwritable):
+		return "the provider would not write it: " + flat(unwritable.Reason), ExitRefused
 	case err != nil:
 		return "cannot ask GCP: " + oneLine(err), ExitUsage
 	case len(unchecked) > 0:

@@ -187,6 +187,15 @@ func TestRun(t *testing.T) {
 				"MANIFEST:5: SecurityPolicyRule/default-deny: ok",
 			}, asked: map[string]int64{"securityPolicies.addRule?validateOnly": 2, "securityPolicies.patchRule?validateOnly": 1}},
 		},
+		"TypeChange": {
+			reason: "A type GCP's policy cannot change to is reported as the provider reports it, and nothing is asked.",
+			args: args{manifest: "apiVersion: cloudarmor.armorplane.io/v1beta1\nkind: SecurityPolicy\nmetadata: {name: existing}\n" +
+				"spec: {forProvider: {type: CLOUD_ARMOR_EDGE}}\n"},
+			want: want{status: dryrun.ExitRefused, out: []string{
+				`MANIFEST:1: SecurityPolicy/existing: the provider would not write it: spec.forProvider.type is "CLOUD_ARMOR_EDGE" but GCP policy "existing" has type "CLOUD_ARMOR"; ` +
+					`type is immutable in GCP: delete the policy to recreate it with the new type, or set type to "CLOUD_ARMOR"`,
+			}},
+		},
 		"NoFiles": {
 			reason: "No manifests is a usage error.",
 			want:   want{status: dryrun.ExitUsage, errOut: "no manifests"},

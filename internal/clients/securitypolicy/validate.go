@@ -24,6 +24,15 @@ func (r *Refusal) Error() string { return r.Call + ": " + r.Err.Error() }
 
 func (r *Refusal) Unwrap() error { return r.Err }
 
+// An Unwritable is desired state the provider itself refuses to write, so
+// there is nothing to ask GCP: a type GCP's policy cannot change to.
+type Unwritable struct {
+	// Reason is what the provider reports on the object.
+	Reason string
+}
+
+func (u *Unwritable) Error() string { return u.Reason }
+
 // refused wraps GCP's answer to a dry run, leaving answers that say
 // nothing about the request (credentials, permissions, an unreachable or
 // busy API) as they are: those mean the question could not be asked.
@@ -43,7 +52,8 @@ func refused(call string, err error) error {
 //
 // GCP's securityPolicies.patch and setLabels have no validateOnly, so for an
 // existing policy a change of its own fields or labels cannot be asked
-// about: unchecked says what was left out.
+// about: unchecked says what was left out. A type GCP's policy cannot change
+// to is an *Unwritable: the provider writes nothing then.
 func ValidatePolicy(ctx context.Context, v gcp.PolicyValidator, name string, p v1beta1.SecurityPolicyParameters, own Ownership) (unchecked []string, err error) {
 	observed, err := v.Get(ctx, name)
 	if gcp.IsNotFound(err) {
@@ -51,6 +61,9 @@ func ValidatePolicy(ctx context.Context, v gcp.PolicyValidator, name string, p v
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ok, why := TypeUpToDate(p, observed); !ok {
+		return nil, &Unwritable{Reason: why}
 	}
 	d := PlanPolicy(p, observed, own)
 	if d.Patch != "" {

@@ -76,6 +76,7 @@ func TestValidatePolicy(t *testing.T) {
 		reason string
 		v      *fakeValidator
 		own    Ownership
+		typ    string // spec.forProvider.type, if set
 		want   want
 	}{
 		"NewPolicy": {
@@ -103,6 +104,13 @@ func TestValidatePolicy(t *testing.T) {
 				refuse: map[string]error{"addRule 20": errInvalid}},
 			want: want{err: &Refusal{Call: "addRule priority 20", Err: errInvalid}, asked: []string{"addRule 20"}},
 		},
+		"TypeChange": {
+			reason: "A type GCP's policy cannot change to is Unwritable, and nothing is asked.",
+			v:      &fakeValidator{observed: policy(func(p *compute.SecurityPolicy) { p.Type = "CLOUD_ARMOR_EDGE" })},
+			typ:    "CLOUD_ARMOR",
+			want: want{err: &Unwritable{Reason: `spec.forProvider.type is "CLOUD_ARMOR" but GCP policy "edge" has type "CLOUD_ARMOR_EDGE"; ` +
+				`type is immutable in GCP: delete the policy to recreate it with the new type, or set type to "CLOUD_ARMOR_EDGE"`}},
+		},
 		"CannotAsk": {
 			reason: "An error that says nothing about the request is not a Refusal.",
 			v:      &fakeValidator{getErr: &googleapi.Error{Code: http.StatusForbidden, Message: "denied"}},
@@ -111,7 +119,11 @@ func TestValidatePolicy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			unchecked, err := ValidatePolicy(context.Background(), tc.v, "edge", params, tc.own)
+			p := params
+			if tc.typ != "" {
+				p.Type = &tc.typ
+			}
+			unchecked, err := ValidatePolicy(context.Background(), tc.v, "edge", p, tc.own)
 			got := want{unchecked: unchecked, err: err, asked: tc.v.asked}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), test.EquateErrors()); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
