@@ -22,7 +22,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/addressgroup"
+	gcpgroup "github.com/armorplane/provider-cloudarmor/internal/clients/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
@@ -57,7 +57,7 @@ var Kind = setup.Kind[*v1alpha1.AddressGroup]{
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.AddressGroup] {
-	return &connecter{conn: e.Connector, labeler: e.Labeler}
+	return &externalConnector{conn: e.Connector, labeler: e.Labeler}
 }
 
 // PollGroup polls each group on its own: no other object reads it.
@@ -65,12 +65,14 @@ func PollGroup(mg resource.Managed) string {
 	return "addressgroup/" + mg.GetNamespace() + "/" + mg.GetName()
 }
 
-type connecter struct {
+// An externalConnector connects each reconcile to GCP through the provider's
+// connector (package connector), and hands the reconcile an external.
+type externalConnector struct {
 	conn    *connector.Connector
 	labeler ownership.Labeler
 }
 
-func (c *connecter) Connect(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.TypedExternalClient[*v1alpha1.AddressGroup], error) {
+func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.TypedExternalClient[*v1alpha1.AddressGroup], error) {
 	p := cr.Spec.ForProvider
 	if p.Organization != nil {
 		// Admission refuses this too; a CRD installed without its
@@ -128,10 +130,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (mana
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errReferences)
 	}
-	cr.Status.AtProvider = addressgroup.Observation(ag, refs)
+	cr.Status.AtProvider = gcpgroup.Observation(ag, refs)
 	cr.SetConditions(xpv2.Available())
 
-	plan := addressgroup.PlanGroup(cr.Spec.ForProvider, e.own(cr), ag)
+	plan := gcpgroup.PlanGroup(cr.Spec.ForProvider, e.own(cr), ag)
 	if len(plan.Immutable) > 0 {
 		return managed.ExternalObservation{}, errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; "))
 	}
@@ -163,7 +165,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.AddressGroup) (manag
 	if err := checkCapacity(e.key, cr.Spec.ForProvider); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	err := e.groups.Create(ctx, e.key, addressgroup.Generate(cr.Spec.ForProvider, e.own(cr)))
+	err := e.groups.Create(ctx, e.key, gcpgroup.Generate(cr.Spec.ForProvider, e.own(cr)))
 	return managed.ExternalCreation{}, errors.Wrap(err, errCreate)
 }
 
@@ -180,7 +182,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AddressGroup) (manag
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrap(err, errGet)
 	}
-	plan := addressgroup.PlanGroup(p, e.own(cr), ag)
+	plan := gcpgroup.PlanGroup(p, e.own(cr), ag)
 	if room := int(ag.Capacity) - len(ag.Items); len(plan.Add) > room && len(plan.Remove) > 0 {
 		first := min(len(plan.Add)-room, len(plan.Remove))
 		if err := e.groups.RemoveItems(ctx, e.key, plan.Remove[:first]); err != nil {
@@ -199,7 +201,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AddressGroup) (manag
 		}
 	}
 	if len(plan.Patch) > 0 {
-		body := addressgroup.PatchBody(p, e.own(cr), ag)
+		body := gcpgroup.PatchBody(p, e.own(cr), ag)
 		if err := e.groups.Patch(ctx, e.key, body, strings.Join(plan.Patch, ",")); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, errPatch)
 		}
@@ -231,7 +233,7 @@ func checkCapacity(k gcp.GroupKey, p v1alpha1.AddressGroupParameters) error {
 func distinctItems(items []string) int {
 	distinct := make(map[string]bool, len(items))
 	for _, it := range items {
-		distinct[addressgroup.Canonical(it)] = true
+		distinct[gcpgroup.Canonical(it)] = true
 	}
 	return len(distinct)
 }

@@ -10,7 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
@@ -31,7 +31,7 @@ const (
 // conflictCondition reports the inline rules this policy ignores and the
 // rule objects it refuses. Messages are sorted by priority (PlanRules and
 // Claims sort them), so the condition only changes when they do.
-func conflictCondition(conflicts []securitypolicy.Conflict, defaultClaimedBy string, refused []ownership.Refusal) xpv2.Condition {
+func conflictCondition(conflicts []gcppolicy.Conflict, defaultClaimedBy string, refused []ownership.Refusal) xpv2.Condition {
 	var msgs []string
 	if defaultClaimedBy != "" {
 		msgs = append(msgs, fmt.Sprintf("defaultRule is ignored: SecurityPolicyRule %s claims priority %d", defaultClaimedBy, v1beta1.DefaultRulePriority))
@@ -55,7 +55,7 @@ func conflictCondition(conflicts []securitypolicy.Conflict, defaultClaimedBy str
 
 // claimedInline is the number of inline rules, defaultRule included, that d
 // leaves out because a SecurityPolicyRule claims their priority.
-func claimedInline(d securitypolicy.PolicyPlan) int {
+func claimedInline(d gcppolicy.PolicyPlan) int {
 	n := 0
 	for _, c := range d.Rules.Conflicts {
 		if c.Claimant != "" {

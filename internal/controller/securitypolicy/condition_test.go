@@ -10,18 +10,18 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
 func TestConflictCondition(t *testing.T) {
 	type args struct {
-		conflicts        []securitypolicy.Conflict
+		conflicts        []gcppolicy.Conflict
 		defaultClaimedBy string
 		refused          []ownership.Refusal
 	}
-	c1000 := securitypolicy.Conflict{Priority: 1000, Claimant: claimant, Message: claimMsg(1000)}
-	c3000 := securitypolicy.Conflict{Priority: 3000, Claimant: claimant, Message: claimMsg(3000)}
+	c1000 := gcppolicy.Conflict{Priority: 1000, Claimant: claimant, Message: claimMsg(1000)}
+	c3000 := gcppolicy.Conflict{Priority: 3000, Claimant: claimant, Message: claimMsg(3000)}
 	defMsg := "defaultRule is ignored: SecurityPolicyRule " + claimant + " claims priority 2147483647"
 	refusal := ownership.Refusal{Rule: "team-b/sneaky", Priority: 100,
 		Message: `SecurityPolicyRule team-b/sneaky may not claim priority 100: namespace "team-b" is not admitted by spec.allowedRules`}
@@ -38,12 +38,12 @@ func TestConflictCondition(t *testing.T) {
 		},
 		"Conflicts": {
 			reason: "Conflicts are joined with \"; \" in the order given (PlanRules sorts them by priority).",
-			args:   args{conflicts: []securitypolicy.Conflict{c1000, c3000}},
+			args:   args{conflicts: []gcppolicy.Conflict{c1000, c3000}},
 			want:   conflicting(claimMsg(1000) + "; " + claimMsg(3000)),
 		},
 		"DefaultRuleClaimed": {
 			reason: "A claimed default rule is reported first.",
-			args:   args{conflicts: []securitypolicy.Conflict{c1000}, defaultClaimedBy: claimant},
+			args:   args{conflicts: []gcppolicy.Conflict{c1000}, defaultClaimedBy: claimant},
 			want:   conflicting(defMsg + "; " + claimMsg(1000)),
 		},
 		"OnlyDefaultRuleClaimed": {
@@ -59,7 +59,7 @@ func TestConflictCondition(t *testing.T) {
 		},
 		"ConflictAndClaimRefused": {
 			reason: "Inline conflicts and refused claims are reported together, conflicts first.",
-			args:   args{conflicts: []securitypolicy.Conflict{c1000}, refused: []ownership.Refusal{refusal}},
+			args:   args{conflicts: []gcppolicy.Conflict{c1000}, refused: []ownership.Refusal{refusal}},
 			want:   conflicting(claimMsg(1000) + "; " + refusal.Message),
 		},
 	}
@@ -83,14 +83,14 @@ func TestConflictConditionDeterministic(t *testing.T) {
 	p := policy(withDefaultRule(deny403), withRules(
 		inline(9000, deny403, rangeA), inline(100, deny403, rangeA), inline(4000, deny403, rangeA),
 		inline(20, deny403, rangeA), inline(700, deny403, rangeA))).Spec.ForProvider
-	claims := securitypolicy.Claims{9000: claimant, 100: claimant, 4000: claimant, 20: claimant, 700: claimant, defPrio: claimant}
+	claims := gcppolicy.Claims{9000: claimant, 100: claimant, 4000: claimant, 20: claimant, 700: claimant, defPrio: claimant}
 	want := conflicting(strings.Join([]string{
 		"defaultRule is ignored: SecurityPolicyRule " + claimant + " claims priority 2147483647",
 		claimMsg(20), claimMsg(100), claimMsg(700), claimMsg(4000), claimMsg(9000)}, "; "))
 
 	cr := policy()
 	for i := range 20 {
-		d := securitypolicy.PlanPolicy(p, gcpPolicy(), securitypolicy.Ownership{Claims: claims})
+		d := gcppolicy.PlanPolicy(p, gcpPolicy(), gcppolicy.Ownership{Claims: claims})
 		got := conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, nil)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("run %d: conflictCondition(...): -want, +got:\n%s", i, diff)
@@ -99,7 +99,7 @@ func TestConflictConditionDeterministic(t *testing.T) {
 	}
 	// Setting an equal condition again keeps the first transition time.
 	first := cr.GetCondition(TypeRuleConflict).LastTransitionTime
-	d := securitypolicy.PlanPolicy(p, gcpPolicy(), securitypolicy.Ownership{Claims: claims})
+	d := gcppolicy.PlanPolicy(p, gcpPolicy(), gcppolicy.Ownership{Claims: claims})
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, nil))
 	if got := cr.GetCondition(TypeRuleConflict).LastTransitionTime; !got.Equal(&first) {
 		t.Errorf("SetConditions(conflictCondition(...)): LastTransitionTime moved from %v to %v", first, got)

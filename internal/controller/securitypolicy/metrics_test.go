@@ -5,13 +5,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 )
 
 func TestClaimedInline(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		plan   securitypolicy.PolicyPlan
+		plan   gcppolicy.PolicyPlan
 		want   int
 	}{
 		"None": {
@@ -19,7 +19,7 @@ func TestClaimedInline(t *testing.T) {
 		},
 		"Claimed": {
 			reason: "Each inline rule a SecurityPolicyRule claims counts once; a conflict with no claimant (a duplicate priority) is not an ownership conflict.",
-			plan: securitypolicy.PolicyPlan{Rules: securitypolicy.RulePlan{Conflicts: []securitypolicy.Conflict{
+			plan: gcppolicy.PolicyPlan{Rules: gcppolicy.RulePlan{Conflicts: []gcppolicy.Conflict{
 				{Priority: 100, Claimant: "team-a/r100"},
 				{Priority: 200, Claimant: "team-b/r200"},
 				{Priority: 300},
@@ -28,7 +28,7 @@ func TestClaimedInline(t *testing.T) {
 		},
 		"DefaultRule": {
 			reason: "A defaultRule a SecurityPolicyRule claims counts too.",
-			plan:   securitypolicy.PolicyPlan{DefaultClaimedBy: "team-a/default"},
+			plan:   gcppolicy.PolicyPlan{DefaultClaimedBy: "team-a/default"},
 			want:   1,
 		},
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -64,17 +64,19 @@ func PollGroup(mg resource.Managed) string {
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1beta1.SecurityPolicy] {
-	return &connecter{conn: e.Connector, index: ownership.NewIndex(e.Client), labeler: e.Labeler, recorder: e.Recorder}
+	return &externalConnector{conn: e.Connector, index: ownership.NewIndex(e.Client), labeler: e.Labeler, recorder: e.Recorder}
 }
 
-type connecter struct {
+// An externalConnector connects each reconcile to GCP through the provider's
+// connector (package connector), and hands the reconcile an external.
+type externalConnector struct {
 	conn     *connector.Connector
 	index    *ownership.Index
 	labeler  ownership.Labeler
 	recorder event.Recorder
 }
 
-func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.TypedExternalClient[*v1beta1.SecurityPolicy], error) {
+func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.TypedExternalClient[*v1beta1.SecurityPolicy], error) {
 	conn, err := c.conn.Connect(ctx, cr)
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
@@ -103,7 +105,7 @@ type external struct {
 	// for the Update that follows in the same reconcile.
 	adopting bool
 	// own and refused are the claims ownership read in this reconcile.
-	own     *securitypolicy.Ownership
+	own     *gcppolicy.Ownership
 	refused []ownership.Refusal
 }
 
@@ -136,18 +138,18 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 		}
 		e.adopting = !ok
 	}
-	if ok, msg := securitypolicy.TypeUpToDate(cr.Spec.ForProvider, sp); !ok {
+	if ok, msg := gcppolicy.TypeUpToDate(cr.Spec.ForProvider, sp); !ok {
 		// Type is immutable in GCP: report it, write nothing.
 		return managed.ExternalObservation{}, errors.New(msg)
 	}
-	cr.Status.AtProvider = securitypolicy.GenerateObservation(sp)
+	cr.Status.AtProvider = gcppolicy.GenerateObservation(sp)
 	cr.SetConditions(xpv2.Available())
 
 	own, refused, err := e.ownership(ctx, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	d := securitypolicy.PlanPolicy(cr.Spec.ForProvider, sp, own)
+	d := gcppolicy.PlanPolicy(cr.Spec.ForProvider, sp, own)
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, refused))
 	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate(), Diff: d.String()}, nil
@@ -180,15 +182,15 @@ func refuse(cr *v1beta1.SecurityPolicy, msg string) (managed.ExternalObservation
 // The answer is kept for the rest of the reconcile (this external client
 // lives for one): the Update that follows Observe plans with the same claims
 // instead of listing the policy's rules again.
-func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (securitypolicy.Ownership, []ownership.Refusal, error) {
+func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (gcppolicy.Ownership, []ownership.Refusal, error) {
 	if e.own != nil {
 		return *e.own, e.refused, nil
 	}
 	claims, refused, err := e.owners.Claims(ctx, cr, e.key)
 	if err != nil {
-		return securitypolicy.Ownership{}, nil, errors.Wrap(err, errClaims)
+		return gcppolicy.Ownership{}, nil, errors.Wrap(err, errClaims)
 	}
-	own := securitypolicy.Ownership{Claims: claims}
+	own := gcppolicy.Ownership{Claims: claims}
 	if ownership.Writes(cr) {
 		// An object that only observes does not own the policy: it neither
 		// wants nor reports our label.
@@ -209,7 +211,7 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	// A policy that appeared under this name since Observe (another writer
 	// was faster) is not ours: the error is reported and the next Observe
 	// decides, by its owner label, whether it may be adopted.
-	err = e.policies.Insert(ctx, securitypolicy.InsertBody(e.key.Name, cr.Spec.ForProvider, own))
+	err = e.policies.Insert(ctx, gcppolicy.InsertBody(e.key.Name, cr.Spec.ForProvider, own))
 	return managed.ExternalCreation{}, errors.Wrap(err, errInsertPolicy)
 }
 
@@ -218,7 +220,7 @@ func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if err := securitypolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own); err != nil {
+	if err := gcppolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	if e.adopting {

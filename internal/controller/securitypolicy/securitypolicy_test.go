@@ -24,7 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
@@ -161,7 +161,7 @@ func (f *fakePolicies) SetLabels(_ context.Context, _ string, labels map[string]
 // policy's owner (nil: none in the cluster, so the object may write).
 type fakeOwners struct {
 	owner   *v1beta1.SecurityPolicy
-	claims  securitypolicy.Claims
+	claims  gcppolicy.Claims
 	refused []ownership.Refusal
 	err     error
 	reads   *int // counts Claims calls when set
@@ -178,7 +178,7 @@ func (f fakeOwners) Claims(context.Context, *v1beta1.SecurityPolicy, gcp.PolicyK
 	return f.claims, f.refused, f.err
 }
 
-func claimed(c securitypolicy.Claims, err error) fakeOwners {
+func claimed(c gcppolicy.Claims, err error) fakeOwners {
 	return fakeOwners{claims: c, err: err}
 }
 
@@ -242,7 +242,7 @@ func withConditions(c ...xpv2.Condition) policyModifier {
 }
 
 func withAtProvider(sp *compute.SecurityPolicy) policyModifier {
-	return func(cr *v1beta1.SecurityPolicy) { cr.Status.AtProvider = securitypolicy.GenerateObservation(sp) }
+	return func(cr *v1beta1.SecurityPolicy) { cr.Status.AtProvider = gcppolicy.GenerateObservation(sp) }
 }
 
 func inline(priority int64, action string, ranges ...v1beta1.IPRange) v1beta1.PolicyRule {
@@ -439,21 +439,21 @@ func TestObserve(t *testing.T) {
 		},
 		"RulesEmptyRemovesUnclaimed": {
 			reason: "With rules: [] every unclaimed non-default rule is the policy's, so GCP's extra rules are drift.",
-			fields: fields{policies: &fakePolicies{GetFn: returns(extra, nil)}, claims: claimed(securitypolicy.Claims{2000: claimant}, nil)},
+			fields: fields{policies: &fakePolicies{GetFn: returns(extra, nil)}, claims: claimed(gcppolicy.Claims{2000: claimant}, nil)},
 			args:   args{cr: policy(withRules())},
 			want: want{o: drift, diff: true, calls: get,
 				cr: policy(withRules(), withAtProvider(extra), withConditions(xpv2.Available(), noConflict()))},
 		},
 		"ClaimedPrioritiesUntouched": {
 			reason: "With rules: [] a rule at a priority a SecurityPolicyRule claims is not the policy's: no drift.",
-			fields: fields{policies: &fakePolicies{GetFn: returns(atClaimed, nil)}, claims: claimed(securitypolicy.Claims{2000: claimant}, nil)},
+			fields: fields{policies: &fakePolicies{GetFn: returns(atClaimed, nil)}, claims: claimed(gcppolicy.Claims{2000: claimant}, nil)},
 			args:   args{cr: policy(withRules())},
 			want: want{o: exists, calls: get,
 				cr: policy(withRules(), withAtProvider(atClaimed), withConditions(xpv2.Available(), noConflict()))},
 		},
 		"InlineRuleAtClaimedPriority": {
 			reason: "An inline rule at a claimed priority is a conflict: reported as a condition, never written, so no drift.",
-			fields: fields{policies: &fakePolicies{GetFn: returns(atClaimed, nil)}, claims: claimed(securitypolicy.Claims{2000: claimant}, nil)},
+			fields: fields{policies: &fakePolicies{GetFn: returns(atClaimed, nil)}, claims: claimed(gcppolicy.Claims{2000: claimant}, nil)},
 			args:   args{cr: policy(withRules(inline(2000, "allow", rangeA)))},
 			want: want{o: exists, diff: true, calls: get,
 				cr: policy(withRules(inline(2000, "allow", rangeA)), withAtProvider(atClaimed),
@@ -461,7 +461,7 @@ func TestObserve(t *testing.T) {
 		},
 		"DefaultRuleClaimed": {
 			reason: "spec.defaultRule is ignored, and reported, when a SecurityPolicyRule claims the default priority.",
-			fields: fields{policies: &fakePolicies{GetFn: returns(gcpPolicy(), nil)}, claims: claimed(securitypolicy.Claims{defPrio: claimant}, nil)},
+			fields: fields{policies: &fakePolicies{GetFn: returns(gcpPolicy(), nil)}, claims: claimed(gcppolicy.Claims{defPrio: claimant}, nil)},
 			args:   args{cr: policy(withDefaultRule(deny403))},
 			want: want{o: exists, calls: get,
 				cr: policy(withDefaultRule(deny403), withAtProvider(gcpPolicy()), withConditions(xpv2.Available(),
@@ -552,7 +552,7 @@ func TestCreate(t *testing.T) {
 		"InsertWithoutClaimedRules": {
 			reason: "Inline rules at priorities SecurityPolicyRules claim are left out of the insert.",
 			fields: fields{policies: &fakePolicies{InsertFn: insert(nil)},
-				claims: claimed(securitypolicy.Claims{2000: claimant}, nil)},
+				claims: claimed(gcppolicy.Claims{2000: claimant}, nil)},
 			args: args{cr: spec},
 			want: want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: policyName, Description: "edge",
 				Rules: []*compute.SecurityPolicyRule{denyRule(500, rangeA), denyRule(defPrio, "*")}}},
@@ -560,7 +560,7 @@ func TestCreate(t *testing.T) {
 		"InsertWithoutClaimedDefaultRule": {
 			reason: "spec.defaultRule is left out of the insert when a SecurityPolicyRule claims the default priority.",
 			fields: fields{policies: &fakePolicies{InsertFn: insert(nil)},
-				claims: claimed(securitypolicy.Claims{defPrio: claimant}, nil)},
+				claims: claimed(gcppolicy.Claims{defPrio: claimant}, nil)},
 			args: args{cr: policy(withDescription("edge"), withDefaultRule(deny403))},
 			want: want{calls: []string{"Insert"}, inserted: &compute.SecurityPolicy{Name: policyName, Description: "edge"}},
 		},
@@ -704,7 +704,7 @@ func TestUpdate(t *testing.T) {
 		"ClaimedPrioritiesUntouched": {
 			reason: "Rules at claimed priorities are neither patched nor removed, and inline rules for them are not written.",
 			fields: fields{policies: &fakePolicies{GetFreshFn: returns(before, nil), AddRuleFn: okRule},
-				claims: claimed(securitypolicy.Claims{1000: claimant, 3000: claimant}, nil)},
+				claims: claimed(gcppolicy.Claims{1000: claimant, 3000: claimant}, nil)},
 			args: args{cr: rulesOnly},
 			want: want{calls: []string{"GetFresh", "AddRule 500"}},
 		},
@@ -1023,7 +1023,7 @@ func TestClaimsReadOncePerReconcile(t *testing.T) {
 		GetFreshFn: returns(gcpPolicy(withGCPDescription("old")), nil),
 		PatchFn:    func(*compute.SecurityPolicy) error { return nil },
 	}
-	e := newExternal(cr, f, fakeOwners{claims: securitypolicy.Claims{500: claimant}, reads: &reads}, nil)
+	e := newExternal(cr, f, fakeOwners{claims: gcppolicy.Claims{500: claimant}, reads: &reads}, nil)
 	o, err := e.Observe(context.Background(), cr)
 	if err != nil || o.ResourceUpToDate {
 		t.Fatalf("Observe(...): want drift and no error, got %+v, %v", o, err)

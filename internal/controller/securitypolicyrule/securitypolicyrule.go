@@ -24,7 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -75,7 +75,7 @@ var Kind = setup.Kind[*v1beta1.SecurityPolicyRule]{
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1beta1.SecurityPolicyRule] {
-	return &connecter{conn: e.Connector, index: ownership.NewIndex(e.Client), recorder: e.Recorder}
+	return &externalConnector{conn: e.Connector, index: ownership.NewIndex(e.Client), recorder: e.Recorder}
 }
 
 // indexes registers the ownership indexes and the index of rules waiting
@@ -155,13 +155,15 @@ func (r *resolver) ResolveReferences(ctx context.Context, mg resource.Managed) e
 	return errors.Wrap(r.kube.Update(ctx, cr), errUpdateRefs)
 }
 
-type connecter struct {
+// An externalConnector connects each reconcile to GCP through the provider's
+// connector (package connector), and hands the reconcile an external.
+type externalConnector struct {
 	conn     *connector.Connector
 	index    *ownership.Index
 	recorder event.Recorder
 }
 
-func (c *connecter) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.TypedExternalClient[*v1beta1.SecurityPolicyRule], error) {
+func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.TypedExternalClient[*v1beta1.SecurityPolicyRule], error) {
 	conn, err := c.conn.Connect(ctx, cr)
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
@@ -217,15 +219,15 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)
 	}
-	observed := securitypolicy.FindRule(sp, cr.Spec.ForProvider.Priority)
+	observed := gcppolicy.FindRule(sp, cr.Spec.ForProvider.Priority)
 	if observed == nil || releasedDefaultRule(cr, observed) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	obs := securitypolicy.GenerateRuleObservation(observed)
+	obs := gcppolicy.GenerateRuleObservation(observed)
 	cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 
-	upToDate, diff := securitypolicy.RuleUpToDate(desired(cr), observed)
+	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
 	if meta.WasDeleted(cr) {
 		// Only a default rule that must be reset reaches here while deleting.
 		upToDate = true
@@ -281,7 +283,7 @@ func releasedDefaultRule(cr *v1beta1.SecurityPolicyRule, observed *compute.Secur
 	if !resetDefaultRule(cr) {
 		return true
 	}
-	ok, _ := securitypolicy.RuleUpToDate(allowAll(), observed)
+	ok, _ := gcppolicy.RuleUpToDate(allowAll(), observed)
 	return ok
 }
 
@@ -329,7 +331,7 @@ func (e *external) patch(ctx context.Context, policy string, want *compute.Secur
 	if err != nil {
 		return errors.Wrap(err, errGetPolicy)
 	}
-	mask := securitypolicy.RuleUpdateMask(want, securitypolicy.FindRule(sp, want.Priority))
+	mask := gcppolicy.RuleUpdateMask(want, gcppolicy.FindRule(sp, want.Priority))
 	return errors.Wrap(e.policies.PatchRule(ctx, policy, want.Priority, want, mask...), errPatchRule)
 }
 
@@ -369,10 +371,10 @@ func policyName(cr *v1beta1.SecurityPolicyRule) string {
 }
 
 func desired(cr *v1beta1.SecurityPolicyRule) *compute.SecurityPolicyRule {
-	return securitypolicy.GenerateRule(cr.Spec.ForProvider.Priority, cr.Spec.ForProvider.RuleParameters)
+	return gcppolicy.GenerateRule(cr.Spec.ForProvider.Priority, cr.Spec.ForProvider.RuleParameters)
 }
 
 // allowAll is the default rule GCP creates for a policy without one.
 func allowAll() *compute.SecurityPolicyRule {
-	return securitypolicy.GenerateDefaultRule(v1beta1.RuleParameters{Action: v1beta1.ActionAllow})
+	return gcppolicy.GenerateDefaultRule(v1beta1.RuleParameters{Action: v1beta1.ActionAllow})
 }
