@@ -24,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
@@ -60,102 +61,8 @@ var (
 		Code: "QUOTA_EXCEEDED", Message: "Quota 'SECURITY_POLICY_RULES' exceeded.  Limit: 0.0 globally."}}}
 )
 
-// fakePolicies is a gcp.PolicyClient whose methods call the XxxFn fields and
-// record, in order, what was called ("AddRule 500"). A method without a
-// function fails the call, so an unexpected write shows up as an error.
-type fakePolicies struct {
-	GetFn        func() (*compute.SecurityPolicy, error)
-	GetFreshFn   func() (*compute.SecurityPolicy, error)
-	InsertFn     func(p *compute.SecurityPolicy) error
-	PatchFn      func(p *compute.SecurityPolicy) error
-	DeleteFn     func() error
-	AddRuleFn    func(r *compute.SecurityPolicyRule) error
-	PatchRuleFn  func(priority int64, r *compute.SecurityPolicyRule, mask []string) error
-	RemoveRuleFn func(priority int64) error
-	SetLabelsFn  func(labels map[string]string, fingerprint string) error
-
-	calls []string
-}
-
-var _ gcp.PolicyClient = &fakePolicies{}
-
-func (f *fakePolicies) record(format string, a ...any) {
-	f.calls = append(f.calls, fmt.Sprintf(format, a...))
-}
-
-func unexpected(m string) error { return errors.New("unexpected call to " + m) }
-
-func (f *fakePolicies) Get(_ context.Context, _ string) (*compute.SecurityPolicy, error) {
-	f.record("Get")
-	if f.GetFn == nil {
-		return nil, unexpected("Get")
-	}
-	return f.GetFn()
-}
-
-func (f *fakePolicies) GetFresh(_ context.Context, _ string) (*compute.SecurityPolicy, error) {
-	f.record("GetFresh")
-	if f.GetFreshFn == nil {
-		return nil, unexpected("GetFresh")
-	}
-	return f.GetFreshFn()
-}
-
-func (f *fakePolicies) Insert(_ context.Context, p *compute.SecurityPolicy) error {
-	f.record("Insert")
-	if f.InsertFn == nil {
-		return unexpected("Insert")
-	}
-	return f.InsertFn(p)
-}
-
-func (f *fakePolicies) Patch(_ context.Context, _ string, p *compute.SecurityPolicy, _ ...string) error {
-	f.record("Patch")
-	if f.PatchFn == nil {
-		return unexpected("Patch")
-	}
-	return f.PatchFn(p)
-}
-
-func (f *fakePolicies) Delete(_ context.Context, _ string) error {
-	f.record("Delete")
-	if f.DeleteFn == nil {
-		return unexpected("Delete")
-	}
-	return f.DeleteFn()
-}
-
-func (f *fakePolicies) AddRule(_ context.Context, _ string, r *compute.SecurityPolicyRule) error {
-	f.record("AddRule %d", r.Priority)
-	if f.AddRuleFn == nil {
-		return unexpected("AddRule")
-	}
-	return f.AddRuleFn(r)
-}
-
-func (f *fakePolicies) PatchRule(_ context.Context, _ string, priority int64, r *compute.SecurityPolicyRule, mask ...string) error {
-	f.record("PatchRule %d", priority)
-	if f.PatchRuleFn == nil {
-		return unexpected("PatchRule")
-	}
-	return f.PatchRuleFn(priority, r, mask)
-}
-
-func (f *fakePolicies) RemoveRule(_ context.Context, _ string, priority int64) error {
-	f.record("RemoveRule %d", priority)
-	if f.RemoveRuleFn == nil {
-		return unexpected("RemoveRule")
-	}
-	return f.RemoveRuleFn(priority)
-}
-
-func (f *fakePolicies) SetLabels(_ context.Context, _ string, labels map[string]string, fingerprint string) error {
-	f.record("SetLabels")
-	if f.SetLabelsFn == nil {
-		return unexpected("SetLabels")
-	}
-	return f.SetLabelsFn(labels, fingerprint)
-}
+// fakePolicies is the controllers' shared fake GCP.
+type fakePolicies = gcptest.Policies
 
 // fakeOwners answers ownership questions with fixed answers: owner is the
 // policy's owner (nil: none in the cluster, so the object may write).
@@ -297,14 +204,14 @@ func gcpRule(priority int64, action string, ranges ...string) *compute.SecurityP
 			Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: ranges}}}
 }
 
-func returns(sp *compute.SecurityPolicy, err error) func() (*compute.SecurityPolicy, error) {
-	return func() (*compute.SecurityPolicy, error) { return sp, err }
+func returns(sp *compute.SecurityPolicy, err error) func(string) (*compute.SecurityPolicy, error) {
+	return func(string) (*compute.SecurityPolicy, error) { return sp, err }
 }
 
 // sequence returns each policy in turn, then the last one again.
-func sequence(sps ...*compute.SecurityPolicy) func() (*compute.SecurityPolicy, error) {
+func sequence(sps ...*compute.SecurityPolicy) func(string) (*compute.SecurityPolicy, error) {
 	i := 0
-	return func() (*compute.SecurityPolicy, error) {
+	return func(string) (*compute.SecurityPolicy, error) {
 		sp := sps[min(i, len(sps)-1)]
 		i++
 		return sp, nil
@@ -484,7 +391,7 @@ func TestObserve(t *testing.T) {
 			if diff := cmp.Diff(tc.want.cr, tc.args.cr, test.EquateConditions()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want cr, +got cr:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.calls); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.Methods()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -605,7 +512,7 @@ func TestCreate(t *testing.T) {
 			if diff := cmp.Diff(tc.want.inserted, inserted); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want inserted, +got inserted:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.calls); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.Methods()); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -737,7 +644,7 @@ func TestUpdate(t *testing.T) {
 			if diff := cmp.Diff(managed.ExternalUpdate{}, got); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.calls); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.fields.policies.Methods()); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -837,7 +744,7 @@ func TestDelete(t *testing.T) {
 			if diff := cmp.Diff(managed.ExternalDelete{}, got); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.policies.calls); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.policies.Methods()); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -938,7 +845,7 @@ func TestObserveOwnership(t *testing.T) {
 			if diff := cmp.Diff(tc.want.o, got, cmpopts.IgnoreFields(managed.ExternalObservation{}, "Diff")); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, f.calls); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, f.Methods()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 			if e.adopting != tc.want.adopting {
@@ -1001,7 +908,7 @@ func TestUpdateAdoption(t *testing.T) {
 			}
 			// A label-only update reads the policy once: no patch ran that
 			// could have changed its labelFingerprint.
-			if diff := cmp.Diff([]string{"GetFresh", "SetLabels"}, f.calls); diff != "" {
+			if diff := cmp.Diff([]string{"GetFresh", "SetLabels"}, f.Methods()); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 			// With spec.labels unset, GCP's labels are kept and ours added.

@@ -25,6 +25,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
@@ -59,79 +60,10 @@ var (
 )
 
 // call is one call the external client made to GCP.
-type call struct {
-	Method   string
-	Policy   string
-	Priority int64
-	Rule     *compute.SecurityPolicyRule
-	Mask     []string
-}
+type call = gcptest.Call
 
-// fakePolicies is a gcp.PolicyClient whose methods call the XxxFn fields and
-// record every call. A method without a function fails the call, so an
-// unexpected write shows up as an error.
-type fakePolicies struct {
-	GetFn        func(name string) (*compute.SecurityPolicy, error)
-	AddRuleFn    func(r *compute.SecurityPolicyRule) error
-	PatchRuleFn  func(r *compute.SecurityPolicyRule) error
-	RemoveRuleFn func(priority int64) error
-
-	calls []call
-}
-
-var _ gcp.PolicyClient = &fakePolicies{}
-
-func unexpected(m string) error { return errors.New("unexpected call to " + m) }
-
-func (f *fakePolicies) Get(_ context.Context, name string) (*compute.SecurityPolicy, error) {
-	f.calls = append(f.calls, call{Method: "Get", Policy: name})
-	if f.GetFn == nil {
-		return nil, unexpected("Get")
-	}
-	return f.GetFn(name)
-}
-
-func (f *fakePolicies) GetFresh(_ context.Context, _ string) (*compute.SecurityPolicy, error) {
-	return nil, unexpected("GetFresh")
-}
-
-func (f *fakePolicies) Insert(_ context.Context, _ *compute.SecurityPolicy) error {
-	return unexpected("Insert")
-}
-
-func (f *fakePolicies) Patch(_ context.Context, _ string, _ *compute.SecurityPolicy, _ ...string) error {
-	return unexpected("Patch")
-}
-
-func (f *fakePolicies) Delete(_ context.Context, _ string) error { return unexpected("Delete") }
-
-func (f *fakePolicies) AddRule(_ context.Context, name string, r *compute.SecurityPolicyRule) error {
-	f.calls = append(f.calls, call{Method: "AddRule", Policy: name, Priority: r.Priority, Rule: r})
-	if f.AddRuleFn == nil {
-		return unexpected("AddRule")
-	}
-	return f.AddRuleFn(r)
-}
-
-func (f *fakePolicies) PatchRule(_ context.Context, name string, priority int64, r *compute.SecurityPolicyRule, mask ...string) error {
-	f.calls = append(f.calls, call{Method: "PatchRule", Policy: name, Priority: priority, Rule: r, Mask: mask})
-	if f.PatchRuleFn == nil {
-		return unexpected("PatchRule")
-	}
-	return f.PatchRuleFn(r)
-}
-
-func (f *fakePolicies) RemoveRule(_ context.Context, name string, priority int64) error {
-	f.calls = append(f.calls, call{Method: "RemoveRule", Policy: name, Priority: priority})
-	if f.RemoveRuleFn == nil {
-		return unexpected("RemoveRule")
-	}
-	return f.RemoveRuleFn(priority)
-}
-
-func (f *fakePolicies) SetLabels(_ context.Context, _ string, _ map[string]string, _ string) error {
-	return unexpected("SetLabels")
-}
+// fakePolicies is the controllers' shared fake GCP.
+type fakePolicies = gcptest.Policies
 
 // SecurityPolicyRule builders.
 
@@ -239,6 +171,10 @@ func getReturns(sp *compute.SecurityPolicy, err error) func(string) (*compute.Se
 
 func returns(err error) func(*compute.SecurityPolicyRule) error {
 	return func(*compute.SecurityPolicyRule) error { return err }
+}
+
+func patchReturns(err error) func(int64, *compute.SecurityPolicyRule, []string) error {
+	return func(int64, *compute.SecurityPolicyRule, []string) error { return err }
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -467,7 +403,7 @@ func TestObserve(t *testing.T) {
 			if diff := cmp.Diff(tc.want.cr, tc.args.cr, test.EquateConditions()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want cr, +got cr:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.policies.Calls, cmpCalls...); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -513,7 +449,7 @@ func TestCreate(t *testing.T) {
 		},
 		"DefaultRuleIsPatched": {
 			reason:   "The default rule can only be patched, never added; fields GCP holds that the spec drops are cleared.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(), nil), PatchRuleFn: returns(nil)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(), nil), PatchRuleFn: patchReturns(nil)},
 			args:     args{cr: rule(withPriority(defPrio))},
 			want: want{
 				cr: rule(withPriority(defPrio), withExternalName(policy+"/2147483647")),
@@ -577,7 +513,7 @@ func TestCreate(t *testing.T) {
 			if diff := cmp.Diff(tc.want.cr, tc.args.cr); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want cr, +got cr:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.policies.Calls, cmpCalls...); diff != "" {
 				t.Errorf("\n%s\nCreate(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -622,13 +558,13 @@ func TestUpdate(t *testing.T) {
 	}{
 		"ThrottleToDeny": {
 			reason:   "Switching throttle to deny(403) patches the rule with a mask that clears the rateLimitOptions GCP still holds.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(nil)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: patchReturns(nil)},
 			args:     args{cr: rule(withRanges(rangeA))},
 			want:     want{calls: []call{get, patch}},
 		},
 		"DescriptionRemoved": {
 			reason:   "A description GCP holds that the spec no longer sets is named in the mask, so it is cleared.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA, func(r *compute.SecurityPolicyRule) { r.Description = "old" })), nil), PatchRuleFn: returns(nil)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(1000, deny403, rangeA, func(r *compute.SecurityPolicyRule) { r.Description = "old" })), nil), PatchRuleFn: patchReturns(nil)},
 			args:     args{cr: rule(withRanges(rangeA))},
 			want: want{calls: []call{get,
 				{Method: "PatchRule", Policy: policy, Priority: 1000, Rule: deny1000, Mask: []string{"action", "description", "match"}}}},
@@ -641,13 +577,13 @@ func TestUpdate(t *testing.T) {
 		},
 		"OperationError": {
 			reason:   "A failed patch operation surfaces GCP's error verbatim.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(errQuota)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: patchReturns(errQuota)},
 			args:     args{cr: rule(withRanges(rangeA))},
 			want:     want{err: errors.Wrap(errQuota, errPatchRule), calls: []call{get, patch}},
 		},
 		"RateLimited": {
 			reason:   "A 429 on patch is returned.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: returns(errRateLimited)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(throttle), nil), PatchRuleFn: patchReturns(errRateLimited)},
 			args:     args{cr: rule(withRanges(rangeA))},
 			want:     want{err: errors.Wrap(errRateLimited, errPatchRule), calls: []call{get, patch}},
 		},
@@ -662,7 +598,7 @@ func TestUpdate(t *testing.T) {
 			if diff := cmp.Diff(managed.ExternalUpdate{}, got); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.policies.Calls, cmpCalls...); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -719,14 +655,14 @@ func TestDelete(t *testing.T) {
 		},
 		"DefaultRuleReset": {
 			reason:   "With the reset annotation the default rule is patched to allow *, clearing everything else.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*", func(r *compute.SecurityPolicyRule) { r.Description = "closed" })), nil), PatchRuleFn: returns(nil)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*", func(r *compute.SecurityPolicyRule) { r.Description = "closed" })), nil), PatchRuleFn: patchReturns(nil)},
 			args:     args{cr: rule(withPriority(defPrio), reset, withDeletionTimestamp())},
 			want: want{calls: []call{{Method: "Get", Policy: policy},
 				{Method: "PatchRule", Policy: policy, Priority: defPrio, Rule: allowAll, Mask: []string{"action", "description", "match"}}}},
 		},
 		"DefaultRuleResetError": {
 			reason:   "A failed reset is returned, wrapped.",
-			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*")), nil), PatchRuleFn: returns(errBoom)},
+			policies: &fakePolicies{GetFn: getReturns(gcpPolicy(gcpRule(defPrio, deny403, "*")), nil), PatchRuleFn: patchReturns(errBoom)},
 			args:     args{cr: rule(withPriority(defPrio), reset, withDeletionTimestamp())},
 			want: want{err: errors.Wrap(errors.Wrap(errBoom, errPatchRule), errResetDefault),
 				calls: []call{{Method: "Get", Policy: policy},
@@ -743,7 +679,7 @@ func TestDelete(t *testing.T) {
 			if diff := cmp.Diff(managed.ExternalDelete{}, got); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.calls, tc.policies.calls, cmpCalls...); diff != "" {
+			if diff := cmp.Diff(tc.want.calls, tc.policies.Calls, cmpCalls...); diff != "" {
 				t.Errorf("\n%s\nDelete(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
 		})
@@ -819,8 +755,8 @@ func TestObserveOwnership(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(managed.ExternalObservation{}, "Diff")); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if len(f.calls) != tc.calls {
-				t.Errorf("\n%s\nObserve(...): %d calls to GCP, want %d: %v", tc.reason, len(f.calls), tc.calls, f.calls)
+			if len(f.Calls) != tc.calls {
+				t.Errorf("\n%s\nObserve(...): %d calls to GCP, want %d: %v", tc.reason, len(f.Calls), tc.calls, f.Calls)
 			}
 		})
 	}
