@@ -119,12 +119,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (mana
 		return managed.ExternalObservation{}, errors.Wrap(err, errGet)
 	}
 	if msg := e.foreign(cr, ag.Labels); msg != "" {
-		if meta.WasDeleted(cr) {
-			// Not ours: report it gone, so the finalizer goes and the
-			// group stays.
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		return managed.ExternalObservation{}, errors.New(msg)
+		return ownership.Refuse(cr, msg)
 	}
 	refs, err := e.groups.References(ctx, e.key)
 	if err != nil {

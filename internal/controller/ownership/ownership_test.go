@@ -86,14 +86,14 @@ func world(t *testing.T, objs ...client.Object) client.Client {
 	return b.Build()
 }
 
-// managed is what the object options need of a managed resource.
-type managed interface {
+// managedObject is what the object options need of a managed resource.
+type managedObject interface {
 	client.Object
 	SetManagementPolicies(xpv2.ManagementPolicies)
 	SetProviderConfigReference(*xpv2.ProviderConfigReference)
 }
 
-type option func(managed)
+type option func(managedObject)
 
 // policy returns the global SecurityPolicy ns/name, with external name name,
 // created at offset 0 and using the default ClusterProviderConfig.
@@ -119,7 +119,7 @@ func rule(ns, name string, prio int64, o ...option) *v1beta1.SecurityPolicyRule 
 	return r
 }
 
-func initialise(mg managed, o []option) {
+func initialise(mg managedObject, o []option) {
 	mg.SetUID(types.UID(mg.GetNamespace() + "/" + mg.GetName()))
 	mg.SetCreationTimestamp(at(0))
 	mg.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: pcv1beta1.ClusterProviderConfigKind, Name: "default"})
@@ -128,27 +128,27 @@ func initialise(mg managed, o []option) {
 	}
 }
 
-func createdAt(sec int) option { return func(mg managed) { mg.SetCreationTimestamp(at(sec)) } }
+func createdAt(sec int) option { return func(mg managedObject) { mg.SetCreationTimestamp(at(sec)) } }
 
 // createSucceeded records that the object created its GCP object.
 func createSucceeded() option {
-	return func(mg managed) { meta.SetExternalCreateSucceeded(mg, epoch) }
+	return func(mg managedObject) { meta.SetExternalCreateSucceeded(mg, epoch) }
 }
 
 func managing(a ...xpv2.ManagementAction) option {
-	return func(mg managed) { mg.SetManagementPolicies(a) }
+	return func(mg managedObject) { mg.SetManagementPolicies(a) }
 }
 
 func observeOnly() option { return managing(xpv2.ManagementActionObserve) }
 
 func usingConfig(kind, name string) option {
-	return func(mg managed) {
+	return func(mg managedObject) {
 		mg.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: kind, Name: name})
 	}
 }
 
 func inProject(p string) option {
-	return func(mg managed) {
+	return func(mg managedObject) {
 		switch o := mg.(type) {
 		case *v1beta1.SecurityPolicy:
 			o.Spec.ForProvider.Project = new(p)
@@ -159,7 +159,7 @@ func inProject(p string) option {
 }
 
 func inRegion(r string) option {
-	return func(mg managed) {
+	return func(mg managedObject) {
 		switch o := mg.(type) {
 		case *v1beta1.SecurityPolicy:
 			o.Spec.ForProvider.Region = new(r)
@@ -171,17 +171,17 @@ func inRegion(r string) option {
 
 // externalName sets a SecurityPolicy's external name.
 func externalName(n string) option {
-	return func(mg managed) { meta.SetExternalName(mg, n) }
+	return func(mg managedObject) { meta.SetExternalName(mg, n) }
 }
 
 // naming sets the GCP policy a SecurityPolicyRule belongs to.
 func naming(policy string) option {
-	return func(mg managed) { mg.(*v1beta1.SecurityPolicyRule).Spec.ForProvider.SecurityPolicy = new(policy) }
+	return func(mg managedObject) { mg.(*v1beta1.SecurityPolicyRule).Spec.ForProvider.SecurityPolicy = new(policy) }
 }
 
 // admitting sets a SecurityPolicy's spec.allowedRules.namespaces.
 func admitting(from v1beta1.FromNamespaces, sel *metav1.LabelSelector) option {
-	return func(mg managed) {
+	return func(mg managedObject) {
 		mg.(*v1beta1.SecurityPolicy).Spec.AllowedRules = &v1beta1.AllowedRules{
 			Namespaces: &v1beta1.RuleNamespaces{From: from, Selector: sel},
 		}
@@ -191,7 +191,7 @@ func admitting(from v1beta1.FromNamespaces, sel *metav1.LabelSelector) option {
 // inlineRules sets a SecurityPolicy's spec.forProvider.rules: a nil prios
 // leaves rules unset, an empty one sets [].
 func inlineRules(prios ...int64) option {
-	return func(mg managed) {
+	return func(mg managedObject) {
 		p := mg.(*v1beta1.SecurityPolicy)
 		if prios == nil {
 			p.Spec.ForProvider.Rules = nil
@@ -1025,7 +1025,7 @@ func TestLabeler(t *testing.T) {
 	}{
 		"Stable": {
 			reason: "The value is the same for the same cluster, namespace and name, whatever the UID or spec.",
-			got: l.Value(policy("team-a", "edge", inProject(otherProject), func(mg managed) {
+			got: l.Value(policy("team-a", "edge", inProject(otherProject), func(mg managedObject) {
 				mg.SetUID("another-uid")
 			})),
 			same: true,
@@ -1247,7 +1247,7 @@ func TestProjectOf(t *testing.T) {
 		},
 		"NoReference": {
 			reason: "A resource without a providerConfigRef and without a project is an error.",
-			mg: policy("team-a", "edge", func(mg managed) {
+			mg: policy("team-a", "edge", func(mg managedObject) {
 				mg.SetProviderConfigReference(nil)
 			}),
 			want: want{err: true},

@@ -120,7 +120,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 			return managed.ExternalObservation{}, err
 		}
 		if owner != nil && owner.GetUID() != cr.GetUID() {
-			return refuse(cr, ownership.PolicyRefusal(e.key, owner))
+			return ownership.Refuse(cr, ownership.PolicyRefusal(e.key, owner))
 		}
 	}
 	sp, err := e.policies.Get(ctx, e.key.Name)
@@ -134,7 +134,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 		v, ok := sp.Labels[ownership.LabelKey]
 		if ok && v != e.labels[ownership.LabelKey] {
 			ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictOwnerLabel, 1)
-			return refuse(cr, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v))
+			return ownership.Refuse(cr, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v))
 		}
 		e.adopting = !ok
 	}
@@ -165,16 +165,6 @@ func reportValues(cr *v1beta1.SecurityPolicy, rec event.Recorder, writes bool) {
 		findings = apivalues.Policy(cr.Spec.ForProvider)
 	}
 	apivalues.Report(cr, rec, findings)
-}
-
-// refuse reports that cr may not write its GCP policy. While cr is being
-// deleted, the policy is reported gone, so that the reconciler removes cr's
-// finalizer without deleting what another object owns.
-func refuse(cr *v1beta1.SecurityPolicy, msg string) (managed.ExternalObservation, error) {
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	return managed.ExternalObservation{}, errors.New(msg)
 }
 
 // ownership returns what the cluster decided about cr's GCP policy: the

@@ -202,7 +202,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 			return managed.ExternalObservation{}, err
 		}
 		if st.Refused != "" || (st.Inline && meta.WasDeleted(cr)) {
-			return refuse(cr, st.Refused)
+			return ownership.Refuse(cr, st.Refused)
 		}
 	}
 	sp, err := e.policies.Get(ctx, policy)
@@ -258,18 +258,6 @@ func (e *external) unresolved(cr *v1beta1.SecurityPolicyRule) (managed.ExternalO
 		return managed.ExternalObservation{}, errors.New(errNoPolicy)
 	}
 	return wait(cr, e.key)
-}
-
-// refuse reports that cr may not write its GCP rule. While cr is being
-// deleted, the rule is reported gone, so that the reconciler removes cr's
-// finalizer and leaves the rule to its owner: another rule object, or the
-// policy that declares it inline and takes the priority back without the
-// rule ever leaving GCP.
-func refuse(cr *v1beta1.SecurityPolicyRule, msg string) (managed.ExternalObservation, error) {
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	return managed.ExternalObservation{}, errors.New(msg)
 }
 
 // releasedDefaultRule reports whether a deleted object at the default
