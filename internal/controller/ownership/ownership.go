@@ -245,17 +245,13 @@ func (i *Index) Claims(ctx context.Context, policy *v1beta1.SecurityPolicy, key 
 // namespace, and cr must be the oldest admitted object at its priority.
 func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule, key gcp.PolicyKey) (Standing, error) {
 	prio := cr.Spec.ForProvider.Priority
-	policy, err := i.PolicyOwner(ctx, key)
+	policy, admits, err := i.RuleAdmitter(ctx, key)
 	if err != nil {
 		return Standing{}, err
 	}
 	var s Standing
-	admits := func(context.Context, string) (bool, error) { return true, nil }
 	if policy != nil {
 		s.Inline = policy.Spec.ForProvider.Rules != nil && slices.ContainsFunc(policy.Spec.ForProvider.Rules, func(r v1beta1.PolicyRule) bool { return r.Priority == prio })
-		if admits, err = i.admitter(ctx, policy); err != nil {
-			return Standing{}, err
-		}
 		ok, err := admits(ctx, cr.GetNamespace())
 		if err != nil {
 			return Standing{}, err
@@ -301,11 +297,26 @@ func PolicyRefusal(key gcp.PolicyKey, owner *v1beta1.SecurityPolicy) string {
 	return fmt.Sprintf("GCP policy %s is managed by SecurityPolicy %s, the oldest object for it: this object makes no change to it and leaves it in place when deleted", key, nameOf(owner))
 }
 
-// Admitter returns a function reporting whether policy admits
-// SecurityPolicyRules from a namespace (spec.allowedRules). Namespaces are
-// read from the cache once per returned function.
-func (i *Index) Admitter(ctx context.Context, policy *v1beta1.SecurityPolicy) (func(context.Context, string) (bool, error), error) {
-	return i.admitter(ctx, policy)
+// RuleAdmitter returns the SecurityPolicy of this cluster that owns the GCP
+// policy key (nil when none does) and a function reporting whether
+// SecurityPolicyRules of a namespace may claim a priority of key: those the
+// owner admits (spec.allowedRules), or all when there is no owner.
+// RuleStanding and the rules' wake-up on a policy's arrival both decide
+// admission here. Namespaces are read from the cache once per returned
+// function.
+func (i *Index) RuleAdmitter(ctx context.Context, key gcp.PolicyKey) (*v1beta1.SecurityPolicy, func(context.Context, string) (bool, error), error) {
+	owner, err := i.PolicyOwner(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if owner == nil {
+		return nil, func(context.Context, string) (bool, error) { return true, nil }, nil
+	}
+	admits, err := i.admitter(ctx, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return owner, admits, nil
 }
 
 // admitter returns a function reporting whether policy admits rules from a

@@ -203,7 +203,7 @@ func waiters(ctx context.Context, kube client.Reader, p *v1beta1.SecurityPolicy)
 		return nil, err
 	}
 	key := ownership.PolicyKey(p, project)
-	admits, err := admitter(ctx, idx, key)
+	_, admits, err := idx.RuleAdmitter(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -225,17 +225,6 @@ func waiters(ctx context.Context, kube client.Reader, p *v1beta1.SecurityPolicy)
 		out = append(out, client.ObjectKeyFromObject(r))
 	}
 	return out, nil
-}
-
-// admitter says which namespaces' rules may claim a priority of key: those
-// its owner admits, or all when no SecurityPolicy of this cluster owns it
-// (as ownership.Index.RuleStanding decides).
-func admitter(ctx context.Context, idx *ownership.Index, key gcp.PolicyKey) (func(context.Context, string) (bool, error), error) {
-	owner, err := idx.PolicyOwner(ctx, key)
-	if err != nil || owner == nil {
-		return func(context.Context, string) (bool, error) { return true, nil }, err
-	}
-	return idx.Admitter(ctx, owner)
 }
 
 // candidates returns the rule objects that name p's GCP policy by region and
