@@ -14,7 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -41,6 +43,18 @@ import (
 // per AddressSet per Settle instead of one per Node, and one recomposition of
 // each IPAllowlist downstream.
 const Settle = 250 * time.Millisecond
+
+// Pace is the least time between two publications of one AddressSet's
+// addresses. The first change after a quiet spell is published Settle after
+// its Node event; during a burst (a pool of hundreds scaled, every Node
+// event Settle apart) the set then changes at most once per Pace instead of
+// once per Settle. Every publication recomposes the IPAllowlists that read
+// the set, and Crossplane counts each such pass's several events against
+// the IPAllowlist's circuit breaker: at once per Settle, a 500-Node burst
+// in addressGroup mode opened even a breaker of 500 tokens refilled at 5 a
+// second (make bench, 2026-11-26); at once per Pace a pass's events come no
+// faster than such a breaker refills.
+const Pace = time.Second
 
 // Reasons of the Ready condition besides Available.
 const (
@@ -103,15 +117,23 @@ type Reconciler struct {
 	recorder event.Recorder
 	now      func() time.Time
 	nodes    bool
+
+	// published is when each AddressSet's addresses last changed, for Pace.
+	// Reconciles of this controller run one at a time.
+	published map[types.NamespacedName]time.Time
 }
 
 // Reconcile publishes the addresses of the Nodes an AddressSet selects.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	as := &v1alpha1.AddressSet{}
 	if err := r.kube.Get(ctx, req.NamespacedName, as); err != nil {
+		if kerrors.IsNotFound(err) {
+			delete(r.published, req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if as.GetDeletionTimestamp() != nil {
+		delete(r.published, req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
 	want := as.Status.DeepCopy()
@@ -153,10 +175,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	want.SetConditions(ready.WithObservedGeneration(as.GetGeneration()), xpv2.ReconcileSuccess().WithObservedGeneration(as.GetGeneration()))
 
+	changed := !slices.Equal(as.Status.Addresses, want.Addresses)
+	if changed && as.Status.ObservedGeneration == as.GetGeneration() {
+		// A new spec is published at once; new addresses no sooner than
+		// Pace after the last ones.
+		if wait := r.published[req.NamespacedName].Add(Pace).Sub(r.now()); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+	}
 	if newlySkipped(as.Status.Skipped, want.Skipped) {
 		r.recorder.Event(as, event.Warning("NodesSkipped", errors.New(skippedMessage(got.Skipped))))
 	}
-	return result, r.publish(ctx, as, want)
+	if err := r.publish(ctx, as, want); err != nil {
+		return result, err
+	}
+	if changed {
+		if r.published == nil {
+			r.published = map[types.NamespacedName]time.Time{}
+		}
+		r.published[req.NamespacedName] = r.now()
+	}
+	return result, nil
 }
 
 // MsgNodesUnreadable tells an admin what to grant.

@@ -2,6 +2,7 @@ package addressset
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -218,5 +219,60 @@ func TestTransformNodeToAddresses(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("TransformNodeToAddresses: -want, +got:\n%s", diff)
+	}
+}
+
+func TestPace(t *testing.T) {
+	web := map[string]string{"pool": "web"}
+	start := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}}
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.SchemeBuilder.AddToScheme(s)
+	kube := fake.NewClientBuilder().WithScheme(s).
+		WithObjects(labelled(node("a", ext("192.0.2.1")), web), set(0, v1alpha1.AddressSetStatus{})).
+		WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
+	now := start
+	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now }, nodes: true}
+	published := func() []string {
+		got := &v1alpha1.AddressSet{}
+		if err := kube.Get(context.Background(), req.NamespacedName, got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Addresses
+	}
+
+	// Each step: a Node added, the clock moved, a reconcile.
+	steps := []struct {
+		reason  string
+		add     string
+		at      time.Duration
+		want    []string
+		requeue time.Duration
+	}{
+		{reason: "A new spec is published at once.", at: 0, want: []string{"192.0.2.1/32"}},
+		{reason: "A change 250 ms after the last publication waits for the rest of the pace.", add: "192.0.2.2", at: 250 * time.Millisecond, want: []string{"192.0.2.1/32"}, requeue: 750 * time.Millisecond},
+		{reason: "Another change meanwhile waits too.", add: "192.0.2.3", at: 500 * time.Millisecond, want: []string{"192.0.2.1/32"}, requeue: 500 * time.Millisecond},
+		{reason: "Once the pace has passed, both are published together.", at: Pace, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"}},
+		{reason: "Nothing changed: nothing to pace.", at: Pace + 100*time.Millisecond, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"}},
+		{reason: "A change after a quiet spell longer than the pace is published at once.", add: "192.0.2.4", at: 3 * Pace, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32"}},
+	}
+	for i, st := range steps {
+		if st.add != "" {
+			if err := kube.Create(context.Background(), labelled(node(fmt.Sprintf("n%d", i), ext(st.add)), web)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now = start.Add(st.at)
+		res, err := r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if diff := cmp.Diff(st.requeue, res.RequeueAfter); diff != "" {
+			t.Errorf("step %d: %s\nrequeue after: -want, +got:\n%s", i, st.reason, diff)
+		}
+		if diff := cmp.Diff(st.want, published()); diff != "" {
+			t.Errorf("step %d: %s\npublished addresses: -want, +got:\n%s", i, st.reason, diff)
+		}
 	}
 }
