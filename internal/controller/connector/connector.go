@@ -126,7 +126,7 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	if ref == nil {
 		return nil, errors.New(errNoConfigRef)
 	}
-	cfg, err := c.resolve(ctx, mg.GetNamespace(), ref)
+	cfg, err := resolve(ctx, c.kube, mg.GetNamespace(), ref)
 	if err != nil {
 		return nil, err
 	}
@@ -195,17 +195,30 @@ type config struct {
 	impersonate *v1beta1.ImpersonateServiceAccountSpec
 }
 
-func (c *Connector) resolve(ctx context.Context, namespace string, ref *xpv2.ProviderConfigReference) (*config, error) {
+// Project returns the GCP project (spec.projectID) of the ProviderConfig or
+// ClusterProviderConfig that ref names for a managed resource in namespace,
+// read through kube exactly as Connect reads it: ownership resolves the
+// projects of other objects with it.
+func Project(ctx context.Context, kube client.Reader, namespace string, ref *xpv2.ProviderConfigReference) (string, error) {
+	cfg, err := resolve(ctx, kube, namespace, ref)
+	if err != nil {
+		return "", err
+	}
+	return cfg.project, nil
+}
+
+// resolve reads the config ref names for a managed resource in namespace.
+func resolve(ctx context.Context, kube client.Reader, namespace string, ref *xpv2.ProviderConfigReference) (*config, error) {
 	switch ref.Kind {
 	case v1beta1.ProviderConfigKind:
 		pc := &v1beta1.ProviderConfig{}
-		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
 			return nil, errors.Wrap(err, errGetPC)
 		}
 		return fromProviderConfig(pc), nil
 	case v1beta1.ClusterProviderConfigKind:
 		cpc := &v1beta1.ClusterProviderConfig{}
-		if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
+		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
 			return nil, errors.Wrap(err, errGetCPC)
 		}
 		return fromClusterProviderConfig(cpc), nil

@@ -44,6 +44,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 )
 
 // Field indexes. Projects are not indexed: a resource that sets none uses its
@@ -58,12 +59,10 @@ const (
 
 // Error strings.
 const (
-	errListPolicies  = "cannot list SecurityPolicies that name the same GCP policy"
-	errListRules     = "cannot list SecurityPolicyRules that name the same GCP policy"
-	errGetNamespace  = "cannot get namespace"
-	errSelector      = "cannot parse spec.allowedRules.namespaces.selector"
-	errFmtGetConfig  = "cannot get %s %q"
-	errFmtConfigKind = "unsupported providerConfigRef.kind %q"
+	errListPolicies = "cannot list SecurityPolicies that name the same GCP policy"
+	errListRules    = "cannot list SecurityPolicyRules that name the same GCP policy"
+	errGetNamespace = "cannot get namespace"
+	errSelector     = "cannot parse spec.allowedRules.namespaces.selector"
 )
 
 func policyIndexKey(region, name string) string { return region + "/" + name }
@@ -392,22 +391,9 @@ func (r *projectResolver) of(ctx context.Context, mg ManagedResource, project *s
 	if p, ok := r.configs[key]; ok {
 		return p, nil
 	}
-	var p string
-	switch ref.Kind {
-	case pcv1beta1.ProviderConfigKind:
-		pc := &pcv1beta1.ProviderConfig{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
-			return "", errors.Wrapf(err, errFmtGetConfig, ref.Kind, ref.Name)
-		}
-		p = pc.Spec.ProjectID
-	case pcv1beta1.ClusterProviderConfigKind:
-		cpc := &pcv1beta1.ClusterProviderConfig{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
-			return "", errors.Wrapf(err, errFmtGetConfig, ref.Kind, ref.Name)
-		}
-		p = cpc.Spec.ProjectID
-	default:
-		return "", errors.Errorf(errFmtConfigKind, ref.Kind)
+	p, err := connector.Project(ctx, r.kube, mg.GetNamespace(), ref)
+	if err != nil {
+		return "", err
 	}
 	r.configs[key] = p
 	return p, nil
