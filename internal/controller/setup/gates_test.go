@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -66,6 +67,55 @@ func TestLimiterForget(t *testing.T) {
 			got.next = rl.When(a)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestGate(t *testing.T) {
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	pass := func(context.Context, reconcile.Request) (time.Duration, bool) { return 0, false }
+	putOff := func(d time.Duration) Check {
+		return func(context.Context, reconcile.Request) (time.Duration, bool) { return d, true }
+	}
+	type want struct {
+		Reconciled bool
+		Result     reconcile.Result
+	}
+	cases := map[string]struct {
+		reason string
+		checks []Check
+		want   want
+	}{
+		"NoChecks": {
+			reason: "A kind without checks is reconciled.",
+			want:   want{Reconciled: true},
+		},
+		"AllPass": {
+			reason: "A reconcile no check puts off runs.",
+			checks: []Check{pass, pass},
+			want:   want{Reconciled: true},
+		},
+		"FirstPutOffWins": {
+			reason: "Checks are asked in order: the first that puts the reconcile off says for how long.",
+			checks: []Check{pass, putOff(time.Second), putOff(time.Minute)},
+			want:   want{Result: reconcile.Result{RequeueAfter: time.Second}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := want{}
+			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+				got.Reconciled = true
+				return reconcile.Result{}, nil
+			}), NewControllerRateLimiter(), tc.checks...)
+			res, err := r.Reconcile(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Result = res
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nReconcile(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

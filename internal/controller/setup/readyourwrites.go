@@ -32,9 +32,9 @@ const CacheRetryAfter = 50 * time.Millisecond
 // write, a wasted reconcile and a backoff. With 1,000 objects created at once
 // that was up to 800 conflicts. It records the resourceVersion every
 // successful write of the kind returns; a reconcile of that object that would
-// read an older version from the cache is put off (requeued after CacheRetryAfter,
-// holding no worker) until the cache has caught up, for at most MaxCacheLag after
-// the write.
+// read an older version from the cache is put off (requeued after
+// CacheRetryAfter, holding no worker) until the cache has caught up, for at
+// most MaxCacheLag after the write.
 type readYourWrites[T client.Object] struct {
 	cache client.Reader
 	newT  func() T
@@ -57,8 +57,10 @@ func newReadYourWrites[T client.Object](cache client.Reader, newT func() T) *rea
 
 // Manager returns mgr with a client that records the writes of T. Every
 // client a controller gets from it afterwards (the managed reconciler's, its
-// finalizer's and its critical annotation updater's) records; what they read
-// and write is unchanged.
+// finalizer's and its critical annotation updater's) records. The wrapper
+// changes no contract of the client: every call reaches the API server as
+// before and returns what it returned; a successful Update or Patch of a T
+// (status included) also records the resourceVersion it returned.
 func (g *readYourWrites[T]) Manager(mgr ctrl.Manager) ctrl.Manager {
 	return writeRecordingManager{Manager: mgr, client: g.Client(mgr.GetClient())}
 }
