@@ -407,14 +407,20 @@ func RuleResource(s Spec, xrNamespace, xrName string, r Rule) *composed.Unstruct
 	for _, p := range r.Ranges {
 		ranges = append(ranges, p.String())
 	}
+	return allowRule(s, xrNamespace, xrName, fmt.Sprintf("%s-%d", xrName, r.Priority), r.Priority, map[string]any{
+		"versionedExpr": "SRC_IPS_V1",
+		"config":        map[string]any{"srcIpRanges": ranges},
+	})
+}
+
+// allowRule is a SecurityPolicyRule named name that allows what match matches, at priority of
+// the allowlist's policy.
+func allowRule(s Spec, xrNamespace, xrName, name string, priority int64, match map[string]any) *composed.Unstructured {
 	fp := map[string]any{
-		"priority":    r.Priority,
+		"priority":    priority,
 		"action":      "allow",
 		"description": fmt.Sprintf("IPAllowlist %s/%s", xrNamespace, xrName),
-		"match": map[string]any{
-			"versionedExpr": "SRC_IPS_V1",
-			"config":        map[string]any{"srcIpRanges": ranges},
-		},
+		"match":       match,
 	}
 	if s.Policy.Create {
 		fp["securityPolicyRef"] = map[string]any{"name": s.Policy.Name}
@@ -428,7 +434,7 @@ func RuleResource(s Spec, xrNamespace, xrName string, r Rule) *composed.Unstruct
 	u := composed.New()
 	u.SetAPIVersion(mrAPIVersion)
 	u.SetKind("SecurityPolicyRule")
-	u.SetName(fmt.Sprintf("%s-%d", xrName, r.Priority))
+	u.SetName(name)
 	u.Object["spec"] = spec
 	return u
 }

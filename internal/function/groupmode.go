@@ -424,25 +424,6 @@ func GroupRuleResource(s Spec, xrNamespace, xrName string, priority int64, group
 	for _, g := range groups {
 		calls = append(calls, fmt.Sprintf("evaluateAddressGroup('%s', origin.ip)", g))
 	}
-	fp := map[string]any{
-		"priority":    priority,
-		"action":      "allow",
-		"description": fmt.Sprintf("IPAllowlist %s/%s", xrNamespace, xrName),
-		"match":       map[string]any{"expr": map[string]any{"expression": strings.Join(calls, " || ")}},
-	}
-	if s.Policy.Create {
-		fp["securityPolicyRef"] = map[string]any{"name": s.Policy.Name}
-	} else {
-		fp["securityPolicy"] = s.Policy.Name
-	}
-	location(fp, s.Policy)
-	spec := map[string]any{"forProvider": fp}
-	providerConfig(spec, s.ProviderConfigRef)
-
-	u := composed.New()
-	u.SetAPIVersion(mrAPIVersion)
-	u.SetKind("SecurityPolicyRule")
-	u.SetName(fmt.Sprintf("%s-group-%d", xrName, priority))
-	u.Object["spec"] = spec
-	return u
+	return allowRule(s, xrNamespace, xrName, fmt.Sprintf("%s-group-%d", xrName, priority), priority,
+		map[string]any{"expr": map[string]any{"expression": strings.Join(calls, " || ")}})
 }

@@ -68,7 +68,8 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	cp := controlplane.StartT(t, controlplane.Options{CRDDirs: []string{repo.CRDDir()}})
-	emu := emulator.Start(t, emulator.Options{})
+	// The examples include address groups, which need Cloud Armor Enterprise.
+	emu := emulator.Start(t, emulator.Options{DefaultTier: emulator.TierEnterprisePaygo})
 	kube, err := client.NewWithWatch(cp.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)

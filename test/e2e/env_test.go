@@ -119,11 +119,13 @@ func setup(t *testing.T) *suite {
 	objs := readObjects(t, repo.Path("examples", "providerconfig"))
 	s.apply(t, objs)
 	s.project = clusterProviderConfigProject(t, objs, "default")
-	// Some examples use address groups, which need Cloud Armor Enterprise:
-	// the project is enrolled as a user would enrol it.
-	s.gcpDo(t, s.project, "", func() (*compute.Operation, error) {
-		return s.gcp.Projects.SetCloudArmorTier(s.project, &compute.ProjectsSetCloudArmorTierRequest{CloudArmorTier: "CA_ENTERPRISE_PAYGO"}).Do()
-	})
+	// Some examples use address groups, which need Cloud Armor Enterprise.
+	// The project is enrolled in the emulator directly: enrolling it through
+	// the API would be a call the provider never made, which TestMetrics,
+	// comparing the provider's counts with the emulator's, would not explain.
+	if err := s.emu.SetTier(s.project, emulator.TierEnterprisePaygo); err != nil {
+		t.Fatal(err)
+	}
 	s.prov.Start(t)
 	t.Logf("suite ready in %s (provider log: %s)", time.Since(start).Round(time.Millisecond), s.prov.LogPath)
 	return s
