@@ -413,8 +413,8 @@ func RuleResource(s Spec, xrNamespace, xrName string, r Rule) *composed.Unstruct
 	})
 }
 
-// allowRule is a SecurityPolicyRule named name that allows what match matches, at priority of
-// the allowlist's policy.
+// allowRule is a SecurityPolicyRule named name, at priority in the allowlist's policy, that
+// allows what match matches.
 func allowRule(s Spec, xrNamespace, xrName, name string, priority int64, match map[string]any) *composed.Unstructured {
 	fp := map[string]any{
 		"priority":    priority,
