@@ -1,14 +1,14 @@
 package platform
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // FunctionCalls is how many RunFunction calls our function has answered, as
@@ -35,19 +35,18 @@ func (p *Platform) FunctionCalls(ctx context.Context) (int64, error) {
 	if rsp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: %s", url, rsp.Status)
 	}
-	var n int64
-	sc := bufio.NewScanner(rsp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "grpc_server_handled_total{") || !strings.Contains(line, `grpc_method="RunFunction"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		n += int64(v)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rsp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("GET %s: %w", url, err)
 	}
-	return n, sc.Err()
+	var n int64
+	for _, m := range families["grpc_server_handled_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "grpc_method" && l.GetValue() == "RunFunction" {
+				n += int64(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return n, nil
 }
