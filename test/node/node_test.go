@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,28 @@ func realNode(t *testing.T, dir string) node.Tools {
 	return tools
 }
 
+// boot brings a node up and returns it with its teardown, which reports its
+// time and error once, however often it is called (deferred, and before the
+// host is compared with its snapshot).
+func boot(ctx context.Context, t *testing.T, tools node.Tools) (*node.Node, func()) {
+	t.Helper()
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	return n, func() {
+		once.Do(func() {
+			s := time.Now()
+			err := n.Down()
+			t.Logf("teardown took %s", time.Since(s).Round(10*time.Millisecond))
+			if err != nil {
+				t.Errorf("teardown: %v", err)
+			}
+		})
+	}
+}
+
 func TestNode(t *testing.T) {
 	tools := realNode(t, t.TempDir())
 	before := snapshot(t, tools.Debs)
@@ -49,23 +72,8 @@ func TestNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, down := boot(ctx, t, tools)
 	up := time.Since(start)
-	down := func() {
-		if n == nil {
-			return
-		}
-		s := time.Now()
-		err := n.Down()
-		t.Logf("teardown took %s", time.Since(s).Round(10*time.Millisecond))
-		n = nil
-		if err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	}
 	defer down()
 
 	s := time.Now()

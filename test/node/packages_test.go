@@ -170,22 +170,7 @@ func TestPackages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := func() {
-		if n == nil {
-			return
-		}
-		s := time.Now()
-		err := n.Down()
-		t.Logf("teardown took %s", time.Since(s).Round(10*time.Millisecond))
-		n = nil
-		if err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	}
+	n, down := boot(ctx, t, tools)
 	defer down()
 	var times []string
 	lap := func(what string, since time.Time) {
