@@ -111,6 +111,14 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group PollGrou
 	if o.MetricOptions != nil && o.MetricOptions.MRMetrics != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
 	}
+	// Change logs (--enable-changelogs): the reconciler sends one entry per
+	// create, update and delete it asks of GCP, failed ones included, with
+	// the object as it was observed just before (status.atProvider is what
+	// GCP held, spec.forProvider what was asked for). Off, crossplane-runtime
+	// logs nothing and costs nothing.
+	if o.Features != nil && o.Features.Enabled(feature.EnableAlphaChangeLogs) && o.ChangeLogOptions != nil && o.ChangeLogOptions.ChangeLogger != nil {
+		opts = append(opts, managed.WithChangeLogger(o.ChangeLogOptions.ChangeLogger))
+	}
 	return opts
 }
 
