@@ -67,6 +67,8 @@ func main() {
 		namespacedAmbient = app.Flag("namespaced-ambient-credentials", "Let namespaced ProviderConfigs use the sources that act with the provider's own GCP identity (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount). Only for single-tenant clusters: anyone who may write a ProviderConfig in any namespace then acts as the provider.").Default("false").Bool()
 
 		enableManagementPolicies = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
+		enableChangeLogs         = app.Flag("enable-changelogs", "Record every create, update and delete the provider asks of GCP in Crossplane's change logs, sent to the change logs sidecar on --changelogs-socket-path (docs/security.md).").Default("false").Envar("ENABLE_CHANGE_LOGS").Bool()
+		changelogsSocketPath     = app.Flag("changelogs-socket-path", "Unix socket of the change logs sidecar, with --enable-changelogs.").Default(DefaultChangeLogsSocketPath).Envar("CHANGELOGS_SOCKET_PATH").String()
 		metricsAddr              = app.Flag("metrics-bind-address", "Address of the Prometheus metrics endpoint; 0 disables it.").Default(":8080").String()
 		healthAddr               = app.Flag("health-probe-bind-address", "Address of the health and readiness probes; 0 disables them.").Default(":8081").String()
 		pprofAddr                = app.Flag("pprof-bind-address", "Address of the net/http/pprof endpoints (/debug/pprof/); empty or 0 disables them.").Default("").String()
@@ -152,6 +154,14 @@ func main() {
 	if *enableManagementPolicies {
 		o.Features.Enable(feature.EnableBetaManagementPolicies)
 		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
+	}
+	if *enableChangeLogs {
+		cl, conn, err := newChangeLogger(*changelogsSocketPath)
+		kingpin.FatalIfError(err, "Cannot set up change logs")
+		defer func() { _ = conn.Close() }()
+		o.Features.Enable(feature.EnableAlphaChangeLogs)
+		o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: cl}
+		log.Info("Alpha feature enabled", "flag", feature.EnableAlphaChangeLogs, "socket", *changelogsSocketPath)
 	}
 
 	// One counter, snapshot cache and write queue for every GCP client, so
