@@ -52,9 +52,10 @@ type suite struct {
 }
 
 // setup starts the control plane (CRDs from package/crds), the emulator
-// (on 127.0.0.1:8787 when free) and the provider binary, and applies the
-// examples' ProviderConfigs pointed at the emulator.
-func setup(t *testing.T) *suite {
+// (on 127.0.0.1:8787 when free) and the provider binary, with args after
+// its usual flags, and applies the examples' ProviderConfigs pointed at the
+// emulator.
+func setup(t *testing.T, args ...string) *suite {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
@@ -93,7 +94,7 @@ func setup(t *testing.T) *suite {
 		Kubeconfig: s.cp.KubeconfigPath,
 		LogPath:    filepath.Join(logDir, "provider.log"),
 		Label:      "e2e",
-		Args: []string{
+		Args: append([]string{
 			"--debug",
 			"--poll=" + poll.String(),
 			"--poll-jitter=" + pollJitter.String(),
@@ -102,7 +103,7 @@ func setup(t *testing.T) *suite {
 			"--timeout=30s",
 			"--metrics-bind-address=" + metricsAddr,
 			"--health-probe-bind-address=0",
-		},
+		}, args...),
 	}
 	// Registered after the control plane's and the emulator's cleanups, so
 	// it runs before them: the provider never outlives its API server.
