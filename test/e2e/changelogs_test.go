@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/compute/v1"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
@@ -36,8 +37,9 @@ type changeSummary struct {
 // change logs sidecar on a unix socket, as a DeploymentRuntimeConfig sets
 // them up in a pod (docs/security.md), and reads back the entries the
 // sidecar wrote: one per create, update and delete of a SecurityPolicy and
-// a SecurityPolicyRule, each with the object, the operation, what GCP held
-// before and what was asked for, and no credentials.
+// a SecurityPolicyRule, and one for the correction of a change made in GCP
+// behind the provider's back, each with the object, the operation, what GCP
+// held before and what was asked for, and no credentials.
 func TestChangeLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
@@ -67,6 +69,16 @@ func TestChangeLogs(t *testing.T) {
 	s.waitGCPRules(t, s.project, "", policyName, []string{"1000:allow:10.1.0.0/16", "2000:allow:198.51.100.0/24", "2147483647:deny(403):*"})
 	s.waitReady(t, rule)
 
+	// Someone opens the policy in the console; the provider puts it back
+	// at its next poll, and the change log says what it found and what it
+	// wrote.
+	s.gcpDo(t, s.project, "", func() (*compute.Operation, error) {
+		return s.gcp.SecurityPolicies.PatchRule(s.project, policyName, &compute.SecurityPolicyRule{Action: "allow",
+			Match: &compute.SecurityPolicyRuleMatcher{VersionedExpr: "SRC_IPS_V1", Config: &compute.SecurityPolicyRuleMatcherConfig{SrcIpRanges: []string{"0.0.0.0/0"}}}}).
+			Priority(1000).Do()
+	})
+	s.waitGCPRules(t, s.project, "", policyName, []string{"1000:allow:10.1.0.0/16", "2000:allow:198.51.100.0/24", "2147483647:deny(403):*"})
+
 	s.delete(t, rule)
 	s.waitGone(t, rule)
 	s.delete(t, sp)
@@ -74,20 +86,20 @@ func TestChangeLogs(t *testing.T) {
 	s.waitGCPGone(t, s.project, "", policyName)
 
 	// Each entry is written before the reconcile that made the change goes
-	// on, so all six are there once the objects are gone.
+	// on, so all seven are there once the objects are gone.
 	var lines [][]byte
-	s.eventually(t, 10*time.Second, "six change log entries", func() error {
+	s.eventually(t, 10*time.Second, "seven change log entries", func() error {
 		var err error
 		if lines, err = readLines(entries); err != nil {
 			return err
 		}
-		if len(lines) < 6 {
+		if len(lines) < 7 {
 			return fmt.Errorf("%d entries", len(lines))
 		}
 		return nil
 	})
 	var got []changeSummary
-	var sample map[string]any
+	var sample []byte
 	for _, l := range lines {
 		var e map[string]any
 		if err := json.Unmarshal(l, &e); err != nil {
@@ -103,8 +115,9 @@ func TestChangeLogs(t *testing.T) {
 			t.Errorf("entry %s %s: apiVersion %v, want %s", e["kind"], e["name"], e["apiVersion"], v1beta1.SchemeGroupVersion)
 		}
 		got = append(got, summarize(e))
-		if e["kind"] == v1beta1.SecurityPolicyKind && e["operation"] == "OPERATION_TYPE_UPDATE" {
-			sample = e
+		t.Logf("entry: %s %s %s %s %s", e["timestamp"], e["provider"], e["kind"], e["name"], e["operation"])
+		if sample == nil && e["kind"] == v1beta1.SecurityPolicyKind && e["operation"] == "OPERATION_TYPE_UPDATE" {
+			sample = l
 		}
 	}
 	want := []changeSummary{
@@ -119,6 +132,8 @@ func TestChangeLogs(t *testing.T) {
 			AtProvider: "1000:allow:10.0.0.0/8", ForProvider: "1000:allow:10.1.0.0/16"},
 		{Kind: v1beta1.SecurityPolicyRuleKind, Name: ruleName, ExternalName: policyName + "/2000", Operation: "OPERATION_TYPE_UPDATE",
 			AtProvider: "2000:allow:192.0.2.0/24", ForProvider: "2000:allow:198.51.100.0/24"},
+		{Kind: v1beta1.SecurityPolicyKind, Name: policyName, ExternalName: policyName, Operation: "OPERATION_TYPE_UPDATE",
+			AtProvider: "1000:allow:0.0.0.0/0", ForProvider: "1000:allow:10.1.0.0/16"},
 		{Kind: v1beta1.SecurityPolicyRuleKind, Name: ruleName, ExternalName: policyName + "/2000", Operation: "OPERATION_TYPE_DELETE",
 			AtProvider: "2000:allow:198.51.100.0/24", ForProvider: "2000:allow:198.51.100.0/24"},
 		{Kind: v1beta1.SecurityPolicyKind, Name: policyName, ExternalName: policyName, Operation: "OPERATION_TYPE_DELETE",
@@ -140,9 +155,9 @@ func TestChangeLogs(t *testing.T) {
 			t.Errorf("the change logs hold %q", secret)
 		}
 	}
-	if sample != nil {
-		b, _ := json.MarshalIndent(sample, "", "  ")
-		t.Logf("the SecurityPolicy's update entry:\n%s", b)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, sample, "", "  "); err == nil {
+		t.Logf("the SecurityPolicy's first update entry, as the sidecar wrote it (indented):\n%s", indented.String())
 	}
 }
 
