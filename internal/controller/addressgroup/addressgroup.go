@@ -111,40 +111,36 @@ type external struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.ExternalObservation, error) {
+	f := ownership.FactsOf(cr)
 	ag, err := e.groups.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
+		f.Presence = ownership.Missing
+		return ownership.Decide(f).Observation(ownership.Details{})
 	}
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, errGet)
+		return ownership.Fail(errors.Wrap(err, errGet))
 	}
-	if msg := e.foreign(cr, ag.Labels); msg != "" {
-		return ownership.Refuse(cr, msg)
+	f.Presence = ownership.Present
+	if f.Role == ownership.Owner {
+		role, other := ownership.ByOwnerLabel(ag.Labels, e.labels[ownership.LabelKey])
+		if role == ownership.Outranked {
+			ownership.CountConflicts(v1alpha1.AddressGroupKind, ownership.ConflictOwnerLabel, 1)
+			return ownership.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
+		}
+		f.Role = role
 	}
 	refs, err := e.groups.References(ctx, e.key)
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, errReferences)
+		return ownership.Fail(errors.Wrap(err, errReferences))
 	}
 	cr.Status.AtProvider = gcpgroup.Observation(ag, refs)
 	cr.SetConditions(xpv2.Available())
 
 	plan := gcpgroup.PlanGroup(cr.Spec.ForProvider, e.own(cr), ag)
 	if len(plan.Immutable) > 0 {
-		return managed.ExternalObservation{}, errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; "))
+		return ownership.Fail(errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; ")))
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: plan.UpToDate(), Diff: plan.String()}, nil
-}
-
-// foreign says why cr may not write a group carrying labels; "" when it may.
-func (e *external) foreign(cr *v1alpha1.AddressGroup, labels map[string]string) string {
-	if !ownership.Writes(cr) {
-		return ""
-	}
-	if v, ok := labels[ownership.LabelKey]; ok && v != e.labels[ownership.LabelKey] {
-		ownership.CountConflicts(v1alpha1.AddressGroupKind, ownership.ConflictOwnerLabel, 1)
-		return fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v)
-	}
-	return ""
+	return ownership.Decide(f).Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
 }
 
 // own is the labels the group must carry: the owner and provenance labels,

@@ -17,7 +17,9 @@
 // write nothing, and GCP's own permissions decide what they may read.
 //
 // Both managed resource controllers consume this package, so a policy and
-// its rules always agree on who owns what.
+// its rules always agree on who owns what. Every controller's Observe ends
+// in a Verdict (Decide), which becomes crossplane-runtime's
+// ExternalObservation in one place (Verdict.Observation).
 package ownership
 
 import (

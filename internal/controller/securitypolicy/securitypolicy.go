@@ -82,6 +82,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
+	// A new external for each reconcile, so its reconcile state starts empty.
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
 		owners: c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
 }
@@ -101,58 +102,78 @@ type external struct {
 	labels   map[string]string // the owner and provenance labels cr's policy carries in GCP
 	recorder event.Recorder
 
-	// adopting is set by Observe when the policy has no owner label yet,
-	// for the Update that follows in the same reconcile.
-	adopting bool
-	// own and refused are the claims ownership read in this reconcile.
-	own     *gcppolicy.Ownership
+	// reconcile is this reconcile's own: what its Observe concluded and the
+	// claims it read, for the Create or Update that follows. crossplane-
+	// runtime hands Create and Update nothing from Observe but this client,
+	// which Connect builds afresh for each reconcile; only Observe and
+	// claims write it.
+	reconcile reconcileState
+}
+
+// reconcileState is what one reconcile learns in Observe and acts on in
+// Create or Update.
+type reconcileState struct {
+	// verdict is Observe's: Adopt makes the Update announce the adoption.
+	verdict ownership.Verdict
+	// claims are the cluster's claims on the policy, read at most once.
+	claims *claims
+}
+
+// claims is what the cluster decided about cr's GCP policy: the priorities
+// rule objects own and the owner label (own), and the rule objects refused.
+type claims struct {
+	own     gcppolicy.Ownership
 	refused []ownership.Refusal
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalObservation, error) {
-	writes := ownership.Writes(cr)
+	f := ownership.FactsOf(cr)
+	writes := f.Role == ownership.Owner
 	reportValues(cr, e.recorder, writes)
 	if writes {
 		// Asked of the cluster first: an object that owns nothing makes no
 		// call to GCP, not even a read.
 		owner, err := e.owners.PolicyOwner(ctx, e.key)
 		if err != nil {
-			return managed.ExternalObservation{}, err
+			return ownership.Fail(err)
 		}
 		if owner != nil && owner.GetUID() != cr.GetUID() {
-			return ownership.Refuse(cr, ownership.PolicyRefusal(e.key, owner))
+			return ownership.Refuse(f, ownership.PolicyRefusal(e.key, owner))
 		}
 	}
 	sp, err := e.policies.Get(ctx, e.key.Name)
 	if gcp.IsNotFound(err) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
+		f.Presence = ownership.Missing
+		return ownership.Decide(f).Observation(ownership.Details{})
 	}
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)
+		return ownership.Fail(errors.Wrap(err, errGetPolicy))
 	}
+	f.Presence = ownership.Present
 	if writes {
-		v, ok := sp.Labels[ownership.LabelKey]
-		if ok && v != e.labels[ownership.LabelKey] {
+		role, other := ownership.ByOwnerLabel(sp.Labels, e.labels[ownership.LabelKey])
+		if role == ownership.Outranked {
 			ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictOwnerLabel, 1)
-			return ownership.Refuse(cr, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, v))
+			return ownership.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
 		}
-		e.adopting = !ok
+		f.Role = role
 	}
 	if ok, msg := gcppolicy.TypeUpToDate(cr.Spec.ForProvider, sp); !ok {
 		// Type is immutable in GCP: report it, write nothing.
-		return managed.ExternalObservation{}, errors.New(msg)
+		return ownership.Fail(errors.New(msg))
 	}
 	cr.Status.AtProvider = gcppolicy.GenerateObservation(sp)
 	cr.SetConditions(xpv2.Available())
 
-	own, refused, err := e.ownership(ctx, cr)
+	c, err := e.claims(ctx, cr)
 	if err != nil {
-		return managed.ExternalObservation{}, err
+		return ownership.Fail(err)
 	}
-	d := gcppolicy.PlanPolicy(cr.Spec.ForProvider, sp, own)
-	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, refused))
+	d := gcppolicy.PlanPolicy(cr.Spec.ForProvider, sp, c.own)
+	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, c.refused))
 	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate(), Diff: d.String()}, nil
+	e.reconcile.verdict = ownership.Decide(f)
+	return e.reconcile.verdict.Observation(ownership.Details{UpToDate: d.UpToDate(), Diff: d.String()})
 }
 
 // reportValues says, in the Warning condition and an event, which values of
@@ -167,53 +188,51 @@ func reportValues(cr *v1beta1.SecurityPolicy, rec event.Recorder, writes bool) {
 	apivalues.Report(cr, rec, findings)
 }
 
-// ownership returns what the cluster decided about cr's GCP policy: the
-// priorities rule objects own, the owner label, and the rule objects refused.
-// The answer is kept for the rest of the reconcile (this external client
-// lives for one): the Update that follows Observe plans with the same claims
-// instead of listing the policy's rules again.
-func (e *external) ownership(ctx context.Context, cr *v1beta1.SecurityPolicy) (gcppolicy.Ownership, []ownership.Refusal, error) {
-	if e.own != nil {
-		return *e.own, e.refused, nil
+// claims returns what the cluster decided about cr's GCP policy, reading it
+// once per reconcile: the Create or Update that follows Observe plans with
+// the same claims instead of listing the policy's rules again.
+func (e *external) claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (*claims, error) {
+	if e.reconcile.claims != nil {
+		return e.reconcile.claims, nil
 	}
-	claims, refused, err := e.owners.Claims(ctx, cr, e.key)
+	claimed, refused, err := e.owners.Claims(ctx, cr, e.key)
 	if err != nil {
-		return gcppolicy.Ownership{}, nil, errors.Wrap(err, errClaims)
+		return nil, errors.Wrap(err, errClaims)
 	}
-	own := gcppolicy.Ownership{Claims: claims}
+	c := &claims{own: gcppolicy.Ownership{Claims: claimed}, refused: refused}
 	if ownership.Writes(cr) {
 		// An object that only observes does not own the policy: it neither
 		// wants nor reports our label.
-		own.Labels = e.labels
+		c.own.Labels = e.labels
 	}
-	e.own, e.refused = &own, refused
-	return own, refused, nil
+	e.reconcile.claims = c
+	return c, nil
 }
 
 func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalCreation, error) {
 	// Observe's event stands; the condition is set again because the
 	// reconciler wrote cr, and dropped it, before calling Create.
 	reportValues(cr, nil, true)
-	own, _, err := e.ownership(ctx, cr)
+	c, err := e.claims(ctx, cr)
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	// A policy that appeared under this name since Observe (another writer
 	// was faster) is not ours: the error is reported and the next Observe
 	// decides, by its owner label, whether it may be adopted.
-	err = e.policies.Insert(ctx, gcppolicy.InsertBody(e.key.Name, cr.Spec.ForProvider, own))
+	err = e.policies.Insert(ctx, gcppolicy.InsertBody(e.key.Name, cr.Spec.ForProvider, c.own))
 	return managed.ExternalCreation{}, errors.Wrap(err, errInsertPolicy)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalUpdate, error) {
-	own, _, err := e.ownership(ctx, cr)
+	c, err := e.claims(ctx, cr)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if err := gcppolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, own); err != nil {
+	if err := gcppolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, c.own); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if e.adopting {
+	if e.reconcile.verdict == ownership.Adopt {
 		// Observe refuses a policy labelled for another owner, so an
 		// unlabelled one is adopted, as Crossplane adopts what an external
 		// name points at; say so once it carries our label.

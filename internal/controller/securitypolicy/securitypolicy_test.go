@@ -848,8 +848,8 @@ func TestObserveOwnership(t *testing.T) {
 			if diff := cmp.Diff(tc.want.calls, f.Methods()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
-			if e.adopting != tc.want.adopting {
-				t.Errorf("\n%s\nObserve(...): adopting = %t, want %t", tc.reason, e.adopting, tc.want.adopting)
+			if adopting := e.reconcile.verdict == ownership.Adopt; adopting != tc.want.adopting {
+				t.Errorf("\n%s\nObserve(...): adopting = %t, want %t", tc.reason, adopting, tc.want.adopting)
 			}
 			if ready := tc.cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue; ready != tc.want.ready {
 				t.Errorf("\n%s\nObserve(...): Ready = %t, want %t", tc.reason, ready, tc.want.ready)
@@ -899,7 +899,10 @@ func TestUpdateAdoption(t *testing.T) {
 			cr := policy()
 			e := newExternal(cr, f, noClaims, mine)
 			rec := &recorder{}
-			e.recorder, e.adopting = rec, tc.adopting
+			e.recorder = rec
+			if tc.adopting {
+				e.reconcile.verdict = ownership.Adopt
+			}
 			if _, err := e.Update(context.Background(), cr); (err != nil) != (tc.setLabelsErr != nil) {
 				t.Fatalf("Update(...): %v", err)
 			}

@@ -190,49 +190,57 @@ type external struct {
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
 	reportValues(cr, e.recorder)
+	f := ownership.FactsOf(cr)
 	policy := policyName(cr)
 	if policy == "" {
-		return e.unresolved(cr)
+		return e.unresolved(cr, f)
 	}
-	if ownership.Writes(cr) {
+	if f.Role == ownership.Owner {
 		// Asked of the cluster first: an object that may not write its rule
 		// makes no call to GCP.
 		st, err := e.owners.RuleStanding(ctx, cr, e.key)
 		if err != nil {
-			return managed.ExternalObservation{}, err
+			return ownership.Fail(err)
 		}
-		if st.Refused != "" || (st.Inline && meta.WasDeleted(cr)) {
-			return ownership.Refuse(cr, st.Refused)
+		if st.Refused != "" {
+			return ownership.Refuse(f, st.Refused)
+		}
+		if st.Inline {
+			f.Role = ownership.Borrower
+		}
+		if v := ownership.Decide(f); v != ownership.Undecided {
+			return v.Observation(ownership.Details{})
 		}
 	}
 	sp, err := e.policies.Get(ctx, policy)
-	if gcp.IsNotFound(err) && meta.WasDeleted(cr) {
-		// No policy, no rule: the finalizer can go.
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
 	if gcp.IsNotFound(err) {
 		// Not "the rule does not exist": Create would then call AddRule
 		// only to learn the same. Wait for the policy, as happens when a
-		// policy and its rules are applied together.
-		return wait(cr, e.key)
+		// policy and its rules are applied together; being deleted, no
+		// policy means no rule.
+		return e.noPolicy(cr, f)
 	}
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, errGetPolicy)
+		return ownership.Fail(errors.Wrap(err, errGetPolicy))
 	}
 	observed := gcppolicy.FindRule(sp, cr.Spec.ForProvider.Priority)
-	if observed == nil || releasedDefaultRule(cr, observed) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
+	switch {
+	case observed == nil:
+		f.Presence = ownership.Missing
+	case f.Deleting && keptOnDelete(cr, observed):
+		f.Presence = ownership.Permanent
+	default:
+		f.Presence = ownership.Present
+	}
+	if f.Presence != ownership.Present {
+		return ownership.Decide(f).Observation(ownership.Details{})
 	}
 	obs := gcppolicy.GenerateRuleObservation(observed)
 	cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 
 	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
-	if meta.WasDeleted(cr) {
-		// Only a default rule that must be reset reaches here while deleting.
-		upToDate = true
-	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, Diff: diff}, nil
+	return ownership.Decide(f).Observation(ownership.Details{UpToDate: upToDate, Diff: diff})
 }
 
 // reportValues says, in the Warning condition and an event, which values of
@@ -248,24 +256,21 @@ func reportValues(cr *v1beta1.SecurityPolicyRule, rec event.Recorder) {
 }
 
 // unresolved observes a rule whose policy name is not known: its reference
-// or selector waits for a SecurityPolicy (see resolver). Being deleted, it
-// has nothing in GCP to remove.
-func (e *external) unresolved(cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
-	switch p := cr.Spec.ForProvider; {
-	case meta.WasDeleted(cr):
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	case p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil:
-		return managed.ExternalObservation{}, errors.New(errNoPolicy)
+// or selector waits for a SecurityPolicy (see resolver). A rule that names
+// no policy at all is an error, unless it is being deleted.
+func (e *external) unresolved(cr *v1beta1.SecurityPolicyRule, f ownership.Facts) (managed.ExternalObservation, error) {
+	if p := cr.Spec.ForProvider; !f.Deleting && p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil {
+		return ownership.Fail(errors.New(errNoPolicy))
 	}
-	return wait(cr, e.key)
+	return e.noPolicy(cr, f)
 }
 
-// releasedDefaultRule reports whether a deleted object at the default
-// priority has nothing left to do. The default rule always exists in GCP, so
-// "gone" for it means "no longer ours": either the user did not ask for a
-// reset, or the rule already allows everything.
-func releasedDefaultRule(cr *v1beta1.SecurityPolicyRule, observed *compute.SecurityPolicyRule) bool {
-	if cr.Spec.ForProvider.Priority != v1beta1.DefaultRulePriority || !meta.WasDeleted(cr) {
+// keptOnDelete reports whether deleting cr leaves its GCP rule as it is. Only
+// the default rule is kept: GCP never removes it, so deleting cr removes
+// nothing unless the user asked for a reset and the rule does not already
+// allow everything.
+func keptOnDelete(cr *v1beta1.SecurityPolicyRule, observed *compute.SecurityPolicyRule) bool {
+	if cr.Spec.ForProvider.Priority != v1beta1.DefaultRulePriority {
 		return false
 	}
 	if !resetDefaultRule(cr) {
@@ -327,9 +332,10 @@ func (e *external) Delete(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
 	if priority == v1beta1.DefaultRulePriority {
 		// Observe only reports a deleted default rule as existing when the
-		// user asked for a reset and it is not yet "allow *". Check again
-		// here: opening a deny-by-default policy must never be a side
-		// effect of how Observe and the reconciler happen to interact.
+		// user asked for a reset and it is not yet "allow *" (keptOnDelete).
+		// Check again here: opening a deny-by-default policy must never be
+		// a side effect of how Observe and the reconciler happen to
+		// interact.
 		if !resetDefaultRule(cr) {
 			return managed.ExternalDelete{}, nil
 		}

@@ -46,13 +46,17 @@ func waiting(msg string) xpv2.Condition {
 		Message: msg, LastTransitionTime: metav1.Now()}
 }
 
-// wait reports cr waiting for its policy. The observation says the rule
-// exists and is up to date, the one way crossplane-runtime's reconciler
-// neither creates, nor records an error, nor backs off: it requeues after
-// the poll interval, unless the policy's arrival requeues cr first.
-func wait(cr *v1beta1.SecurityPolicyRule, key gcp.PolicyKey) (managed.ExternalObservation, error) {
-	cr.SetConditions(waiting(waitMessage(cr, key)))
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+// noPolicy observes cr while its policy is not there: not named yet, or not
+// in GCP. Unless cr is being deleted (then nothing in GCP is left to
+// remove), it waits: Ready=False with what it waits for, Synced=True, no
+// backoff; the policy's arrival requeues it (watchArrivals), else the poll.
+func (e *external) noPolicy(cr *v1beta1.SecurityPolicyRule, f ownership.Facts) (managed.ExternalObservation, error) {
+	f.Presence = ownership.NoParent
+	v := ownership.Decide(f)
+	if v == ownership.Waiting {
+		cr.SetConditions(waiting(waitMessage(cr, e.key)))
+	}
+	return v.Observation(ownership.Details{})
 }
 
 // waitMessage names what cr waits for. It depends on the spec only, and a
