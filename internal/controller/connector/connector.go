@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -65,7 +66,7 @@ func (c *Connection) ProjectOr(project *string) string {
 // Policies returns the policy client for a resource's project (nil means
 // the config's) and region (nil means global).
 func (c *Connection) Policies(project, region *string) gcp.PolicyClient {
-	return c.Client.Policies(c.ProjectOr(project), deref(region))
+	return c.Client.Policies(c.ProjectOr(project), ptr.Deref(region, ""))
 }
 
 // A BuildFn builds a GCP client for credentials.
@@ -195,15 +196,48 @@ type config struct {
 	impersonate *v1beta1.ImpersonateServiceAccountSpec
 }
 
-// Project returns the GCP project (spec.projectID) of the ProviderConfig or
-// ClusterProviderConfig that ref names for a managed resource in namespace,
-// read through kube exactly as Connect reads it: ownership resolves the
-// projects of other objects with it.
-func Project(ctx context.Context, kube client.Reader, namespace string, ref *xpv2.ProviderConfigReference) (string, error) {
-	cfg, err := resolve(ctx, kube, namespace, ref)
+// Projects resolves the GCP projects of managed resources as Connect does:
+// a resource's own project, else the projectID of the config it references,
+// read as Connect reads it. Each config is read once per Projects, so a
+// policy with a thousand rules that share a config reads it once. Ownership
+// resolves the projects of other objects with it.
+type Projects struct {
+	kube    client.Reader
+	configs map[string]string // kind/namespace/name -> projectID
+}
+
+// NewProjects returns a Projects reading configs through kube.
+func NewProjects(kube client.Reader) *Projects {
+	return &Projects{kube: kube, configs: map[string]string{}}
+}
+
+// A ConfigUser is what project resolution needs of a managed resource.
+type ConfigUser interface {
+	GetNamespace() string
+	GetProviderConfigReference() *xpv2.ProviderConfigReference
+}
+
+// Of returns the GCP project of mg, whose spec sets project (nil: none).
+func (p *Projects) Of(ctx context.Context, mg ConfigUser, project *string) (string, error) {
+	if project != nil {
+		return *project, nil
+	}
+	ref := mg.GetProviderConfigReference()
+	if ref == nil {
+		return "", errors.New(errNoConfigRef)
+	}
+	key := ref.Kind + "/" + ref.Name
+	if ref.Kind == v1beta1.ProviderConfigKind {
+		key = ref.Kind + "/" + mg.GetNamespace() + "/" + ref.Name
+	}
+	if id, ok := p.configs[key]; ok {
+		return id, nil
+	}
+	cfg, err := resolve(ctx, p.kube, mg.GetNamespace(), ref)
 	if err != nil {
 		return "", err
 	}
+	p.configs[key] = cfg.project
 	return cfg.project, nil
 }
 
@@ -230,7 +264,7 @@ func resolve(ctx context.Context, kube client.Reader, namespace string, ref *xpv
 func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 	s := pc.Spec
 	cfg := &config{name: pc.GetName(), namespace: pc.GetNamespace(), uid: string(pc.GetUID()), generation: pc.GetGeneration(), project: s.ProjectID,
-		endpoint: deref(s.Endpoint), source: s.Credentials.Source, env: s.Credentials.Env,
+		endpoint: ptr.Deref(s.Endpoint, ""), source: s.Credentials.Source, env: s.Credentials.Env,
 		fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 	if s.Credentials.SecretRef != nil {
 		// Tenant isolation: the namespace is always the ProviderConfig's own.
@@ -242,7 +276,7 @@ func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 func fromClusterProviderConfig(cpc *v1beta1.ClusterProviderConfig) *config {
 	s := cpc.Spec
 	return &config{name: cpc.GetName(), namespaces: s.NamespaceSelector, uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
-		endpoint: deref(s.Endpoint), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
+		endpoint: ptr.Deref(s.Endpoint, ""), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
 		env: s.Credentials.Env, fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 }
 
@@ -307,11 +341,4 @@ func (c *Connector) fsData(sel *xpv2.FsSelector) ([]byte, error) {
 	data, err := c.readFs(sel.Path)
 	// The path is the user's own configuration, safe to show; the content is not.
 	return data, errors.Wrap(err, errReadFile)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

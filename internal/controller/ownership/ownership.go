@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -44,7 +45,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 )
@@ -80,7 +80,7 @@ func SetupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 		if !ok || meta.GetExternalName(p) == "" {
 			return nil
 		}
-		return []string{policyIndexKey(deref(p.Spec.ForProvider.Region), meta.GetExternalName(p))}
+		return []string{policyIndexKey(ptr.Deref(p.Spec.ForProvider.Region, ""), meta.GetExternalName(p))}
 	}); err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func SetupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 		if !ok || r.Spec.ForProvider.SecurityPolicy == nil {
 			return nil
 		}
-		return []string{policyIndexKey(deref(r.Spec.ForProvider.Region), *r.Spec.ForProvider.SecurityPolicy)}
+		return []string{policyIndexKey(ptr.Deref(r.Spec.ForProvider.Region, ""), *r.Spec.ForProvider.SecurityPolicy)}
 	}); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func SetupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			return nil
 		}
 		p := r.Spec.ForProvider
-		return []string{priorityIndexKey(deref(p.Region), *p.SecurityPolicy, p.Priority)}
+		return []string{priorityIndexKey(ptr.Deref(p.Region, ""), *p.SecurityPolicy, p.Priority)}
 	})
 }
 
@@ -117,13 +117,13 @@ func NewIndex(kube client.Reader) *Index {
 
 // PolicyKey is the GCP policy cr manages, given the project cr resolved to.
 func PolicyKey(cr *v1beta1.SecurityPolicy, project string) gcp.PolicyKey {
-	return gcp.PolicyKey{Project: project, Region: deref(cr.Spec.ForProvider.Region), Name: meta.GetExternalName(cr)}
+	return gcp.PolicyKey{Project: project, Region: ptr.Deref(cr.Spec.ForProvider.Region, ""), Name: meta.GetExternalName(cr)}
 }
 
 // RulePolicyKey is the GCP policy a rule object belongs to, given the
 // project it resolved to. Name is "" while the policy is unresolved.
 func RulePolicyKey(cr *v1beta1.SecurityPolicyRule, project string) gcp.PolicyKey {
-	return gcp.PolicyKey{Project: project, Region: deref(cr.Spec.ForProvider.Region), Name: deref(cr.Spec.ForProvider.SecurityPolicy)}
+	return gcp.PolicyKey{Project: project, Region: ptr.Deref(cr.Spec.ForProvider.Region, ""), Name: ptr.Deref(cr.Spec.ForProvider.SecurityPolicy, "")}
 }
 
 // managementPolicies is what Writes needs of a managed resource.
@@ -158,7 +158,7 @@ func (i *Index) PolicyOwner(ctx context.Context, key gcp.PolicyKey) (*v1beta1.Se
 		if !Writes(p) {
 			continue
 		}
-		project, err := projects.of(ctx, p, p.Spec.ForProvider.Project)
+		project, err := projects.Of(ctx, p, p.Spec.ForProvider.Project)
 		if err != nil || project != key.Project {
 			// An object whose config cannot be read cannot reach GCP
 			// either; it owns nothing until it can.
@@ -213,7 +213,7 @@ func (i *Index) Claims(ctx context.Context, policy *v1beta1.SecurityPolicy, key 
 		if !Writes(r) {
 			continue
 		}
-		if project, err := projects.of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
+		if project, err := projects.Of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
 			continue
 		}
 		ok, err := admits(ctx, r.GetNamespace())
@@ -273,7 +273,7 @@ func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule
 		if r.GetUID() == cr.GetUID() || !Writes(r) || !older(r, cr) {
 			continue
 		}
-		if project, err := projects.of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
+		if project, err := projects.Of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
 			continue
 		}
 		ok, err := admits(ctx, r.GetNamespace())
@@ -354,52 +354,18 @@ func (i *Index) admitter(ctx context.Context, policy *v1beta1.SecurityPolicy) (f
 	}, nil
 }
 
-// projects resolves the GCP project of managed resources: their own
-// spec.forProvider.project, else their ProviderConfig's projectID. Configs
-// are read once per resolver, so a policy with a thousand rules that share a
-// config reads it once.
-type projectResolver struct {
-	kube    client.Reader
-	configs map[string]string // kind/namespace/name -> projectID
-}
-
-func (i *Index) projects() *projectResolver {
-	return &projectResolver{kube: i.kube, configs: map[string]string{}}
+// projects resolves the projects of the objects one decision compares.
+func (i *Index) projects() *connector.Projects {
+	return connector.NewProjects(i.kube)
 }
 
 // ProjectOf returns the GCP project mg's resources live in.
 func (i *Index) ProjectOf(ctx context.Context, mg ManagedResource, project *string) (string, error) {
-	return i.projects().of(ctx, mg, project)
+	return i.projects().Of(ctx, mg, project)
 }
 
 // A ManagedResource is what project resolution needs of a managed resource.
-type ManagedResource interface {
-	GetNamespace() string
-	GetProviderConfigReference() *xpv2.ProviderConfigReference
-}
-
-func (r *projectResolver) of(ctx context.Context, mg ManagedResource, project *string) (string, error) {
-	if project != nil {
-		return *project, nil
-	}
-	ref := mg.GetProviderConfigReference()
-	if ref == nil {
-		return "", errors.New("no providerConfigRef")
-	}
-	key := ref.Kind + "/" + ref.Name
-	if ref.Kind == pcv1beta1.ProviderConfigKind {
-		key = ref.Kind + "/" + mg.GetNamespace() + "/" + ref.Name
-	}
-	if p, ok := r.configs[key]; ok {
-		return p, nil
-	}
-	p, err := connector.Project(ctx, r.kube, mg.GetNamespace(), ref)
-	if err != nil {
-		return "", err
-	}
-	r.configs[key] = p
-	return p, nil
-}
+type ManagedResource = connector.ConfigUser
 
 // older reports whether a owns before b: an object that recorded creating
 // its GCP object first, then the one created first, then by namespace/name.
@@ -423,13 +389,6 @@ func created(o client.Object) bool {
 }
 
 func nameOf(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
 
 // LabelKey is the GCP label that says which object owns a policy. Its value
 // is a Labeler's Value for the owning SecurityPolicy.
@@ -500,7 +459,7 @@ func PoliciesNamedBy(ctx context.Context, kube client.Reader, r *v1beta1.Securit
 		return nil, nil
 	}
 	l := &v1beta1.SecurityPolicyList{}
-	key := policyIndexKey(deref(r.Spec.ForProvider.Region), *r.Spec.ForProvider.SecurityPolicy)
+	key := policyIndexKey(ptr.Deref(r.Spec.ForProvider.Region, ""), *r.Spec.ForProvider.SecurityPolicy)
 	if err := kube.List(ctx, l, client.MatchingFields{indexPolicy: key}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, errListPolicies)
 	}
@@ -519,7 +478,7 @@ func RulesNaming(ctx context.Context, kube client.Reader, p *v1beta1.SecurityPol
 		return nil, nil
 	}
 	l := &v1beta1.SecurityPolicyRuleList{}
-	if err := kube.List(ctx, l, client.MatchingFields{indexRulePolicy: policyIndexKey(deref(p.Spec.ForProvider.Region), name)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := kube.List(ctx, l, client.MatchingFields{indexRulePolicy: policyIndexKey(ptr.Deref(p.Spec.ForProvider.Region, ""), name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, errListRules)
 	}
 	out := make([]types.NamespacedName, 0, len(l.Items))
