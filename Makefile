@@ -175,24 +175,17 @@ fuzz: ## Run each fuzz target briefly (FUZZTIME=10s, or a count of inputs such a
 ##@ Run
 
 .PHONY: run
-ifeq ($(origin KUBECONFIG),command line)
-run: build ## Run control plane + emulator + provider + examples locally; `make run KUBECONFIG=...` runs only the provider against that cluster.
-	@echo ">> running the provider against $(KUBECONFIG) (Ctrl-C to stop)"
-	KUBECONFIG=$(KUBECONFIG) $(BIN_DIR)/provider --debug
-else
-run: run-tools build ## Run control plane + emulator + Crossplane core installing our packages + examples (IPAllowlist from Nodes) locally.
-	@echo ">> packaging for this machine's platform"
-	@PLATFORMS=linux/$$(go env GOARCH) $(MAKE) --no-print-directory xpkg >/dev/null
-	@echo ">> starting the local control plane, emulator, Crossplane, provider and examples (Ctrl-C to stop)"
+run: run-tools build ## Boot a real node (root), install Crossplane by Helm and our packages by `crossplane xpkg install`, apply the examples, wait for Ready; Ctrl-C tears down.
+	@echo ">> packaging for the node (linux/amd64)"
+	@PLATFORMS=linux/amd64 $(MAKE) --no-print-directory xpkg >/dev/null
 	go build -o $(BIN_DIR)/local ./cluster/local
-	$(TOOL_ENV) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR)
-endif
+	$(TOOL_ENV) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR) $(RUN_ARGS)
 
 # The tools `make run` needs, built in parallel so that on a cold machine their
 # module downloads and links overlap.
 .PHONY: run-tools
 run-tools:
-	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL)
+	@$(MAKE) --no-print-directory -j4 $(NODE_TOOLS) $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 
 ##@ Node
 

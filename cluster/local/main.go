@@ -1,14 +1,15 @@
-// Command local runs the provider's local environment for `make run`: a real etcd and
-// kube-apiserver on 127.0.0.1 with an admin kubeconfig written to disk, the Cloud Armor
-// emulator, and Crossplane core installing this repository's packages (the provider,
-// the IPAllowlist function and Configuration) through its package manager, as a platform
-// team installs them. It then creates a few Nodes, applies the examples, waits until
-// every managed resource and IPAllowlist is Ready and prints them with what GCP holds.
-// It stays up until SIGINT or SIGTERM, then tears everything down.
+// Command local runs `make run`: it boots a real single-node Kubernetes cluster
+// on this machine (package cluster/node: etcd, kube-apiserver, the kubelet with
+// containerd, CoreDNS, all in namespaces of their own with no route off the
+// machine), installs Crossplane from its Helm chart and our packages with
+// `crossplane xpkg install` exactly as README.md says (package cluster/stack),
+// runs the Cloud Armor emulator as a pod, applies the examples and an
+// IPAllowlist of the node itself, waits until all of it is Ready, prints it,
+// and tears everything down on Ctrl-C, leaving the host as it found it.
 //
-// The control plane comes from test/framework/controlplane and the Crossplane side
-// from test/framework/platform, the code the tests use, so `make run` and the tests
-// meet the same servers.
+// With --ready-file it is `make test`'s shared node: once everything is Ready
+// it writes the file (a JSON Attachment the suites read) and runs until
+// SIGTERM.
 package main
 
 import (
@@ -19,35 +20,41 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 )
 
 // config holds the command line.
 type config struct {
-	kubeconfigOut string
-	crds          string
-	stateDir      string
-	binDir        string
-	examples      string
-	xpkgDir       string
-	// controlPlaneOnly skips the emulator, provider and examples.
-	controlPlaneOnly bool
+	binDir    string
+	xpkgDir   string
+	examples  string
+	readyFile string
+	// helmSet are extra --set values for the Crossplane chart.
+	helmSet []string
+	// providerArgs are added to the provider's container through its
+	// DeploymentRuntimeConfig.
+	providerArgs []string
 }
+
+type repeated []string
+
+func (s *repeated) String() string     { return strings.Join(*s, ",") }
+func (s *repeated) Set(v string) error { *s = append(*s, v); return nil }
 
 func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
-	fs.StringVar(&c.kubeconfigOut, "kubeconfig-out", "_output/local/kubeconfig", "where to write the admin kubeconfig")
-	fs.StringVar(&c.crds, "crds", "package/crds", "folder of CRDs to install; skipped if missing")
-	fs.StringVar(&c.stateDir, "state-dir", "", "keep etcd data (DIR/etcd) and logs (DIR/logs) here across runs; "+
-		"default: fresh etcd each run, logs beside the kubeconfig")
-	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the provider binary")
+	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the emulator binary (make build)")
+	fs.StringVar(&c.xpkgDir, "xpkg-dir", "_output/xpkg", "folder of the packages `make xpkg` builds")
 	fs.StringVar(&c.examples, "examples", "examples", "folder of examples to apply")
-	fs.StringVar(&c.xpkgDir, "xpkg-dir", "_output/xpkg", "folder of the packages `make xpkg` builds, which Crossplane installs")
-	fs.BoolVar(&c.controlPlaneOnly, "control-plane-only", false, "start only etcd and kube-apiserver (no emulator, provider or examples)")
+	fs.StringVar(&c.readyFile, "ready-file", "", "once Ready, write how to reach the node here (JSON) and run until SIGTERM, printing nothing more")
+	fs.Var((*repeated)(&c.helmSet), "helm-set", "a --set value for the Crossplane chart (repeatable), e.g. args={--circuit-breaker-burst=500}")
+	fs.Var((*repeated)(&c.providerArgs), "provider-arg", "an argument for the provider's container, set through its DeploymentRuntimeConfig (repeatable)")
 	return c, fs.Parse(args)
 }
 
@@ -59,89 +66,101 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, stop, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "local:", err)
+		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
 	}
 }
 
-// run brings the environment up, waits for ctx to end and tears it down.
-// restoreSignals is called once shutdown starts, so that a second Ctrl-C kills the
-// process at once instead of being swallowed while the control plane stops.
+// run brings everything up, waits for ctx to end and tears it down.
+// restoreSignals is called once shutdown starts, so that a second Ctrl-C kills
+// the process at once; the next start then undoes what this one left.
 func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) error {
-	opts, err := controlPlaneOptions(cfg, out)
+	if err := node.RequireRoot(); err != nil {
+		return fmt.Errorf("%w (it boots a real node: namespaces, mounts, containerd, a bridge)", err)
+	}
+	start := time.Now()
+	root, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	if !cfg.controlPlaneOnly {
-		// Crossplane installs the CRDs from the provider package, as in a cluster.
-		opts.CRDDirs = nil
-	}
-	fmt.Fprintln(out, "starting etcd and kube-apiserver…")
-	cp, err := controlplane.Start(ctx, opts)
+	tmp, err := os.MkdirTemp("", "provider-cloudarmor-local-")
 	if err != nil {
 		return err
 	}
-	defer stopControlPlane(cp, out)
-	fmt.Fprintf(out, "API server ready at %s (%s)\n", cp.URL, seconds(cp.StartDuration))
-	if len(opts.CRDDirs) > 0 {
-		fmt.Fprintf(out, "installed %d CRDs from %s\n", len(cp.Env.CRDs), cfg.crds)
+	defer func() { _ = os.RemoveAll(tmp) }()
+	fmt.Fprintln(out, "resolving the node's tools (built once into the tool cache)…")
+	tools, err := node.ResolveTools(root, tmp)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "kubeconfig: %s\n", cp.KubeconfigPath)
-	fmt.Fprintf(out, "logs: %s\n", cp.LogDir)
+	logf := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: logf})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(out, "tearing the node down…")
+		if err := n.Down(); err != nil {
+			fmt.Fprintf(out, "teardown: %v\n", err)
+			return
+		}
+		fmt.Fprintln(out, "node down; the host is as it was")
+	}()
 
-	if cfg.controlPlaneOnly {
-		fmt.Fprintf(out, "ready; try: KUBECONFIG=%s kubectl get crds\nPress Ctrl-C to stop.\n", cp.KubeconfigPath)
-	} else {
-		stopDemo, err := runDemo(ctx, cp, cfg, out)
-		defer stopDemo()
-		if err != nil {
+	d, err := install(ctx, n, tools, root, cfg, logf)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\neverything Ready %s after `make run` started its node\n", time.Since(start).Round(100*time.Millisecond))
+	if pods, err := n.Kubectl(ctx, "get", "pods", "-A"); err == nil {
+		fmt.Fprintf(out, "\n$ kubectl get pods -A\n%s", pods)
+	}
+	d.printTable(ctx, out)
+
+	if cfg.readyFile != "" {
+		a := n.Attachment(map[string]string{"emulatorIP": d.emulatorIP, "emulator": d.emulator})
+		if err := node.WriteAttachment(cfg.readyFile, a); err != nil {
 			return err
 		}
+		logf("ready: %s", cfg.readyFile)
+	} else {
+		d.printNext(out, n.Kubeconfig, tools.Kubectl)
 	}
 	<-ctx.Done()
 	restoreSignals()
 	fmt.Fprintln(out, "\nshutting down…")
+	if cfg.readyFile != "" {
+		_ = os.Remove(cfg.readyFile)
+	}
 	return nil
 }
 
-// controlPlaneOptions maps the flags onto controlplane.Options with absolute paths,
-// so the printed kubeconfig path works from any directory.
-func controlPlaneOptions(cfg config, out io.Writer) (controlplane.Options, error) {
-	kubeconfig, err := filepath.Abs(cfg.kubeconfigOut)
+// install installs the stack on n and applies the demo; it returns what the
+// demo needs to print and serve.
+func install(ctx context.Context, n *node.Node, tools node.Tools, root string, cfg config, logf func(string, ...any)) (*demo, error) {
+	autoReady, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
 	if err != nil {
-		return controlplane.Options{}, err
+		return nil, err
 	}
-	opts := controlplane.Options{
-		KubeconfigPath: kubeconfig,
-		LogDir:         filepath.Join(filepath.Dir(kubeconfig), "logs"),
-		Logf:           func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+	cli := os.Getenv("CROSSPLANE_BIN")
+	if cli == "" {
+		return nil, fmt.Errorf("CROSSPLANE_BIN is not set (make run sets it to the crossplane CLI it builds)")
 	}
-	if cfg.stateDir != "" {
-		state, err := filepath.Abs(cfg.stateDir)
-		if err != nil {
-			return controlplane.Options{}, err
-		}
-		opts.EtcdDataDir = filepath.Join(state, "etcd")
-		opts.LogDir = filepath.Join(state, "logs")
+	emulatorBin, err := filepath.Abs(filepath.Join(cfg.binDir, "emulator"))
+	if err != nil {
+		return nil, err
 	}
-	// The CRDs are generated by another part of the build and may not exist yet;
-	// an empty control plane is still useful, so a missing folder is not an error.
-	if _, err := os.Stat(cfg.crds); err == nil {
-		opts.CRDDirs = []string{cfg.crds}
-	} else {
-		fmt.Fprintf(out, "no CRDs at %s yet; starting without them\n", cfg.crds)
+	xpkg, err := filepath.Abs(cfg.xpkgDir)
+	if err != nil {
+		return nil, err
 	}
-	return opts, nil
-}
-
-func stopControlPlane(cp *controlplane.ControlPlane, out io.Writer) {
-	if err := cp.Stop(); err != nil {
-		fmt.Fprintf(out, "control plane stop: %v\n", err)
-		return
+	in, err := stack.Install(ctx, stack.Options{
+		Node: n, Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
+		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any"},
+		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
+	})
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(out, "control plane stopped (%s)\n", seconds(cp.StopDuration))
-}
-
-func seconds(d time.Duration) string {
-	return fmt.Sprintf("%.1fs", d.Seconds())
+	return startDemo(ctx, n, in, root, cfg, logf)
 }

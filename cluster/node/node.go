@@ -30,6 +30,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 )
 
+// Name is the node's name (the kubelet's --hostname-override).
+const Name = "node-0"
+
 // CrossplaneVersion is the Crossplane core version the node's image and chart
 // come from.
 const CrossplaneVersion = "v2.4.0"
@@ -292,7 +295,8 @@ func (n *Node) serve() error {
 		n.servers = append(n.servers, srv)
 		go func() { _ = srv.Serve(l) }()
 	}
-	go n.sb.forward(api, fmt.Sprintf("127.0.0.1:%d", APIPort))
+	apiInside := fmt.Sprintf("127.0.0.1:%d", APIPort)
+	go serveForward(api, func(ctx context.Context) (net.Conn, error) { return n.sb.dial(ctx, apiInside) })
 	return nil
 }
 
@@ -376,15 +380,15 @@ func (n *Node) worker(ctx context.Context) error {
 	if err := n.startProc("kubelet", []string{"PATH=" + basePath}, t.Kubelet,
 		"--config="+l.p("kubelet-config.yaml"), "--kubeconfig="+l.p("kubelet.kubeconfig"),
 		"--root-dir="+l.p("kubelet"), "--cert-dir="+l.p("kubelet/pki"),
-		"--hostname-override=node-0", "--node-ip="+NodeIP, "-v=1"); err != nil {
+		"--hostname-override="+Name, "--node-ip="+NodeIP, "-v=1"); err != nil {
 		return err
 	}
 	if err := n.startProc("kube-proxy", []string{"PATH=" + l.p("bin") + ":" + basePath, "LD_LIBRARY_PATH=" + lib, "XTABLES_LIBDIR=" + filepath.Join(lib, "xtables")},
 		t.KubeProxy, "--config="+l.p("kube-proxy-config.yaml")); err != nil {
 		return err
 	}
-	return n.poll(ctx, "node-0 Ready", 2*time.Minute, func() (bool, error) {
-		out, err := n.Kubectl(ctx, "get", "node", "node-0", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	return n.poll(ctx, Name+" Ready", 2*time.Minute, func() (bool, error) {
+		out, err := n.Kubectl(ctx, "get", "node", Name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		return err == nil && strings.TrimSpace(out) == "True", nil
 	})
 }
@@ -442,20 +446,11 @@ func (n *Node) ClientEnv() []string {
 // forwards each connection to target inside the node (a pod or Service
 // IP address and port, never a name). It returns the address it listens on; Down closes it.
 func (n *Node) Forward(hostAddr, target string) (string, error) {
-	if h, _, err := net.SplitHostPort(hostAddr); err != nil || !net.ParseIP(h).IsLoopback() {
-		return "", fmt.Errorf("forward: %q is not a host loopback address", hostAddr)
-	}
-	// A name would be looked up by the harness's resolver, with the host's
-	// resolv.conf and possibly from the host's network namespace: off the node.
-	if h, _, err := net.SplitHostPort(target); err != nil || net.ParseIP(h) == nil {
-		return "", fmt.Errorf("forward: target %q is not an IP address and port (look up a Service's clusterIP first)", target)
-	}
-	l, err := net.Listen("tcp", hostAddr)
+	l, err := forwardInto(n.sb, hostAddr, target)
 	if err != nil {
-		return "", fmt.Errorf("forward: %w", err)
+		return "", err
 	}
 	n.listeners = append(n.listeners, l)
-	go n.sb.forward(l, target)
 	return l.Addr().String(), nil
 }
 

@@ -177,38 +177,20 @@ func (s *sandbox) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return c, err
 }
 
-// forward accepts on a host loopback listener and connects each connection to
-// target inside the node's network namespace: the host reaches the node only
-// through loopback, and the node has no route to the host or beyond.
-func (s *sandbox) forward(l net.Listener, target string) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
+// pipe copies both ways between a and b until both directions are done.
+func pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	copyTo := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, _ = io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
 		}
-		go func() {
-			defer func() { _ = c.Close() }()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			u, err := s.dial(ctx, target)
-			cancel()
-			if err != nil {
-				return
-			}
-			defer func() { _ = u.Close() }()
-			var wg sync.WaitGroup
-			wg.Add(2)
-			pipe := func(dst, src net.Conn) {
-				defer wg.Done()
-				_, _ = io.Copy(dst, src)
-				if tc, ok := dst.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-			}
-			go pipe(u, c)
-			go pipe(c, u)
-			wg.Wait()
-		}()
 	}
+	go copyTo(a, b)
+	go copyTo(b, a)
+	wg.Wait()
 }
 
 // kill ends every process of the node: SIGKILL to the PID namespace's first

@@ -75,12 +75,11 @@ func TestSandbox(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	fwd, err := net.Listen("tcp", "127.0.0.1:0")
+	fwd, err := forwardInto(sb, "127.0.0.1:0", inside.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = fwd.Close() }()
-	go sb.forward(fwd, inside.Addr().String())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var d net.Dialer

@@ -23,7 +23,7 @@ const (
 	// argoManager is the field manager Argo CD applies with under ServerSideApply=true.
 	argoManager = "argocd-controller"
 	// exampleEndpoint is where the examples expect the emulator (`make run`).
-	exampleEndpoint = "http://127.0.0.1:8787/compute/v1/"
+	exampleEndpoint = "http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787/compute/v1/"
 )
 
 // providerGroups are the API groups of package/crds.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
@@ -207,9 +208,12 @@ func checkDNS(ctx context.Context, t *testing.T, n *node.Node) {
 // entrypoint) and waits for Crossplane's Deployment runtime to run it Healthy.
 func checkFunctionPackage(ctx context.Context, t *testing.T, n *node.Node, tools node.Tools) {
 	t.Helper()
-	bin, meta := autoReadyFiles(t, tools)
+	bin, meta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
+	if err != nil {
+		t.Skip(err)
+	}
 	start := time.Now()
-	ref, err := n.PushImage(ctx, "function-auto-ready", "v0.5.0", []string{"/function"},
+	ref, err := n.PushImage(ctx, "function-auto-ready", stack.AutoReadyTag, []string{"/function"},
 		map[string]string{"/function": bin, "/package.yaml": meta})
 	if err != nil {
 		t.Fatal(err)

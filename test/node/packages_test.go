@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,74 +21,15 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
 	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
+	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
-// The packages as hack/xpkg.sh writes them (under NODE_XPKG_DIR, default
-// _output/xpkg), and the names they are published under (README.md installs
-// xpkg.crossplane.io/<repo>:<tag>; the node's registry serves <repo>:<tag>
-// and an ImageConfig points xpkg.crossplane.io/ at it).
-var packages = []struct{ file, repo string }{
-	{"linux_amd64/provider-cloudarmor.xpkg", "armorplane/provider-cloudarmor"},
-	{"linux_amd64/function-ipallowlist.xpkg", "armorplane/function-ipallowlist"},
-	{"configuration-ipallowlist.xpkg", "armorplane/configuration-ipallowlist"},
-}
-
 const (
-	// packageTag is the version README.md installs: CHANGELOG's first release.
-	packageTag = "v0.1.0"
-	// autoReadyRepo is the Configuration's dependency on function-auto-ready.
-	autoReadyRepo = "crossplane-contrib/function-auto-ready"
-
-	providerSA = "system:serviceaccount:crossplane-system:provider-cloudarmor"
-)
-
-// imageConfig points the packages' registry at the node's: Crossplane then
-// pulls them, resolves the Configuration's dependencies (listing the tags of
-// each) and containerd pulls their images from there.
-var imageConfig = fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
-kind: ImageConfig
-metadata: {name: node-registry}
-spec:
-  matchImages: [{type: Prefix, prefix: xpkg.crossplane.io/}]
-  rewriteImage: {prefix: %s/}
-`, node.RegistryHost)
-
-// The emulator runs as a pod from its own image, behind a Service the
-// provider reaches through the cluster DNS.
-const (
-	emulatorNS      = "cloudarmor-emulator"
-	emulatorService = "cloudarmor-emulator." + emulatorNS + ".svc.cluster.local:8787"
+	emulatorService = "cloudarmor-emulator." + stack.EmulatorNamespace + ".svc.cluster.local:8787"
 	emulatorToken   = "node-test-token"
 	project         = "node-project"
 )
-
-var emulatorManifests = `apiVersion: v1
-kind: Namespace
-metadata: {name: ` + emulatorNS + `}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: cloudarmor-emulator, namespace: ` + emulatorNS + `}
-spec:
-  selector: {matchLabels: {app: cloudarmor-emulator}}
-  template:
-    metadata: {labels: {app: cloudarmor-emulator}}
-    spec:
-      securityContext: {runAsNonRoot: true}
-      containers:
-      - name: emulator
-        image: %s
-        ports: [{containerPort: 8787}]
-        readinessProbe: {httpGet: {path: /_emulator/healthz, port: 8787}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: cloudarmor-emulator, namespace: ` + emulatorNS + `}
-spec:
-  selector: {app: cloudarmor-emulator}
-  ports: [{port: 8787, targetPort: 8787}]
-`
 
 // tenancy: a ClusterProviderConfig admitting only namespaces labelled
 // tenant=a, one such namespace and one without the label.
@@ -153,18 +93,20 @@ spec:
 func TestPackages(t *testing.T) {
 	tools := realNode(t, t.TempDir())
 	root := repo.Root()
-	cli := toolPath(t, "CROSSPLANE_BIN", "crossplane")
-	xpkgDir := envOr("NODE_XPKG_DIR", filepath.Join(root, "_output/xpkg"))
-	for _, p := range packages {
-		if _, err := os.Stat(filepath.Join(xpkgDir, p.file)); err != nil {
-			t.Fatalf("%v: run `make xpkg` (PLATFORMS=linux/amd64 is enough)", err)
-		}
+	autoReadyBin, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
+	if err != nil {
+		t.Skip(err)
 	}
-	emulatorBin := envOr("NODE_EMULATOR_BIN", filepath.Join(root, "_output/bin/emulator"))
-	if _, err := os.Stat(emulatorBin); err != nil {
-		t.Fatalf("%v: run `make build`", err)
+	opts := stack.Options{
+		Tools:         tools,
+		RepoRoot:      root,
+		Crossplane:    toolPath(t, "CROSSPLANE_BIN", "crossplane"),
+		XpkgDir:       envOr("NODE_XPKG_DIR", filepath.Join(root, "_output/xpkg")),
+		Emulator:      envOr("NODE_EMULATOR_BIN", filepath.Join(root, "_output/bin/emulator")),
+		AutoReady:     autoReadyBin,
+		AutoReadyMeta: autoReadyMeta,
+		Logf:          t.Logf,
 	}
-	autoReadyBin, autoReadyMeta := autoReadyFiles(t, tools)
 	before := snapshot(t, tools.Debs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -173,99 +115,34 @@ func TestPackages(t *testing.T) {
 	n, down := boot(ctx, t, tools)
 	defer down()
 	var times []string
-	lap := func(what string, since time.Time) {
-		times = append(times, fmt.Sprintf("%-58s %s", what, time.Since(since).Round(10*time.Millisecond)))
+	lap := func(what string, took time.Duration) {
+		times = append(times, fmt.Sprintf("%-58s %s", what, took.Round(10*time.Millisecond)))
 	}
-	lap("node up", start)
-	home := filepath.Join(n.WorkDir(), "client/home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	run := func(tool string, args ...string) string {
-		t.Helper()
-		bin := map[string]string{"helm": tools.Helm, "kubectl": tools.Kubectl, "crossplane": cli}[tool]
-		cmd := exec.CommandContext(ctx, bin, args...)
-		// The CLI's Docker config and caches go under the work directory.
-		cmd.Env = append(n.ClientEnv(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(home, ".docker"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-
-	// Publish: our three packages with the real CLI, function-auto-ready
-	// (the Configuration's third dependency) and the emulator as images.
-	s := time.Now()
-	for _, p := range packages {
-		run("crossplane", "xpkg", "push", "-f", filepath.Join(xpkgDir, p.file), n.HostRegistry+"/"+p.repo+":"+packageTag)
-	}
-	if _, err := n.PushImage(ctx, autoReadyRepo, "v0.5.0", []string{"/function"},
-		map[string]string{"/function": autoReadyBin, "/package.yaml": autoReadyMeta}); err != nil {
-		t.Fatal(err)
-	}
-	emuImage, err := n.PushImage(ctx, "armorplane/cloudarmor-emulator", packageTag, []string{"/emulator", "--listen=:8787"},
-		map[string]string{"/emulator": emulatorBin})
+	lap("node up", time.Since(start))
+	opts.Node = n
+	in, err := stack.Install(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lap("packages pushed (crossplane xpkg push) and images built", s)
-	checkImage(t, n.HostRegistry, "armorplane/provider-cloudarmor", packageTag, "/usr/local/bin/provider-cloudarmor")
-	checkImage(t, n.HostRegistry, "armorplane/function-ipallowlist", packageTag, "/usr/local/bin/function-ipallowlist")
-	if err := n.Apply(ctx, fmt.Sprintf(emulatorManifests, emuImage)); err != nil {
-		t.Fatal(err)
+	for _, l := range in.Laps {
+		lap(l.Step, l.Duration)
 	}
-
-	// Install as README.md says, with the ImageConfig first.
-	chart := filepath.Join(tools.CrossplaneModule, "cluster/charts/crossplane")
-	imageConfigured := false
-	for _, c := range readmeInstall {
-		st, err := onNode(c, chart)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.tool == "" {
-			t.Logf("not run on the node: %s (%s)", c, st.why)
-			continue
-		}
-		if st.tool == "crossplane" && !imageConfigured {
-			if err := n.Apply(ctx, imageConfig); err != nil {
-				t.Fatal(err)
-			}
-			imageConfigured = true
-		}
-		s := time.Now()
-		out := run(st.tool, st.args...)
-		lap(c, s)
-		if st.why != "" {
-			t.Logf("ran %s %s (%s)\n%s", st.tool, strings.Join(st.args, " "), st.why, strings.TrimSpace(out))
+	for _, r := range in.Ran {
+		if r.Tool == "" {
+			t.Logf("not run on the node: %s (%s)", r.README, r.Why)
+		} else if r.Why != "" {
+			t.Logf("ran %s %s (%s)\n%s", r.Tool, strings.Join(r.Args, " "), r.Why, r.Output)
 		}
 	}
-
-	// The dependencies the Configuration pulled in, by the names the
-	// Composition calls them.
-	s = time.Now()
-	for _, obj := range []string{"configuration/armorplane-configuration-ipallowlist", "provider/provider-cloudarmor",
-		"function/armorplane-function-ipallowlist", "function/crossplane-contrib-function-auto-ready"} {
-		for _, cond := range []string{"Installed", "Healthy"} {
-			if _, err := n.Kubectl(ctx, "wait", obj, "--for=condition="+cond, "--timeout=5m"); err != nil {
-				out, _ := n.Kubectl(ctx, "get", "pkg,pods,lock", "-A", "-o", "wide")
-				t.Fatalf("%s not %s: %v\n%s", obj, cond, err, out)
-			}
-		}
-	}
-	lap("dependencies Installed and Healthy", s)
-	if _, err := n.Kubectl(ctx, "-n", emulatorNS, "rollout", "status", "deployment/cloudarmor-emulator", "--timeout=3m"); err != nil {
-		t.Fatal(err)
-	}
+	checkImage(t, n.HostRegistry, "armorplane/provider-cloudarmor", stack.PackageTag, "/usr/local/bin/provider-cloudarmor")
+	checkImage(t, n.HostRegistry, "armorplane/function-ipallowlist", stack.PackageTag, "/usr/local/bin/function-ipallowlist")
 	pods, _ := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
 	t.Logf("kubectl get pods -A:\n%s", pods)
 	checkRunning(ctx, t, n, map[string]string{
 		"crossplane-system/provider-cloudarmor-":                    "provider",
 		"crossplane-system/armorplane-function-ipallowlist-":        "function-ipallowlist",
 		"crossplane-system/crossplane-contrib-function-auto-ready-": "function-auto-ready",
-		emulatorNS + "/cloudarmor-emulator-":                        "emulator",
+		stack.EmulatorNamespace + "/cloudarmor-emulator-":           "emulator",
 	})
 	for exe, what := range map[string]string{
 		"/usr/local/bin/provider-cloudarmor":  "the provider",
@@ -287,7 +164,7 @@ func TestPackages(t *testing.T) {
 	checkGrant(ctx, t, n, tools.Kubectl)
 
 	// A namespace-selecting ClusterProviderConfig against the emulator.
-	s = time.Now()
+	s := time.Now()
 	if err := n.Apply(ctx, tenancy); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +175,7 @@ func TestPackages(t *testing.T) {
 		out, _ := n.Kubectl(ctx, "-n", "tenant-a", "get", "securitypolicy/admitted", "-o", "yaml")
 		t.Fatalf("the SecurityPolicy in an admitted namespace did not go Ready: %v\n%s", err, out)
 	}
-	lap("SecurityPolicy Ready (ClusterProviderConfig applied to Ready)", s)
+	lap("SecurityPolicy Ready (ClusterProviderConfig applied to Ready)", time.Since(s))
 	if _, err := n.Kubectl(ctx, "-n", "tenant-b", "wait", "securitypolicy/refused", "--for=condition=Synced=False", "--timeout=2m"); err != nil {
 		t.Fatalf("the SecurityPolicy in a namespace the config does not admit: %v", err)
 	}
@@ -308,11 +185,7 @@ func TestPackages(t *testing.T) {
 	}
 	// The forwarder takes the Service's address, not its name: the harness
 	// must not resolve names with the host's resolver.
-	emuIP, err := n.Kubectl(ctx, "-n", emulatorNS, "get", "service", "cloudarmor-emulator", "-o", "jsonpath={.spec.clusterIP}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := n.Forward("127.0.0.1:0", emuIP+":8787")
+	emu, err := n.Forward("127.0.0.1:0", in.EmulatorIP+":8787")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +205,7 @@ func TestPackages(t *testing.T) {
 		out, _ := n.Kubectl(ctx, "-n", "tenant-a", "get", "ipallowlist,addressset,securitypolicy,securitypolicyrule", "-o", "yaml")
 		t.Fatalf("the IPAllowlist did not go Ready: %v\n%s", err, out)
 	}
-	lap("IPAllowlist of node-0 Ready", s)
+	lap("IPAllowlist of node-0 Ready", time.Since(s))
 	got, err := gcpPolicy(emu, "node-allowlist")
 	if err != nil {
 		t.Fatal(err)
@@ -377,27 +250,6 @@ func toolPath(t *testing.T, env, name string) string {
 		t.Fatalf("cluster/toolchain/build.sh %s: %v", name, err)
 	}
 	return strings.TrimSpace(string(out))
-}
-
-// autoReadyFiles are function-auto-ready v0.5.0's binary (make tools) and
-// package metadata (its module).
-func autoReadyFiles(t *testing.T, tools node.Tools) (bin, meta string) {
-	t.Helper()
-	bin = os.Getenv("FUNCTION_AUTO_READY_BIN")
-	if bin == "" {
-		bin = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tools.CrossplaneCore))), "bin/function-auto-ready-v0.5.0/function-auto-ready")
-	}
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta = filepath.Join(strings.TrimSpace(string(modcache)), "github.com/crossplane-contrib/function-auto-ready@v0.5.0/package/crossplane.yaml")
-	for _, f := range []string{bin, meta} {
-		if _, err := os.Stat(f); err != nil {
-			t.Skipf("function-auto-ready v0.5.0 not built (make tools): %v", err)
-		}
-	}
-	return bin, meta
 }
 
 // checkImage reads a pushed package's image config from the registry: the
@@ -531,7 +383,7 @@ func checkGrant(ctx context.Context, t *testing.T, n *node.Node, kubectl string)
 	}
 	got := accessReviews(ctx, t, n, kubectl, want)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("what %s may do live (-want +got):\n%s", providerSA, diff)
+		t.Errorf("what %s may do live (-want +got):\n%s", stack.ProviderSA, diff)
 	}
 }
 
@@ -551,7 +403,7 @@ func accessReviews(ctx context.Context, t *testing.T, n *node.Node, kubectl stri
 			defer func() { <-sem }()
 			res, sub, _ := strings.Cut(g.Resource, "/")
 			sar := fmt.Sprintf(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":%q,"groups":["system:serviceaccounts","system:serviceaccounts:crossplane-system","system:authenticated"],"resourceAttributes":{"namespace":"tenant-a","group":%q,"resource":%q,"subresource":%q,"verb":%q}}}`,
-				providerSA, g.Group, res, sub, g.Verb)
+				stack.ProviderSA, g.Group, res, sub, g.Verb)
 			cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+n.Kubeconfig, "create", "-f", "-", "-o", "jsonpath={.status.allowed}")
 			cmd.Env = n.ClientEnv()
 			cmd.Stdin = strings.NewReader(sar)

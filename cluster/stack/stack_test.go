@@ -1,0 +1,83 @@
+package stack
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+)
+
+func TestOnNode(t *testing.T) {
+	type want struct {
+		step Step
+		err  bool
+	}
+	cases := map[string]struct {
+		reason string
+		cmd    string
+		want   want
+	}{
+		"RepoAdd": {
+			reason: "The node has no network: the chart comes from the Crossplane module, so adding its repository runs nothing.",
+			cmd:    "helm repo add crossplane-stable https://charts.crossplane.io/stable",
+			want:   want{step: Step{Why: "no chart repository: the chart is in the Crossplane module"}},
+		},
+		"HelmInstall": {
+			reason: "The chart is the module's, at the version README names; the image comes from the node's registry.",
+			cmd:    "helm install crossplane crossplane-stable/crossplane --version 2.4.0 --namespace crossplane-system --create-namespace --wait",
+			want: want{step: Step{Tool: "helm", Why: "chart from the module, image from the node's registry", Args: []string{
+				"install", "crossplane", "chart", "--namespace", "crossplane-system", "--create-namespace", "--wait",
+				"--set", "image.repository=" + node.RegistryHost + "/crossplane", "--set", "image.tag=" + node.CrossplaneVersion, "--timeout", "5m"}}},
+		},
+		"HelmOtherVersion": {
+			reason: "A README naming another Crossplane version than the node runs is an error, not a silent substitution.",
+			cmd:    "helm install crossplane crossplane-stable/crossplane --version 2.3.0",
+			want:   want{err: true},
+		},
+		"RuntimeConfig": {
+			reason: "The README's provider-runtime.yaml is cluster/rbac's file.",
+			cmd:    "kubectl apply -f provider-runtime.yaml",
+			want:   want{step: Step{Tool: "kubectl", Args: []string{"apply", "-f", filepath.Join("/repo", "cluster/rbac/provider-runtime.yaml")}}},
+		},
+		"XpkgInstall": {
+			reason: "crossplane xpkg install runs unchanged: an ImageConfig points its registry at the node's.",
+			cmd:    "crossplane xpkg install configuration xpkg.crossplane.io/a/b:v1 --wait=5m",
+			want:   want{step: Step{Tool: "crossplane", Args: []string{"xpkg", "install", "configuration", "xpkg.crossplane.io/a/b:v1", "--wait=5m"}}},
+		},
+		"Unknown": {
+			reason: "A command with no translation is an error, so a README change cannot go untested.",
+			cmd:    "kubectl create namespace x",
+			want:   want{err: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := OnNode(tc.cmd, "chart", "/repo")
+			if (err != nil) != tc.want.err {
+				t.Fatalf("\n%s\nOnNode(...): error %v, want error %t", tc.reason, err, tc.want.err)
+			}
+			if diff := cmp.Diff(tc.want.step, got); diff != "" {
+				t.Errorf("\n%s\nOnNode(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestProviderArgsPatch(t *testing.T) {
+	var got map[string]any
+	if err := json.Unmarshal([]byte(providerArgsPatch([]string{"--poll=10s", "--debug"})), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"spec": map[string]any{"deploymentTemplate": map[string]any{"spec": map[string]any{
+		"selector": map[string]any{},
+		"template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "package-runtime", "args": []any{"--poll=10s", "--debug"}},
+		}}},
+	}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("providerArgsPatch: -want, +got:\n%s", diff)
+	}
+}
