@@ -66,9 +66,18 @@ check-generate: generate ## Fail if generated files are not up to date.
 
 ##@ Package
 
+# hack/sign, its own module, built once per source (as hack/xpkg.sh names it).
+SIGN := $(CACHE_DIR)/bin/sign-$(shell cd hack/sign && LC_ALL=C ls go.mod go.sum *.go | grep -v '_test\.go$$' | xargs cat | sha256sum | cut -c1-12)/sign
+
 .PHONY: xpkg
-xpkg: $(CROSSPLANE) ## Build the provider, function and configuration packages into _output/xpkg (no Docker).
-	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) hack/xpkg.sh
+xpkg: $(CROSSPLANE) $(SIGN) ## Build the provider, function and configuration packages into _output/xpkg (no Docker), with SBOMs and signatures (COSIGN_PRIVATE_KEY, else the test key).
+	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) SIGN=$(SIGN) hack/xpkg.sh
+
+# Its tests (an in-process registry, and the crossplane CLI pushing what it
+# signed) run before it is built, once per source.
+$(SIGN): $(CROSSPLANE)
+	@echo ">> testing and building hack/sign (first time for this source)"
+	cd hack/sign && CROSSPLANE_BIN=$(CROSSPLANE) go test -count=1 ./... && CGO_ENABLED=0 go build -trimpath -o $@ .
 
 ##@ Tools
 
