@@ -208,6 +208,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 		if st.Inline {
 			f.Role = ownership.Borrower
 		}
+		// A borrower being deleted is decided here, without a read.
 		if v := ownership.Decide(f); v != ownership.Undecided {
 			return v.Observation(ownership.Details{})
 		}
