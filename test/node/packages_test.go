@@ -136,6 +136,7 @@ func TestPackages(t *testing.T) {
 	}
 	checkImage(t, n.HostRegistry, "armorplane/provider-cloudarmor", stack.PackageTag, "/usr/local/bin/provider-cloudarmor")
 	checkImage(t, n.HostRegistry, "armorplane/function-ipallowlist", stack.PackageTag, "/usr/local/bin/function-ipallowlist")
+	checkSignatures(ctx, t, n, opts.XpkgDir)
 	pods, _ := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
 	t.Logf("kubectl get pods -A:\n%s", pods)
 	checkRunning(ctx, t, n, map[string]string{
