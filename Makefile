@@ -40,7 +40,11 @@ KUBECTL             := $(CACHE_DIR)/bin/kubectl-$(KUBE_VERSION)/kubectl
 TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBE_CONTROLLER_MANAGER_BIN=$(KUBE_CONTROLLER_MANAGER) KUBECTL_BIN=$(KUBECTL) ARGOCD_BIN=$(ARGOCD)
 
 # Test suites that drive separate processes rather than our code in-process.
-PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|ha|argocd|gitops|xpkg|validate|render|platform)$$
+PROCESS_SUITES := /test/(e2e|chaos|security|tenancy|ha|gitops|xpkg|validate|render)$$
+# Suites that run on the real node (root): the node's own tests boot theirs
+# (their subject is its lifecycle); test/platform and test/argocd need
+# Crossplane and share one node that hack/shared-node.sh boots.
+NODE_SUITES := /cluster/node$$|/test/(node|platform|argocd)$$
 FUZZTIME ?= 10s
 
 .PHONY: help
@@ -82,11 +86,12 @@ $(SIGN): $(CROSSPLANE)
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready, Argo CD (cached).
+tools: ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready, Argo CD and the real node's tools (cached).
 	@# In parallel: on a cold machine the module downloads and links overlap.
 	@# Measured with `make run`'s seven tools: 16.5 min cold in all at nice 19
 	@# beside a benchmark, the longest (the crossplane CLI) 13 min of it.
-	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps
+	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps \
+		node-tool-kube-node node-tool-coredns node-tool-helm node-tool-node-debs
 
 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
 	cluster/toolchain/build.sh assets >/dev/null
@@ -143,13 +148,14 @@ unit: ## Unit tests only (no control plane).
 	go test -race -count=1 -short ./...
 
 .PHONY: test
-test: tools check-generate lint build xpkg ## Every test: generated files, lint, unit, integration, e2e.
+test: tools check-generate lint build xpkg ## Every test: generated files, lint, unit, integration, e2e, and on a real node (root) Crossplane from Helm with our packages.
 	@# Everything that runs our code in-process runs under the race detector.
 	@# The suites that drive separate processes (the provider binary, the
 	@# crossplane CLI) gain nothing from instrumenting their harness, and it
 	@# would only slow a cold CI run.
-	$(TOOL_ENV) go test -race -count=1 -timeout 20m $$(go list ./... | grep -Ev '$(PROCESS_SUITES)')
+	$(TOOL_ENV) go test -race -count=1 -timeout 20m $$(go list ./... | grep -Ev '$(PROCESS_SUITES)|$(NODE_SUITES)')
 	$(TOOL_ENV) go test -count=1 -timeout 30m $$(go list ./... | grep -E '$(PROCESS_SUITES)')
+	$(MAKE) --no-print-directory node-suites
 	# A count, not a duration: with a duration Go's fuzz coordinator fails
 	# with "context deadline exceeded" (0 execs/s) when a loaded 2-core
 	# machine starves its workers (go.dev/issue/75804, fixed in Go 1.27).
@@ -213,21 +219,32 @@ node-tools: ## Build or fetch everything the real node runs (cached; cluster/too
 $(NODE_TOOLS): node-tool-%:
 	cluster/toolchain/build.sh $* >/dev/null
 
-# Opt-in, root only, not part of `make test`: boots the real node, installs
-# Crossplane from its Helm chart, checks the pods and the no-egress
-# configuration, installs our packages as README.md says (pushed to the
-# node's registry with the crossplane CLI; the node is linux/amd64 only),
-# tears down and compares the host before and after.
-.PHONY: node-test
+# The real node's suites (part of `make test`, root only). First the node's
+# own tests, each booting and tearing down a node of its own (TestNode checks
+# the no-egress configuration and compares the host before and after,
+# TestCrashRecovery kills one, TestPackages installs as README.md says and
+# checks the grants); then one shared node (hack/shared-node.sh) for the
+# suites that need Crossplane. The node is linux/amd64 only.
+.PHONY: node-suites
+node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
+	@if [ "$$(id -u)" != 0 ]; then echo "make test boots a real node (namespaces, mounts, containerd, a bridge) and needs root: run it as root" >&2; exit 1; fi
+	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) $(TOOL_ENV) go test -p 1 -count=1 -timeout 30m ./cluster/node/ ./test/node/
+	go build -o $(BIN_DIR)/local ./cluster/local
+	LOCAL=$(abspath $(BIN_DIR))/local $(TOOL_ENV) hack/shared-node.sh go test -p 1 -count=1 -timeout 30m ./test/platform/ ./test/argocd/
+
+# Only the node's suites, for work on them (root): builds what they need.
 # Its packages and emulator go under $(NODE_OUT), not _output/xpkg and
 # _output/bin, which a make test running meanwhile reads.
+.PHONY: node-test
 NODE_OUT := $(OUTPUT_DIR)/node
-node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, tear down (root).
-	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/emulator ./cmd/emulator
+node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, run test/platform and test/argocd on it, tear down (root).
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
 		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
-		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/
+		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/ $(NODE_TEST_ARGS)
+	BIN_DIR=$(NODE_OUT)/bin XPKG_DIR=$(NODE_OUT)/xpkg CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
+		hack/shared-node.sh go test -p 1 -count=1 -timeout 30m -v ./test/platform/ ./test/argocd/ $(NODE_TEST_ARGS)
 
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).

@@ -34,6 +34,8 @@ type config struct {
 	xpkgDir   string
 	examples  string
 	readyFile string
+	// demo applies the examples and the demo Nodes.
+	demo bool
 	// helmSet are extra --set values for the Crossplane chart.
 	helmSet []string
 	// providerArgs are added to the provider's container through its
@@ -52,7 +54,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.binDir, "bin-dir", "_output/bin", "folder holding the emulator binary (make build)")
 	fs.StringVar(&c.xpkgDir, "xpkg-dir", "_output/xpkg", "folder of the packages `make xpkg` builds")
 	fs.StringVar(&c.examples, "examples", "examples", "folder of examples to apply")
-	fs.StringVar(&c.readyFile, "ready-file", "", "once Ready, write how to reach the node here (JSON) and run until SIGTERM, printing nothing more")
+	fs.StringVar(&c.readyFile, "ready-file", "", "once Ready, write how to reach the node here (JSON) and run until SIGTERM")
+	fs.BoolVar(&c.demo, "demo", true, "apply the examples, demo Nodes and an IPAllowlist of the node (false: only install, as make test's shared node)")
 	fs.Var((*repeated)(&c.helmSet), "helm-set", "a --set value for the Crossplane chart (repeatable), e.g. args={--circuit-breaker-burst=500}")
 	fs.Var((*repeated)(&c.providerArgs), "provider-arg", "an argument for the provider's container, set through its DeploymentRuntimeConfig (repeatable)")
 	return c, fs.Parse(args)
@@ -115,7 +118,9 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 	if pods, err := n.Kubectl(ctx, "get", "pods", "-A"); err == nil {
 		fmt.Fprintf(out, "\n$ kubectl get pods -A\n%s", pods)
 	}
-	d.printTable(ctx, out)
+	if cfg.demo {
+		d.printTable(ctx, out)
+	}
 
 	if cfg.readyFile != "" {
 		a := n.Attachment(map[string]string{"emulatorIP": d.emulatorIP, "emulator": d.emulator})
@@ -161,6 +166,9 @@ func install(ctx context.Context, n *node.Node, tools node.Tools, root string, c
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.demo {
+		return &demo{emulatorIP: in.EmulatorIP}, nil
 	}
 	return startDemo(ctx, n, in, root, cfg, logf)
 }

@@ -2,8 +2,6 @@ package argocd
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,80 +10,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
-	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
 	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
-	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const xrAPIVersion = "platform.armorplane.io/v1alpha1"
 
-// TestHealthOfLiveIPAllowlist runs Crossplane core with our packages installed
-// (test/framework/platform), composes examples/allowlist/ipallowlist.yaml
+// TestHealthOfLiveIPAllowlist attaches to the real node with Crossplane and our
+// packages installed (test/framework/platform), composes examples/allowlist/ipallowlist.yaml
 // against the emulator and checks health.lua on the IPAllowlist in each state
 // Crossplane wrote: composed resources not ready yet, Ready, an edit not yet
 // reconciled, paused.
 func TestHealthOfLiveIPAllowlist(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs Crossplane core and the packages; skipped with -short")
+		t.Skip("runs on the real node with Crossplane; skipped with -short")
 	}
 	script, err := healthScript()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := func(env, name, version string) string {
-		p, err := controlplane.Tool(env, name, version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	bins := platform.Binaries{
-		Crossplane:        tool("CROSSPLANE_BIN", "crossplane", "v2.5.0"),
-		Core:              tool("CROSSPLANE_CORE_BIN", "crossplane-core", platform.CoreVersion),
-		AutoReady:         tool("FUNCTION_AUTO_READY_BIN", "function-auto-ready", platform.AutoReadyTag),
-		ControllerManager: tool("KUBE_CONTROLLER_MANAGER_BIN", "kube-controller-manager", controlplane.KubernetesVersion),
-	}
-	if bins.Provider, err = buildProvider(); err != nil {
+	begin := time.Now()
+	plat := platform.Attach(t, kube.SchemeT(t))
+	cp := plat.Kube
+	emu := emulator.Start(t, emulator.Options{})
+	exposed, err := plat.Node.Expose(strings.TrimSuffix(strings.TrimPrefix(emu.Endpoint(), "http://"), "/compute/v1/"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	bins.Function = filepath.Join(filepath.Dir(bins.Provider), "function")
-	if _, err := os.Stat(bins.Function); err != nil {
-		t.Fatalf("the function binary beside the provider: %v (make build)", err)
-	}
-	if _, err := os.Stat(repo.Path("_output", "xpkg", "configuration-ipallowlist.xpkg")); err != nil {
-		t.Fatalf("the packages: %v (make xpkg)", err)
-	}
-
-	begin := time.Now()
-	cp := controlplane.StartT(t, controlplane.Options{Scheme: kube.SchemeT(t)})
-	emu := emulator.Start(t, emulator.Options{})
+	t.Cleanup(func() { plat.Cleanup(t) })
 	kc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: kube.SchemeT(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	plat, err := platform.Start(ctx, platform.Options{
-		ControlPlane: cp, Bin: bins, XpkgDir: repo.Path("_output", "xpkg"), WorkDir: work,
-		ProviderArgs: []string{"--debug", "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=0"},
-		PollInterval: 10 * time.Second, Logf: t.Logf,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		plat.Stop()
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(plat.LogDir(), "*.log"))
-			for _, l := range logs {
-				p := provider.Process{LogPath: l}
-				t.Logf("--- %s, last 30 lines:\n%s", filepath.Base(l), p.Tail(30))
-			}
-		}
-	})
 
 	rec := newRecorder(map[string]func(*unstructured.Unstructured) bool{
 		"unready": func(u *unstructured.Unstructured) bool {
@@ -107,13 +64,18 @@ func TestHealthOfLiveIPAllowlist(t *testing.T) {
 	rec.watch(t, kc, xrAPIVersion, "IPAllowlist")
 
 	e := &env{cp: cp, emu: emu, kube: kc}
-	e.create(t,
+	// Applied, not created: the shared node may hold them from an earlier suite.
+	for _, o := range []*unstructured.Unstructured{
 		obj("v1", "Secret", "emulator-token", map[string]any{"stringData": map[string]any{"token": "t"}}),
 		obj(pcGroup, "ClusterProviderConfig", "default", map[string]any{"spec": map[string]any{
-			"projectID": "argocd-project", "endpoint": emu.Endpoint(),
+			"projectID": "argocd-project", "endpoint": "http://" + exposed + "/compute/v1/",
 			"credentials": map[string]any{"source": "AccessToken",
 				"secretRef": map[string]any{"name": "emulator-token", "key": "token", "namespace": namespace}}}}),
-	)
+	} {
+		if err := kc.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("argocd-suite"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := cp.Apply(context.Background(), repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
 		t.Fatal(err)
 	}

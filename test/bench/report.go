@@ -383,7 +383,9 @@ func runPlatform(ctx context.Context, outDir, scale string) (string, string) {
 	}
 	defer log.Close() //nolint:errcheck // a log
 	fmt.Fprintf(os.Stderr, ">> platform suite (node-change latency; load average %s; log %s)\n", loadAvg(), logPath)
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout=60m", "-run", "^(TestPlatform|TestScale)$", "./test/platform/")
+	// On the real node, Crossplane from its Helm chart and our packages as
+	// pods: hack/shared-node.sh boots it for the suite and tears it down.
+	cmd := exec.CommandContext(ctx, "hack/shared-node.sh", "go", "test", "-count=1", "-timeout=60m", "-run", "^(TestPlatform|TestScale)$", "./test/platform/")
 	cmd.Env = append(os.Environ(), "PLATFORM_LATENCY_OUT="+out, "PLATFORM_SCALE="+scale)
 	cmd.Stdout, cmd.Stderr = log, log
 	runErr := cmd.Run()

@@ -210,7 +210,7 @@ func (e *env) checkInstalled(ctx context.Context, t *testing.T) {
 			t.Errorf("CRD %s: %v", crd, err)
 			continue
 		}
-		if !ownedBy(o.GetOwnerReferences(), "ProviderRevision", "armorplane-provider-cloudarmor-") {
+		if !ownedBy(o.GetOwnerReferences(), "ProviderRevision", platform.ProviderName+"-") {
 			t.Errorf("CRD %s is not owned by the provider's ProviderRevision: %v", crd, o.GetOwnerReferences())
 		}
 	}
@@ -224,16 +224,17 @@ func (e *env) checkInstalled(ctx context.Context, t *testing.T) {
 			t.Errorf("%s: %v", o.gvk.Kind, err)
 			continue
 		}
-		if !ownedBy(u.GetOwnerReferences(), "ConfigurationRevision", "configuration-ipallowlist-") {
+		if !ownedBy(u.GetOwnerReferences(), "ConfigurationRevision", platform.ConfigurationName+"-") {
 			t.Errorf("%s is not owned by the ConfigurationRevision: %v", o.gvk.Kind, u.GetOwnerReferences())
 		}
 	}
-	// Crossplane named the dependencies itself, from the Configuration's
-	// dependsOn; the Composition refers to the functions by those names.
+	// README.md installs the provider by name (for its runtime config);
+	// Crossplane named the functions itself, from the Configuration's
+	// dependsOn, and the Composition refers to them by those names.
 	for _, want := range []struct{ kind, name string }{
-		{"Provider", "armorplane-provider-cloudarmor"},
-		{"Function", "armorplane-function-ipallowlist"},
-		{"Function", "crossplane-contrib-function-auto-ready"},
+		{"Provider", platform.ProviderName},
+		{"Function", platform.FunctionName},
+		{"Function", platform.AutoReadyName},
 	} {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: want.kind})
@@ -370,7 +371,7 @@ spec:
   credentials:
     source: AccessToken
     secretRef: {namespace: default, name: emulator-token, key: token}
-`, token, project, e.emu.Endpoint()))
+`, token, project, e.endpoint))
 }
 
 // setShrinkHold sets the node source's shrinkHoldSeconds on the IPAllowlist.
@@ -498,14 +499,7 @@ func (c *cluster) addNode(ctx context.Context, t *testing.T, pool string) {
 	if c.realistic {
 		realisticStatus(nd)
 	}
-	status := nd.Status
-	if err := c.e.cp.Client.Create(ctx, nd); err != nil {
-		t.Fatal(err)
-	}
-	// status is a subresource: a cloud's node controller writes addresses
-	// after the kubelet registers the Node.
-	nd.Status = status
-	if err := c.e.cp.Client.Status().Update(ctx, nd); err != nil {
+	if err := createNode(ctx, c.e.cp.Client, nd); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
@@ -562,8 +556,10 @@ func (c *cluster) dropExternalIP(ctx context.Context, t *testing.T) {
 	if err := c.e.cp.Client.Get(ctx, client.ObjectKeyFromObject(n), cur); err != nil {
 		t.Fatal(err)
 	}
+	orig := cur.DeepCopy()
 	cur.Status.Addresses = slices.DeleteFunc(cur.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeExternalIP })
-	if err := c.e.cp.Client.Status().Update(ctx, cur); err != nil {
+	// A patch, not an update: the node lifecycle controller writes Nodes too.
+	if err := c.e.cp.Client.Status().Patch(ctx, cur, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
 	c.forget(n.Name, true)

@@ -85,17 +85,17 @@ func TestScale(t *testing.T) {
 		hb.set(nodeNames(ctx, t, kc), float64(n)/300)
 
 		time.Sleep(10 * time.Second) // the informers catch up with the creations
-		before, callsBefore := sampleProcs(t), e.functionCalls(t)
+		before, callsBefore := e.sampleProcs(t), e.functionCalls(t)
 		const window = 30 * time.Second
 		time.Sleep(window)
-		after, calls := sampleProcs(t), e.functionCalls(t)-callsBefore
+		after, calls := e.sampleProcs(t), e.functionCalls(t)-callsBefore
 		cpu := func(exe string) string {
 			return fmt.Sprintf("%.3f cores", (after[exe].CPU-before[exe].CPU).Seconds()/window.Seconds())
 		}
 		rss := func(exe string) string { return fmt.Sprintf("%d MiB", after[exe].RSSKiB>>10) }
 		fmt.Fprintf(&b, "| %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %d KiB | %.1f |\n", n, float64(n)/300,
-			cpu("crossplane-core"), cpu("function"), cpu("provider"), cpu("kube-apiserver"),
-			rss("crossplane-core"), rss("function"), rss("provider"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10,
+			cpu("crossplane"), cpu("function-ipallowlist"), cpu("provider-cloudarmor"), cpu("kube-apiserver"),
+			rss("crossplane"), rss("function-ipallowlist"), rss("provider-cloudarmor"), rss("kube-apiserver"), requestBytes(ctx, t, e)>>10,
 			float64(calls)/window.Minutes())
 
 		m := e.newMeter(t)
@@ -226,16 +226,9 @@ func createBackground(ctx context.Context, t *testing.T, kc client.Client, from,
 				}
 				nd := node(fmt.Sprintf("gke-batch-%05d", i), "batch", fmt.Sprintf("10.%d.%d.%d", 64+i/65536, (i/256)%256, i%256), fmt.Sprintf("35.%d.%d.%d", 100+i/65536, (i/256)%256, i%256))
 				realisticStatus(nd)
-				status := nd.Status
-				if err := kc.Create(ctx, nd); err != nil {
+				if err := createNode(ctx, kc, nd); err != nil {
 					failed.Add(1)
-					t.Errorf("create Node %s: %v", nd.Name, err)
-					return
-				}
-				nd.Status = status
-				if err := kc.Status().Update(ctx, nd); err != nil {
-					failed.Add(1)
-					t.Errorf("write Node %s status: %v", nd.Name, err)
+					t.Errorf("Node %s: %v", nd.Name, err)
 					return
 				}
 			}
@@ -316,11 +309,12 @@ func (h *heartbeats) run() {
 	}
 }
 
-// sampleProcs reads the CPU time and memory of this test's descendant
-// processes, by executable name.
-func sampleProcs(t *testing.T) map[string]procstat.Stats {
+// sampleProcs reads the CPU time and memory of the node's processes (the
+// containers' too: they share its PID namespace's ancestry), by executable
+// name.
+func (e *env) sampleProcs(t *testing.T) map[string]procstat.Stats {
 	t.Helper()
-	out, err := procstat.Descendants(os.Getpid())
+	out, err := procstat.InNamespace(e.plat.Node.Holder)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -15,12 +14,27 @@ import (
 // its own gRPC server metrics count them (grpc_server_handled_total, every
 // code).
 func (p *Platform) FunctionCalls(ctx context.Context) (int64, error) {
-	p.mu.Lock()
-	url := p.functionMetrics
-	p.mu.Unlock()
-	if url == "" {
-		return 0, errors.New("the function is not running yet")
+	_, ip, err := p.PackagePod(ctx, "Function", FunctionName)
+	if err != nil {
+		return 0, err
 	}
+	// The function serves its metrics on :8080 in its pod (its
+	// --metrics-address default); the host reaches the pod through a
+	// forwarder into the node.
+	p.mu.Lock()
+	fwd, ok := p.forwards[ip]
+	if !ok {
+		if fwd, err = p.Node.Forward("127.0.0.1:0", ip+":8080"); err != nil {
+			p.mu.Unlock()
+			return 0, err
+		}
+		if p.forwards == nil {
+			p.forwards = map[string]string{}
+		}
+		p.forwards[ip] = fwd
+	}
+	p.mu.Unlock()
+	url := "http://" + fwd + "/metrics"
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -97,16 +97,66 @@ func Descendants(root int) (map[string]Stats, error) {
 	for pid, ps := range all {
 		for p := ps.PPid; p > 1; p = all[p].PPid {
 			if p == root {
-				sum := out[exe[pid]]
-				sum.RSSKiB += ps.RSSKiB
-				sum.HWMKiB += ps.HWMKiB
-				sum.AnonKiB += ps.AnonKiB
-				sum.FileKiB += ps.FileKiB
-				sum.CPU += ps.CPU
-				out[exe[pid]] = sum
+				out[exe[pid]] = out[exe[pid]].plus(ps)
 				break
 			}
 		}
 	}
 	return out, nil
+}
+
+// InNamespace returns the stats of every live process in the PID namespace
+// of pid (the real node's) or below a process that is (its containers, in
+// PID namespaces of their own), keyed by the base name of its executable;
+// processes sharing one are summed.
+func InNamespace(pid int) (map[string]Stats, error) {
+	want, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	all := map[int]Stats{}
+	exe := map[int]string{}
+	in := map[int]bool{}
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		ps, err := Read(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		path, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if err != nil {
+			continue
+		}
+		all[p], exe[p] = ps, filepath.Base(path)
+		if ns, err := os.Readlink(filepath.Join("/proc", d.Name(), "ns/pid")); err == nil && ns == want {
+			in[p] = true
+		}
+	}
+	out := map[string]Stats{}
+	for p, ps := range all {
+		for a, hops := p, 0; a > 1 && hops < 64; a, hops = all[a].PPid, hops+1 {
+			if in[a] {
+				out[exe[p]] = out[exe[p]].plus(ps)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// plus sums two processes' stats.
+func (s Stats) plus(o Stats) Stats {
+	s.RSSKiB += o.RSSKiB
+	s.HWMKiB += o.HWMKiB
+	s.AnonKiB += o.AnonKiB
+	s.FileKiB += o.FileKiB
+	s.CPU += o.CPU
+	return s
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Boots the real node once (cluster/local --ready-file: Crossplane by Helm, our
+# packages by `crossplane xpkg install`, the emulator as a pod), runs the
+# command given with NODE_ATTACH naming it, and tears the node down whatever
+# the command's outcome, Ctrl-C included. `make test` runs the suites that
+# need Crossplane (test/platform, test/argocd) through it, one package at a
+# time: they share the node and each test cleans up after itself.
+#
+# Crossplane runs with its XR circuit breaker raised through the chart's
+# args, as docs/allowlist.md recommends for IPAllowlists that follow bursts
+# of Node changes (PLATFORM_CORE_DEFAULTS=1 keeps the chart's defaults); the
+# provider polls every 10 s (its DeploymentRuntimeConfig), so a test's drift
+# is seen within a test's waits.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(pwd)/${NODE_OUT:-_output/node}
+mkdir -p "$out"
+ready=$out/attach.json
+log=$out/shared-node.log
+local_bin=${LOCAL:-$out/local}
+if [ -z "${LOCAL:-}" ]; then go build -o "$local_bin" ./cluster/local; fi
+rm -f "$ready"
+
+args=(--ready-file "$ready" --demo=false --bin-dir "${BIN_DIR:-_output/bin}" --xpkg-dir "${XPKG_DIR:-_output/xpkg}"
+	--provider-arg=--poll=10s --provider-arg=--max-reconcile-rate=20)
+if [ -z "${PLATFORM_CORE_DEFAULTS:-}" ]; then
+	args+=(--helm-set 'args={--circuit-breaker-burst=500,--circuit-breaker-refill-rate=5}')
+fi
+"$local_bin" "${args[@]}" >"$log" 2>&1 &
+pid=$!
+stop() {
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	tail -3 "$log" | sed 's/^/shared node: /'
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+echo ">> booting the shared node (log: $log)"
+start=$SECONDS
+until [ -f "$ready" ]; do
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "the shared node did not come up; the end of its log:" >&2
+		tail -40 "$log" >&2
+		exit 1
+	fi
+	if (( SECONDS - start > 600 )); then
+		echo "the shared node was not up after 10 minutes; the end of its log:" >&2
+		tail -40 "$log" >&2
+		exit 1
+	fi
+	sleep 1
+done
+echo ">> shared node up in $((SECONDS - start)) s"
+NODE_ATTACH=$ready "$@"
