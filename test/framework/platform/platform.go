@@ -64,7 +64,7 @@ type Platform struct {
 	Kube *controlplane.ControlPlane
 
 	mu       sync.Mutex
-	restarts map[string]int32 // of the package pods at Attach
+	restarts map[string]int32  // of the package pods at Attach
 	forwards map[string]string // host forwarder by pod IP
 	checked  time.Time
 	lastErr  error
