@@ -420,6 +420,12 @@ type RuleNamespaces struct {
 type SecurityPolicyStatus struct {
 	xpv2.ManagedResourceStatus `json:",inline"`
 	AtProvider                 SecurityPolicyObservation `json:"atProvider,omitempty"`
+
+	// DryRun is what the provider last asked GCP while the object was in
+	// dry run (annotation cloudarmor.armorplane.io/dry-run); unset
+	// otherwise.
+	// +optional
+	DryRun *DryRunStatus `json:"dryRun,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -84,6 +84,12 @@ type SecurityPolicyRuleSpec struct {
 type SecurityPolicyRuleStatus struct {
 	xpv2.ManagedResourceStatus `json:",inline"`
 	AtProvider                 SecurityPolicyRuleObservation `json:"atProvider,omitempty"`
+
+	// DryRun is what the provider last asked GCP while the object was in
+	// dry run (annotation cloudarmor.armorplane.io/dry-run); unset
+	// otherwise.
+	// +optional
+	DryRun *DryRunStatus `json:"dryRun,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -3,10 +3,14 @@ package ownership
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 )
 
 // An Observe concludes more than crossplane-runtime's managed reconciler can
@@ -27,16 +31,29 @@ type Facts struct {
 	Presence Presence
 	// Deleting: the object has a deletion timestamp.
 	Deleting bool
+	// DryRun: the object is in dry run (v1beta1.AnnotationDryRun): it
+	// never writes to GCP, and asks GCP instead whether it would accept the
+	// writes. It changes nothing for an Observer, which writes nothing
+	// anyway, nor for an Outranked object, refused either way.
+	DryRun bool
 }
 
 // FactsOf starts the facts of mg's Observe: Owner if its management policies
-// write (it may yet be outranked or adopt), else Observer; nothing read.
+// write (it may yet be outranked or adopt), else Observer; in dry run if it
+// writes and carries the dry-run annotation; nothing read.
 func FactsOf(mg resource.Managed) Facts {
 	f := Facts{Role: Observer, Deleting: meta.WasDeleted(mg)}
 	if Writes(mg) {
 		f.Role = Owner
+		f.DryRun = IsDryRun(mg)
 	}
 	return f
+}
+
+// IsDryRun reports whether mg carries the dry-run annotation set to "true".
+// Any other value is not a dry run: the annotation is an opt-in.
+func IsDryRun(mg metav1.Object) bool {
+	return mg.GetAnnotations()[v1beta1.AnnotationDryRun] == "true"
 }
 
 // A Role is what an object may do to the external resource it names.
@@ -108,13 +125,18 @@ const (
 	// Waiting: the resource's parent is not there yet; not an error.
 	Waiting
 	// Released: the object is being deleted and the resource stays: another
-	// object owns it, the object hands it back, or nothing is left to undo.
+	// object owns it, the object hands it back, nothing is left to undo, or
+	// the object is in dry run.
 	Released
 	// Refused: another object owns the resource; this one writes nothing.
 	Refused
+	// DryRun: the object would create or write the resource but is in dry
+	// run: it writes nothing, and its Observe asks GCP instead whether it
+	// would accept the writes (validateOnly) and reports the answer.
+	DryRun
 )
 
-var verdictNames = [...]string{"Undecided", "Failed", "Absent", "Own", "Adopt", "ObserveOnly", "Delete", "Waiting", "Released", "Refused"}
+var verdictNames = [...]string{"Undecided", "Failed", "Absent", "Own", "Adopt", "ObserveOnly", "Delete", "Waiting", "Released", "Refused", "DryRun"}
 
 func (v Verdict) String() string {
 	if v < 0 || int(v) >= len(verdictNames) {
@@ -124,7 +146,8 @@ func (v Verdict) String() string {
 }
 
 // Decide is the verdict the facts reach. A Role that decides alone
-// (Outranked, or Borrower while deleting) needs no Presence.
+// (Outranked, or Borrower while deleting) needs no Presence. Dry run comes
+// after ownership: an object refused stays refused, in dry run or not.
 func Decide(f Facts) Verdict {
 	switch {
 	case (f.Role == Outranked || f.Role == Borrower) && f.Deleting:
@@ -132,8 +155,13 @@ func Decide(f Facts) Verdict {
 	case f.Role == Outranked:
 		return Refused
 	}
+	dryRun := f.DryRun && f.Role != Observer
 	switch f.Presence {
 	case Missing:
+		if dryRun && !f.Deleting {
+			// Create would make it: ask GCP instead.
+			return DryRun
+		}
 		return Absent
 	case NoParent:
 		if f.Deleting {
@@ -143,13 +171,18 @@ func Decide(f Facts) Verdict {
 		return Waiting
 	case Present, Permanent:
 		switch {
-		case f.Deleting && f.Presence == Permanent:
+		case f.Deleting && (f.Presence == Permanent || dryRun):
+			// A dry run never deletes: the resource stays as it is.
 			return Released
 		case f.Deleting:
 			// Whatever the role: crossplane-runtime calls Delete only
 			// when the management policies delete, and an object whose
 			// policies do not is never observed while deleting.
 			return Delete
+		case dryRun:
+			// Update would write it (an adoption included): ask GCP
+			// instead.
+			return DryRun
 		case f.Role == Adopter:
 			return Adopt
 		case f.Role == Observer:
@@ -196,6 +229,13 @@ func (v Verdict) Observation(d Details) (managed.ExternalObservation, error) {
 		// reconciler neither creates (which would fail without the parent),
 		// nor records an error, nor backs off: ReconcileSuccess, requeued
 		// after the poll interval unless the parent's arrival requeues first.
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	case DryRun:
+		// Exists and up to date, as for Waiting, whatever GCP holds: the
+		// reconciler neither creates, updates nor deletes, records no error
+		// and does not back off: ReconcileSuccess, requeued after the poll
+		// interval. What GCP answered is the object's Validated condition,
+		// which its Observe sets; what GCP holds, its Ready condition.
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	case Released:
 		// Reported gone on purpose, though it may be there: being deleted,
