@@ -1,6 +1,11 @@
 package v1beta1
 
-import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
 
 // AnnotationDryRun, set to "true" on a SecurityPolicy or SecurityPolicyRule
 // whose management policies write, puts the object in dry run: the provider
@@ -36,6 +41,10 @@ const (
 	// ReasonUpToDate (Validated=True): GCP already holds the spec, so there
 	// is no write to ask about.
 	ReasonUpToDate xpv2.ConditionReason = "UpToDate"
+	// ReasonNotAsked (Validated=Unknown): every write the provider would
+	// send lacks validateOnly in GCP (securityPolicies.patch, setLabels), so
+	// nothing could be asked; the message says what.
+	ReasonNotAsked xpv2.ConditionReason = "NotAsked"
 	// ReasonDryRun (Ready=False): the object is in dry run and GCP's
 	// resource is missing or differs from its spec.
 	ReasonDryRun xpv2.ConditionReason = "DryRun"
@@ -50,4 +59,16 @@ type DryRunStatus struct {
 	// stands.
 	// +optional
 	RequestHash string `json:"requestHash,omitempty"`
+}
+
+// Validated returns the Validated condition of status, reason and message.
+func Validated(status corev1.ConditionStatus, reason xpv2.ConditionReason, message string) xpv2.Condition {
+	return xpv2.Condition{Type: TypeValidated, Status: status, Reason: reason, Message: message, LastTransitionTime: metav1.Now()}
+}
+
+// DryRunUnavailable is the Ready condition of an object in dry run whose GCP
+// resource is missing or differs from its spec: Ready=False, reason DryRun,
+// message saying which.
+func DryRunUnavailable(message string) xpv2.Condition {
+	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonDryRun, Message: message, LastTransitionTime: metav1.Now()}
 }

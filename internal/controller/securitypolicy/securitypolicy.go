@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kptr "k8s.io/utils/ptr"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -84,7 +85,8 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 	p := cr.Spec.ForProvider
 	// A new external for each reconcile, so its reconcile state starts empty.
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
-		owners: c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
+		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")),
+		owners:    c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.
@@ -98,9 +100,11 @@ type owners interface {
 type external struct {
 	policies gcp.PolicyClient
 	key      gcp.PolicyKey
-	owners   owners
-	labels   map[string]string // the owner and provenance labels cr's policy carries in GCP
-	recorder event.Recorder
+	// validator asks GCP with validateOnly, for an object in dry run.
+	validator gcp.PolicyValidator
+	owners    owners
+	labels    map[string]string // the owner and provenance labels cr's policy carries in GCP
+	recorder  event.Recorder
 
 	// reconcile is this reconcile's own: what its Observe concluded and the
 	// claims it read, for the Create or Update that follows. crossplane-
@@ -130,6 +134,9 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	f := ownership.FactsOf(cr)
 	writes := f.Role == ownership.Owner
 	reportValues(cr, e.recorder, writes)
+	if !f.DryRun {
+		endDryRun(cr)
+	}
 	if writes {
 		// Asked of the cluster first: an object that owns nothing makes no
 		// call to GCP, not even a read.
@@ -144,6 +151,9 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	sp, err := e.policies.Get(ctx, e.key.Name)
 	if gcp.IsNotFound(err) {
 		f.Presence = ownership.Missing
+		if v := ownership.Decide(f); v == ownership.DryRun {
+			return e.dryRun(ctx, cr, nil, false)
+		}
 		return ownership.Decide(f).Observation(ownership.Details{})
 	}
 	if err != nil {
@@ -173,6 +183,9 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, c.refused))
 	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
 	e.reconcile.verdict = ownership.Decide(f)
+	if e.reconcile.verdict == ownership.DryRun {
+		return e.dryRun(ctx, cr, sp, d.UpToDate())
+	}
 	return e.reconcile.verdict.Observation(ownership.Details{UpToDate: d.UpToDate(), Diff: d.String()})
 }
 

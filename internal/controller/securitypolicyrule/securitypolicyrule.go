@@ -9,6 +9,7 @@ import (
 	"google.golang.org/api/compute/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kptr "k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -170,7 +171,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 	}
 	p := cr.Spec.ForProvider
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index,
-		recorder: c.recorder}, nil
+		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")), recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.
@@ -184,13 +185,18 @@ type owners interface {
 type external struct {
 	policies gcp.PolicyClient
 	key      gcp.PolicyKey // the GCP policy the rule belongs to
-	owners   owners
-	recorder event.Recorder
+	// validator asks GCP with validateOnly, for an object in dry run.
+	validator gcp.PolicyValidator
+	owners    owners
+	recorder  event.Recorder
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
 	reportValues(cr, e.recorder)
 	f := ownership.FactsOf(cr)
+	if !f.DryRun {
+		endDryRun(cr)
+	}
 	policy := policyName(cr)
 	if policy == "" {
 		return e.unresolved(cr, f)
@@ -234,14 +240,22 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 		f.Presence = ownership.Present
 	}
 	if f.Presence != ownership.Present {
-		return ownership.Decide(f).Observation(ownership.Details{})
+		v := ownership.Decide(f)
+		if v == ownership.DryRun {
+			return e.dryRun(ctx, cr, sp, false)
+		}
+		return v.Observation(ownership.Details{})
 	}
 	obs := gcppolicy.GenerateRuleObservation(observed)
 	cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 
 	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
-	return ownership.Decide(f).Observation(ownership.Details{UpToDate: upToDate, Diff: diff})
+	v := ownership.Decide(f)
+	if v == ownership.DryRun {
+		return e.dryRun(ctx, cr, sp, upToDate)
+	}
+	return v.Observation(ownership.Details{UpToDate: upToDate, Diff: diff})
 }
 
 // reportValues says, in the Warning condition and an event, which values of

@@ -138,3 +138,57 @@ func (f *Policies) SetLabels(_ context.Context, name string, labels map[string]s
 	}
 	return f.SetLabelsFn(labels, fingerprint)
 }
+
+// Validator is a gcp.PolicyValidator whose ValidateXxx methods call the
+// XxxFn fields and record every call in Calls, as Policies does. A method
+// without a function fails the call.
+type Validator struct {
+	GetFn       func(name string) (*compute.SecurityPolicy, error)
+	InsertFn    func(p *compute.SecurityPolicy) error
+	AddRuleFn   func(r *compute.SecurityPolicyRule) error
+	PatchRuleFn func(priority int64, r *compute.SecurityPolicyRule, mask []string) error
+	Calls       []Call
+}
+
+var _ gcp.PolicyValidator = &Validator{}
+
+// Methods returns the calls made, as Policies.Methods does.
+func (f *Validator) Methods() []string {
+	return (&Policies{Calls: f.Calls}).Methods()
+}
+
+// Get calls GetFn.
+func (f *Validator) Get(_ context.Context, name string) (*compute.SecurityPolicy, error) {
+	f.Calls = append(f.Calls, Call{Method: "Get", Policy: name})
+	if f.GetFn == nil {
+		return nil, unexpected("Get")
+	}
+	return f.GetFn(name)
+}
+
+// ValidateInsert calls InsertFn.
+func (f *Validator) ValidateInsert(_ context.Context, p *compute.SecurityPolicy) error {
+	f.Calls = append(f.Calls, Call{Method: "ValidateInsert", Policy: p.Name})
+	if f.InsertFn == nil {
+		return unexpected("ValidateInsert")
+	}
+	return f.InsertFn(p)
+}
+
+// ValidateAddRule calls AddRuleFn.
+func (f *Validator) ValidateAddRule(_ context.Context, name string, r *compute.SecurityPolicyRule) error {
+	f.Calls = append(f.Calls, Call{Method: "AddRule", Policy: name, Priority: r.Priority, Rule: r})
+	if f.AddRuleFn == nil {
+		return unexpected("ValidateAddRule")
+	}
+	return f.AddRuleFn(r)
+}
+
+// ValidatePatchRule calls PatchRuleFn.
+func (f *Validator) ValidatePatchRule(_ context.Context, name string, priority int64, r *compute.SecurityPolicyRule, mask ...string) error {
+	f.Calls = append(f.Calls, Call{Method: "PatchRule", Policy: name, Priority: priority, Rule: r, Mask: mask})
+	if f.PatchRuleFn == nil {
+		return unexpected("ValidatePatchRule")
+	}
+	return f.PatchRuleFn(priority, r, mask)
+}
