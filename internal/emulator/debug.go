@@ -8,8 +8,9 @@ import (
 // Stats returns the request counters.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
-// Reset forgets every policy, address group, project tier, operation and
-// counter and restores the faults given in Options. A state file, if any, is
+// Reset forgets every policy (project and organization), address group,
+// backend service, network edge security service, project tier, operation
+// and counter and restores the faults given in Options. A state file, if any, is
 // rewritten empty.
 func (s *Server) Reset() {
 	s.store.mu.Lock()
@@ -36,11 +37,18 @@ type debugState struct {
 	State         map[string]map[string]any `json:"state"`
 	AddressGroups map[string]map[string]any `json:"addressGroups,omitempty"`
 	Tiers         map[string]string         `json:"tiers,omitempty"`
+	// OrganizationSecurityPolicies, BackendServices and
+	// NetworkEdgeSecurityServices are keyed by path, as GET returns them.
+	OrganizationSecurityPolicies map[string]map[string]any `json:"organizationSecurityPolicies,omitempty"`
+	BackendServices              map[string]map[string]any `json:"backendServices,omitempty"`
+	NetworkEdgeSecurityServices  map[string]map[string]any `json:"networkEdgeSecurityServices,omitempty"`
 }
 
 func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot(),
-		AddressGroups: s.AddressGroups(), Tiers: s.Tiers()})
+		AddressGroups: s.AddressGroups(), Tiers: s.Tiers(),
+		OrganizationSecurityPolicies: s.OrganizationSecurityPolicies(), BackendServices: s.BackendServices(),
+		NetworkEdgeSecurityServices: s.NetworkEdgeSecurityServices()})
 }
 
 func (s *Server) debugReset(w http.ResponseWriter, _ *http.Request) {

@@ -119,6 +119,8 @@ func (s *Server) permit(r *http.Request, c *call, p permission) error {
 // projects/P/regions/R) for list, aggregatedList and insert.
 func deniedResource(c *call, operation string) string {
 	switch {
+	case c.resource != "":
+		return c.resource
 	case c.policy != "":
 		return c.scope.policyPath(c.policy)
 	case operation != "":

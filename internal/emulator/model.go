@@ -123,6 +123,19 @@ type operation struct {
 	Done       time.Time `json:"done"` // when it reports DONE
 	Err        *opError  `json:"err,omitempty"`
 	Policy     string    `json:"policy"` // path of the target policy, for stats
+	// Parent is organizations/N or folders/N for a global organization
+	// operation, which belongs to no project; "" otherwise.
+	Parent string `json:"parent,omitempty"`
+}
+
+// path is the operation's path: projects/P/global/operations/N,
+// projects/P/regions/R/operations/N, or locations/global/operations/N for
+// a global organization operation.
+func (o *operation) path() string {
+	if o.Parent != "" {
+		return orgOpPath(o.Name)
+	}
+	return o.Scope.opPath(o.Name)
 }
 
 // An opError is the error a finished operation carries.

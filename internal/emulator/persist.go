@@ -19,6 +19,11 @@ type stateFile struct {
 	Policies      []*policy               `json:"policies"`
 	AddressGroups []*addressGroup         `json:"addressGroups,omitempty"`
 	Projects      map[string]*projectInfo `json:"projects,omitempty"`
+	// Organization security policies, backend services and network edge
+	// security services.
+	OrgPolicies     []*orgPolicy      `json:"organizationSecurityPolicies,omitempty"`
+	BackendServices []*backendService `json:"backendServices,omitempty"`
+	EdgeServices    []*edgeService    `json:"networkEdgeSecurityServices,omitempty"`
 }
 
 // loadState reads Options.StateFile; a missing file is an empty state.
@@ -41,6 +46,7 @@ func (s *Server) loadState() error {
 	}
 	s.store.load(st.Policies)
 	s.store.loadGroups(st.AddressGroups, st.Projects)
+	s.store.loadMore(st)
 	return nil
 }
 
@@ -53,8 +59,9 @@ func (s *Server) saveState() {
 	}
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
-	b, err := json.MarshalIndent(stateFile{Policies: s.store.all(), AddressGroups: s.store.allGroups(),
-		Projects: s.store.allProjects()}, "", "  ")
+	state := stateFile{Policies: s.store.all(), AddressGroups: s.store.allGroups(), Projects: s.store.allProjects()}
+	s.store.saveMore(&state)
+	b, err := json.MarshalIndent(state, "", "  ")
 	if err == nil {
 		err = writeAtomic(s.opts.StateFile, b)
 	}

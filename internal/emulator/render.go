@@ -64,7 +64,7 @@ func renderOp(op *operation, now time.Time, running bool) map[string]any {
 		"id":            strconv.FormatUint(op.ID, 10),
 		"name":          op.Name,
 		"operationType": op.Type,
-		"selfLink":      apiRoot + op.Scope.opPath(op.Name),
+		"selfLink":      apiRoot + op.path(),
 		"targetLink":    op.TargetLink,
 		"targetId":      strconv.FormatUint(op.TargetID, 10),
 		"user":          op.User,

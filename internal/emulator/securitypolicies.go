@@ -235,7 +235,7 @@ func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		if cur == nil {
 			return nil, errNotFound(c.scope.policyPath(c.policy))
 		}
-		return nil, nil
+		return nil, s.store.policyInUseLocked(cur) // mutate holds the store's lock
 	})
 	s.finish(w, c, m, op, err)
 }

@@ -54,7 +54,10 @@ type call struct {
 	scope  scope
 	policy string // the {policy} path value, if any
 	owner  string // what grants name: the project, or organizations/ORG
-	dryRun bool   // validateOnly=true: validate, change nothing
+	// resource, if set, is what a 403 names (organization policies, backend
+	// and edge security services); else deniedResource decides.
+	resource string
+	dryRun   bool // validateOnly=true: validate, change nothing
 	// counted is the name the call is counted and logged under: method,
 	// or dryRunName(method) for a dry run.
 	counted string
@@ -97,6 +100,7 @@ func (s *Server) routes() {
 	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
 	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
 	s.groupRoutes()
+	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
 	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)
@@ -131,6 +135,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	if org := r.PathValue("organization"); org != "" {
 		c.owner = "organizations/" + org
 	}
+	s.describe(r, c)
 	if newerAPI(perm) {
 		w = rpcWriter{w} // its own error format, from authentication on
 	}

@@ -27,6 +27,7 @@ type store struct {
 	projects    map[string]*projectInfo // by project name: id and Cloud Armor tier
 	defaultTier string                  // the tier of a project never set (Options.DefaultTier)
 	groups      groupState              // networksecurity address groups and their operations
+	more        moreState               // organization policies, backend and edge security services
 }
 
 func newStore(g *gen, now func() time.Time) *store {
@@ -43,6 +44,7 @@ func (st *store) reset() {
 	st.requests = map[string]string{}
 	st.projects = map[string]*projectInfo{}
 	st.groups = newGroupState()
+	st.more = newMoreState()
 }
 
 // mutation describes how one mutating call should be carried out.
@@ -136,7 +138,7 @@ func (st *store) newOp(m mutation, target *policy, now time.Time) *operation {
 }
 
 func (st *store) remember(op *operation, requestID string) {
-	key := op.Scope.opPath(op.Name)
+	key := op.path()
 	st.ops[key] = op
 	st.opOrder = append(st.opOrder, key)
 	if requestID != "" {

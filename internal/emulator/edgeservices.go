@@ -1,0 +1,260 @@
+package emulator
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	compute "google.golang.org/api/compute/v1"
+)
+
+// Network edge security services (networkEdgeSecurityServices): regional
+// objects that apply a CLOUD_ARMOR_NETWORK policy of their region to the
+// region's network load balancers, protocol forwarding and VMs.
+
+type edgeService struct {
+	Scope          scope     `json:"scope"`
+	Name           string    `json:"name"`
+	ID             uint64    `json:"id"`
+	Created        time.Time `json:"created"`
+	Fingerprint    string    `json:"fingerprint"`
+	Description    string    `json:"description,omitempty"`
+	SecurityPolicy string    `json:"securityPolicy,omitempty"` // the policy's selfLink
+}
+
+func (e *edgeService) path() string { return e.Scope.objectPath("networkEdgeSecurityServices", e.Name) }
+
+func renderEdge(e *edgeService) map[string]any {
+	id := strconv.FormatUint(e.ID, 10)
+	m := map[string]any{
+		"kind":              "compute#networkEdgeSecurityService",
+		"id":                id,
+		"name":              e.Name,
+		"creationTimestamp": timestamp(e.Created),
+		"selfLink":          apiRoot + e.path(),
+		"selfLinkWithId":    apiRoot + e.Scope.objectPath("networkEdgeSecurityServices", id),
+		"region":            e.Scope.regionURL(),
+		"fingerprint":       e.Fingerprint,
+	}
+	if e.Description != "" {
+		m["description"] = e.Description
+	}
+	if e.SecurityPolicy != "" {
+		m["securityPolicy"] = e.SecurityPolicy
+	}
+	return m
+}
+
+// resolveNetworkPolicyLocked checks the securityPolicy of a network edge
+// security service in sc: a CLOUD_ARMOR_NETWORK policy of the same project
+// and region, in a project on Cloud Armor Enterprise. Every refusal is a
+// 400. It returns the policy's selfLink. st.mu must be held.
+func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error) {
+	const f = "resource.securityPolicy"
+	r, ok := parseRef(ref, "securityPolicies", sc)
+	if !ok {
+		return "", errInvalidField(f, ref, "The security policy must be a security policy URL or name.")
+	}
+	if r.scope != sc {
+		return "", errInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
+			sc.Project+"' in region '"+sc.Region+"', like the network edge security service.")
+	}
+	p, ok := st.policies[r.scope.policyPath(r.name)]
+	if !ok {
+		return "", errInvalidField(f, ref, "The resource '"+r.scope.policyPath(r.name)+"' was not found.")
+	}
+	if policyType(p) != "CLOUD_ARMOR_NETWORK" {
+		return "", errInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
+			p.Name+"' is of type "+policyType(p)+".")
+	}
+	if tier := st.tierLocked(sc.Project); !enterprise(tier) {
+		return "", errInvalidField(f, ref, "Network edge security policies need Cloud Armor Enterprise; project '"+
+			sc.Project+"' is on "+tier+".")
+	}
+	return apiRoot + p.path(), nil
+}
+
+// edgeValidateOnly reads networkEdgeSecurityServices.insert's validateOnly
+// parameter.
+func edgeValidateOnly(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("validateOnly"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, errPayload(`Invalid value at 'validate_only' (TYPE_BOOL), "` + v + `"`)
+	}
+}
+
+func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
+	dry, err := edgeValidateOnly(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var in compute.NetworkEdgeSecurityService
+	if _, err := s.decode(w, r, &in, "network_edge_security_service"); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := validateName(in.Name); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := checkRegion(c.scope, in.Region); err != nil {
+		writeError(w, err)
+		return
+	}
+	e := &edgeService{Scope: c.scope, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Description: in.Description}
+	m := s.objectMutation(r, c, "insert", e.path())
+	m.validateOnly = dry
+	if dry {
+		c.counted = dryRunName(c.method)
+	}
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		if _, ok := s.store.more.edges[e.path()]; ok {
+			return plan{}, errAlreadyExists(e.path())
+		}
+		if in.SecurityPolicy != "" {
+			var err error
+			if e.SecurityPolicy, err = s.store.resolveNetworkPolicyLocked(c.scope, in.SecurityPolicy); err != nil {
+				return plan{}, err
+			}
+		}
+		return plan{link: apiRoot + e.path(), id: e.ID, commit: func() {
+			e.Fingerprint = s.store.gen.fingerprint()
+			s.store.more.edges[e.path()] = e
+		}}, nil
+	})
+	s.finishObject(w, c, m, e.path(), op, err)
+}
+
+func (s *Server) getEdge(w http.ResponseWriter, r *http.Request, c *call) {
+	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+	s.store.mu.Lock()
+	e, ok := s.store.more.edges[path]
+	var body map[string]any
+	if ok {
+		body = renderEdge(e)
+	}
+	s.store.mu.Unlock()
+	if !ok {
+		writeError(w, errNotFound(path))
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// patchEdge changes description and securityPolicy. With an updateMask (or
+// the older paths parameter) only the named fields change, cleared when the
+// body leaves them empty; without one, the fields the body sends change.
+func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.NetworkEdgeSecurityService
+	raw, err := s.decode(w, r, &in, "network_edge_security_service")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	var mask [][]string
+	for _, v := range append([]string{q.Get("updateMask")}, q["paths"]...) {
+		mask = append(mask, splitMask(v)...)
+	}
+	change := map[string]bool{}
+	for _, p := range mask {
+		switch p[0] {
+		case "description", "securityPolicy":
+			change[p[0]] = true
+		case "name", "id", "kind", "selfLink", "selfLinkWithId", "region", "creationTimestamp", "fingerprint":
+		default:
+			writeError(w, errInvalidField("updateMask", p[0], "Only description and securityPolicy can be updated."))
+			return
+		}
+	}
+	if len(mask) == 0 {
+		for _, k := range []string{"description", "securityPolicy"} {
+			if _, ok := raw[k]; ok {
+				change[k] = true
+			}
+		}
+	}
+	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+	m := s.objectMutation(r, c, "patch", path)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		cur, ok := s.store.more.edges[path]
+		if !ok {
+			return plan{}, errNotFound(path)
+		}
+		if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
+			return plan{}, errFingerprint()
+		}
+		if in.Name != "" && in.Name != cur.Name {
+			return plan{}, errInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
+		}
+		if err := checkRegion(cur.Scope, in.Region); err != nil {
+			return plan{}, err
+		}
+		next := *cur
+		if change["description"] {
+			next.Description = in.Description
+		}
+		if change["securityPolicy"] {
+			next.SecurityPolicy = ""
+			if in.SecurityPolicy != "" {
+				link, err := s.store.resolveNetworkPolicyLocked(c.scope, in.SecurityPolicy)
+				if err != nil {
+					return plan{}, err
+				}
+				next.SecurityPolicy = link
+			}
+		}
+		return plan{link: apiRoot + path, id: cur.ID, commit: func() {
+			next.Fingerprint = s.store.gen.fingerprint()
+			s.store.more.edges[path] = &next
+		}}, nil
+	})
+	s.finishObject(w, c, m, path, op, err)
+}
+
+func (s *Server) deleteEdge(w http.ResponseWriter, r *http.Request, c *call) {
+	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+	m := s.objectMutation(r, c, "delete", path)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		e, ok := s.store.more.edges[path]
+		if !ok {
+			return plan{}, errNotFound(path)
+		}
+		return plan{link: apiRoot + path, id: e.ID, commit: func() { delete(s.store.more.edges, path) }}, nil
+	})
+	s.finishObject(w, c, m, path, op, err)
+}
+
+// aggregatedEdges lists a project's network edge security services by
+// region; there is no global scope.
+func (s *Server) aggregatedEdges(w http.ResponseWriter, r *http.Request, c *call) {
+	byScope := map[string][]map[string]any{}
+	s.store.mu.Lock()
+	for _, k := range sortedKeys(s.store.more.edges) {
+		if e := s.store.more.edges[k]; e.Scope.Project == c.scope.Project {
+			key := e.Scope.aggregatedKey()
+			byScope[key] = append(byScope[key], renderEdge(e))
+		}
+	}
+	s.store.mu.Unlock()
+	aggregated(w, r, c, "compute#networkEdgeSecurityServiceAggregatedList", "networkEdgeSecurityServices",
+		"networkEdgeSecurityServices", false, byScope)
+}
+
+// NetworkEdgeSecurityServices returns every network edge security service
+// as GET would return it, keyed by its path
+// ("projects/p/regions/r/networkEdgeSecurityServices/n").
+func (s *Server) NetworkEdgeSecurityServices() map[string]map[string]any {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	out := map[string]map[string]any{}
+	for k, e := range s.store.more.edges {
+		out[k] = renderEdge(e)
+	}
+	return out
+}

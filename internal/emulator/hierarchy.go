@@ -1,0 +1,762 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	compute "google.golang.org/api/compute/v1"
+)
+
+// Organization (hierarchical) security policies: compute v1's
+// organizationSecurityPolicies, served at /locations/global/securityPolicies.
+// A policy belongs to an organization or a folder (parentId), is named by
+// the numeric id the server gives it and carries the user's shortName.
+
+var (
+	// parentPattern is what parentId takes: "folders/[FOLDER_ID]" or
+	// "organizations/[ORGANIZATION_ID]" (insert's parentId).
+	parentPattern = regexp.MustCompile(`^(organizations|folders)/[0-9]{1,20}$`)
+	// attachmentPattern is what an association attaches to: an
+	// organization or a folder, or a project (gcloud's --project-number).
+	attachmentPattern = regexp.MustCompile(`^((organizations|folders)/[0-9]{1,20}|projects/[a-z0-9][-a-z0-9:.]{0,62})$`)
+	// orgPolicyTypes are the types a hierarchical policy may have: shortName
+	// "should only be used when SecurityPolicyType is CLOUD_ARMOR".
+	orgPolicyTypes = set("CLOUD_ARMOR")
+	// orgOutputKeys are what an organization policy body may carry that is
+	// not stored as sent: the server owns them or they have their own member.
+	orgOutputKeys = set("shortName", "parent", "associations", "ruleTupleCount", "displayName")
+)
+
+// An association attaches an organization policy to an organization, a
+// folder or a project.
+type association struct {
+	Name             string   `json:"name"`
+	AttachmentID     string   `json:"attachmentId"`
+	ExcludedFolders  []string `json:"excludedFolders,omitempty"`
+	ExcludedProjects []string `json:"excludedProjects,omitempty"`
+}
+
+// An orgPolicy is an organization security policy. Its policy's Name is its
+// id, and its Scope is empty.
+type orgPolicy struct {
+	policy
+	Parent       string        `json:"parent"`
+	ShortName    string        `json:"shortName"`
+	Associations []association `json:"associations,omitempty"`
+}
+
+func orgPolicyPath(id string) string { return "locations/global/securityPolicies/" + id }
+func orgOpPath(name string) string   { return "locations/global/operations/" + name }
+
+// orgOpPrefix starts the name of an organization operation: gcloud reads
+// the organization back from "org-<ORGANIZATION_ID>-operation-…". A
+// folder's operations are "folder-<FOLDER_ID>-operation-…" (the emulator
+// does not know a folder's organization).
+func orgOpPrefix(parent string) string {
+	kind, id, _ := strings.Cut(parent, "/")
+	if kind == "folders" {
+		return "folder-" + id + "-"
+	}
+	return "org-" + id + "-"
+}
+
+// orgPolicyID reads the {securityPolicy} path parameter, whose pattern is
+// "(securityPolicies/)?[0-9]{0,20}".
+func orgPolicyID(v string) string { return strings.TrimPrefix(v, "securityPolicies/") }
+
+func (o *orgPolicy) path() string { return orgPolicyPath(o.Name) }
+
+func (o *orgPolicy) clone() *orgPolicy {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.policy = *o.policy.clone()
+	c.Associations = make([]association, len(o.Associations))
+	for i, a := range o.Associations {
+		a.ExcludedFolders = slices.Clone(a.ExcludedFolders)
+		a.ExcludedProjects = slices.Clone(a.ExcludedProjects)
+		c.Associations[i] = a
+	}
+	return &c
+}
+
+// asPolicy is the policy rules are validated against: a global CLOUD_ARMOR
+// policy whose projects are on Cloud Armor Enterprise ("Projects in the
+// hierarchy with effective hierarchical security policies will be
+// automatically enrolled into Cloud Armor Enterprise").
+func (o *orgPolicy) asPolicy() *policy {
+	p := &o.policy
+	p.tier = TierEnterprisePaygo
+	return p
+}
+
+func (o *orgPolicy) associationIndex(name string) int {
+	for i, a := range o.Associations {
+		if a.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func renderOrgPolicy(o *orgPolicy) map[string]any {
+	m := renderPolicy(&o.policy)
+	m["selfLink"] = apiRoot + o.path()
+	m["selfLinkWithId"] = apiRoot + o.path()
+	m["parent"] = o.Parent
+	m["shortName"] = o.ShortName
+	if len(o.Associations) > 0 {
+		list := make([]any, len(o.Associations))
+		for i, a := range o.Associations {
+			list[i] = renderAssociation(o, a)
+		}
+		m["associations"] = list
+	}
+	return m
+}
+
+func renderAssociation(o *orgPolicy, a association) map[string]any {
+	m := map[string]any{"name": a.Name, "attachmentId": a.AttachmentID, "securityPolicyId": o.Name,
+		"shortName": o.ShortName, "displayName": o.ShortName}
+	if len(a.ExcludedFolders) > 0 {
+		m["excludedFolders"] = a.ExcludedFolders
+	}
+	if len(a.ExcludedProjects) > 0 {
+		m["excludedProjects"] = a.ExcludedProjects
+	}
+	return m
+}
+
+// orgFields is settable without the organization-only output fields.
+func orgFields(raw map[string]any) map[string]any {
+	f := settable(raw)
+	for k := range orgOutputKeys {
+		delete(f, k)
+	}
+	return f
+}
+
+func errParent(param, v string) *apiError {
+	return errInvalidField(param, v, `Must be "organizations/[ORGANIZATION_ID]" or "folders/[FOLDER_ID]".`)
+}
+
+// --- store ---
+
+func (st *store) orgPolicyParent(id string) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if o, ok := st.more.orgPolicies[id]; ok {
+		return o.Parent, true
+	}
+	return "", false
+}
+
+func (st *store) orgOpParent(name string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if op, ok := st.ops[orgOpPath(name)]; ok {
+		return op.Parent
+	}
+	return ""
+}
+
+func (st *store) orgPolicy(id string) (*orgPolicy, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	o, ok := st.more.orgPolicies[id]
+	if !ok {
+		return nil, errNotFound(orgPolicyPath(id))
+	}
+	return o.clone(), nil
+}
+
+// orgPolicies returns copies of the policies whose parent is parent ("" for
+// all), by id.
+func (st *store) orgPolicies(parent string) []*orgPolicy {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []*orgPolicy
+	for _, k := range sortedKeys(st.more.orgPolicies) {
+		if o := st.more.orgPolicies[k]; parent == "" || o.Parent == parent {
+			out = append(out, o.clone())
+		}
+	}
+	return out
+}
+
+// shortNameTakenLocked reports whether another policy of parent has the
+// short name ("unique in the organization in which the security policy is
+// created"; the emulator checks the parent). st.mu must be held.
+func (st *store) shortNameTakenLocked(parent, short, exceptID string) bool {
+	for id, o := range st.more.orgPolicies {
+		if id != exceptID && o.Parent == parent && o.ShortName == short {
+			return true
+		}
+	}
+	return false
+}
+
+// orgMutation prepares a mutation of the organization policy id (an insert
+// passes the new id): a global organization operation of the parent.
+func (s *Server) orgMutation(r *http.Request, c *call, opType, id, parent string) objMutation {
+	m := s.objectMutation(r, c, opType, orgPolicyPath(id))
+	m.scope = scope{}
+	m.parent = parent
+	return m
+}
+
+// changeOrgPolicy runs a mutation of an existing organization policy:
+// change gets a private copy and returns the policy to store. st.mu is
+// held while change runs.
+func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call, opType string,
+	change func(cur *orgPolicy) error) {
+	id := orgPolicyID(r.PathValue("orgPolicy"))
+	parent, _ := s.store.orgPolicyParent(id)
+	m := s.orgMutation(r, c, opType, id, parent)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		cur, ok := s.store.more.orgPolicies[id]
+		if !ok {
+			return plan{}, errNotFound(orgPolicyPath(id))
+		}
+		next := cur.clone()
+		if err := change(next); err != nil {
+			return plan{}, err
+		}
+		return plan{link: apiRoot + next.path(), id: next.ID, policy: next.path(), commit: func() {
+			next.Fingerprint = s.store.gen.fingerprint()
+			next.sortRules()
+			s.store.more.orgPolicies[id] = next
+		}}, nil
+	})
+	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
+}
+
+// --- handlers ---
+
+func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		writeError(w, errParent("parentId", parent))
+		return
+	}
+	var in compute.SecurityPolicy
+	raw, err := s.decode(w, r, &in, "security_policy")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if in.Type == "" {
+		in.Type = "CLOUD_ARMOR"
+	}
+	if err := validateOrgPolicy(&in); err != nil {
+		writeError(w, err)
+		return
+	}
+	o := &orgPolicy{Parent: parent, ShortName: in.ShortName}
+	o.policy = policy{ID: s.store.gen.id(), Created: s.now(), Type: in.Type, Fields: orgFields(raw)}
+	o.Name = strconv.FormatUint(o.ID, 10)
+	if err := validatePolicyFields(o.asPolicy(), &in); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := validateRuleSet(o.asPolicy(), in.Rules); err != nil {
+		writeError(w, err)
+		return
+	}
+	for i, body := range ruleBodies(raw) {
+		o.addRule(in.Rules[i].Priority, body)
+	}
+	if len(o.Rules) == 0 {
+		o.addRule(defaultPriority, defaultRule())
+	}
+	s.stats.policy(o.path(), c.counted)
+	m := s.orgMutation(r, c, "insert", o.Name, parent)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		if s.store.shortNameTakenLocked(parent, o.ShortName, "") {
+			return plan{}, errAlreadyExists(parent + "/securityPolicies/" + o.ShortName)
+		}
+		return plan{link: apiRoot + o.path(), id: o.ID, policy: o.path(), commit: func() {
+			o.Fingerprint = s.store.gen.fingerprint()
+			o.sortRules()
+			s.store.more.orgPolicies[o.Name] = o
+		}}, nil
+	})
+	s.finishObject(w, c, m, o.path(), op, err)
+}
+
+// validateOrgPolicy checks what only an organization policy has: its type
+// and short name; labels cannot be set (there is no setLabels method).
+func validateOrgPolicy(in *compute.SecurityPolicy) error {
+	if !orgPolicyTypes[in.Type] {
+		return errInvalidField("resource.type", in.Type,
+			"Organization security policies must be of type CLOUD_ARMOR; FIREWALL policies are managed by firewallPolicies.")
+	}
+	if !namePattern.MatchString(in.ShortName) {
+		return errInvalidField("resource.shortName", in.ShortName,
+			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
+	}
+	if len(in.Labels) > 0 {
+		return errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+	}
+	return nil
+}
+
+func (s *Server) getOrgPolicy(w http.ResponseWriter, r *http.Request, _ *call) {
+	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderOrgPolicy(o))
+}
+
+func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		writeError(w, errParent("parentId", parent))
+		return
+	}
+	var items []map[string]any
+	for _, o := range s.store.orgPolicies(parent) {
+		items = append(items, renderOrgPolicy(o))
+	}
+	page, err := paginate(r, items)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page.body["kind"] = "compute#securityPolicyList"
+	page.body["id"] = "locations/global/securityPolicies"
+	writeJSON(w, http.StatusOK, page.body)
+}
+
+func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.SecurityPolicy
+	raw, err := s.decode(w, r, &in, "security_policy")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	precheckExprs(in.Rules...)
+	_, replaceRules := raw["rules"]
+	mask := splitMask(r.URL.Query().Get("updateMask"))
+	for k := range orgOutputKeys {
+		delete(raw, k)
+	}
+	s.changeOrgPolicy(w, r, c, "patch", func(cur *orgPolicy) error {
+		if in.ShortName != "" && in.ShortName != cur.ShortName {
+			return errInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
+		}
+		if len(in.Labels) > 0 {
+			return errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+		}
+		p := cur.asPolicy()
+		if err := patchFields(p, &in, raw, mask); err != nil {
+			return err
+		}
+		if err := validateStoredFields(p); err != nil {
+			return err
+		}
+		if replaceRules {
+			return replaceRuleSet(p, in.Rules, raw)
+		}
+		return nil
+	})
+}
+
+func (s *Server) deleteOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	id := orgPolicyID(r.PathValue("orgPolicy"))
+	parent, _ := s.store.orgPolicyParent(id)
+	m := s.orgMutation(r, c, "delete", id, parent)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		cur, ok := s.store.more.orgPolicies[id]
+		if !ok {
+			return plan{}, errNotFound(orgPolicyPath(id))
+		}
+		if len(cur.Associations) > 0 {
+			return plan{}, errInUse("security_policy", cur.path(), cur.Associations[0].AttachmentID)
+		}
+		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
+			delete(s.store.more.orgPolicies, id)
+		}}, nil
+	})
+	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
+}
+
+func (s *Server) addOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.SecurityPolicyRule
+	raw, err := s.decode(w, r, &in, "security_policy_rule")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	precheckExprs(&in)
+	s.changeOrgPolicy(w, r, c, "AddRule", func(cur *orgPolicy) error {
+		if err := validateRule(cur.asPolicy(), &in, "resource"); err != nil {
+			return err
+		}
+		if cur.ruleIndex(in.Priority) >= 0 {
+			return errDuplicatePriority(in.Priority)
+		}
+		cur.addRule(in.Priority, ruleBody(raw))
+		return nil
+	})
+}
+
+func (s *Server) getOrgRule(w http.ResponseWriter, r *http.Request, _ *call) {
+	prio, err := priorityParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	i := o.ruleIndex(prio)
+	if i < 0 {
+		writeError(w, errNoRule(prio))
+		return
+	}
+	writeJSON(w, http.StatusOK, renderRule(o.Rules[i]))
+}
+
+func (s *Server) patchOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
+	prio, err := priorityParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var in compute.SecurityPolicyRule
+	raw, err := s.decode(w, r, &in, "security_policy_rule")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	precheckExprs(&in)
+	mask := splitMask(r.URL.Query().Get("updateMask"))
+	s.changeOrgPolicy(w, r, c, "PatchRule", func(cur *orgPolicy) error {
+		return patchOneRule(cur.asPolicy(), prio, raw, mask)
+	})
+}
+
+func (s *Server) removeOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
+	prio, err := priorityParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.changeOrgPolicy(w, r, c, "RemoveRule", func(cur *orgPolicy) error {
+		if prio == defaultPriority {
+			return errInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
+		}
+		i := cur.ruleIndex(prio)
+		if i < 0 {
+			return errNoRule(prio)
+		}
+		cur.Rules = append(cur.Rules[:i], cur.Rules[i+1:]...)
+		return nil
+	})
+}
+
+// defaultAssociationName is gcloud's: "organization-{ORGANIZATION_ID}" or
+// "folder-{FOLDER_ID}" (and "project-{PROJECT}" for a project).
+func defaultAssociationName(attachment string) string {
+	kind, id, _ := strings.Cut(attachment, "/")
+	return strings.TrimSuffix(kind, "s") + "-" + id
+}
+
+// addOrgAssociation attaches the policy. An attachment point has at most one
+// association of a policy of each type: a second one is refused unless
+// replaceExistingAssociation=true, which removes the existing one in the
+// same operation. Attaching to a project enrolls it in Cloud Armor
+// Enterprise if it was on Standard.
+func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
+	var in compute.SecurityPolicyAssociation
+	if _, err := s.decode(w, r, &in, "security_policy_association"); err != nil {
+		writeError(w, err)
+		return
+	}
+	replace := false
+	if v := r.URL.Query().Get("replaceExistingAssociation"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, errPayload(fmt.Sprintf("Invalid value at 'replace_existing_association' (TYPE_BOOL), %q", v)))
+			return
+		}
+		replace = b
+	}
+	if !attachmentPattern.MatchString(in.AttachmentId) {
+		writeError(w, errInvalidField("resource.attachmentId", in.AttachmentId,
+			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`))
+		return
+	}
+	for i, f := range in.ExcludedFolders {
+		if !strings.HasPrefix(f, "folders/") || !parentPattern.MatchString(f) {
+			writeError(w, errInvalidField(fmt.Sprintf("resource.excludedFolders[%d]", i), f, `Must be "folders/[FOLDER_ID]".`))
+			return
+		}
+	}
+	for i, p := range in.ExcludedProjects {
+		if !strings.HasPrefix(p, "projects/") || !attachmentPattern.MatchString(p) {
+			writeError(w, errInvalidField(fmt.Sprintf("resource.excludedProjects[%d]", i), p, `Must be "projects/[PROJECT]".`))
+			return
+		}
+	}
+	a := association{Name: in.Name, AttachmentID: in.AttachmentId, ExcludedFolders: in.ExcludedFolders,
+		ExcludedProjects: in.ExcludedProjects}
+	if a.Name == "" {
+		a.Name = defaultAssociationName(a.AttachmentID)
+	}
+	if !namePattern.MatchString(a.Name) {
+		writeError(w, errInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
+		return
+	}
+	id := orgPolicyID(r.PathValue("orgPolicy"))
+	parent, _ := s.store.orgPolicyParent(id)
+	m := s.orgMutation(r, c, "addAssociation", id, parent)
+	// The policy holding the association being replaced is changed too, so
+	// it must not be busy either.
+	if other, ok := s.store.attachedPolicy(a.AttachmentID, id); ok {
+		m.keys = append(m.keys, orgPolicyPath(other))
+	}
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		cur, ok := s.store.more.orgPolicies[id]
+		if !ok {
+			return plan{}, errNotFound(orgPolicyPath(id))
+		}
+		if cur.associationIndex(a.Name) >= 0 {
+			return plan{}, errAlreadyExists(cur.path() + "/associations/" + a.Name)
+		}
+		holder, idx := s.store.attachmentLocked(a.AttachmentID, cur.Type)
+		if holder != nil && !replace {
+			return plan{}, errInvalidField("resource.attachmentId", a.AttachmentID, fmt.Sprintf(
+				"The attachment point already has an association of a security policy of type %s: '%s' of security policy '%s'. "+
+					"Set replaceExistingAssociation to replace it.", cur.Type, holder.Associations[idx].Name, holder.Name))
+		}
+		next := cur.clone()
+		next.Associations = append(next.Associations, a)
+		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
+			if holder != nil {
+				old := holder.clone()
+				if old.Name == next.Name {
+					old = next
+				}
+				i := old.associationIndex(holder.Associations[idx].Name)
+				old.Associations = slices.Delete(old.Associations, i, i+1)
+				old.Fingerprint = s.store.gen.fingerprint()
+				s.store.more.orgPolicies[old.Name] = old
+			}
+			next.Fingerprint = s.store.gen.fingerprint()
+			s.store.more.orgPolicies[id] = next
+			if project, ok := strings.CutPrefix(a.AttachmentID, "projects/"); ok && !enterprise(s.store.tierLocked(project)) {
+				s.store.projectLocked(project).Tier = TierEnterprisePaygo
+			}
+		}}, nil
+	})
+	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
+}
+
+// attachmentLocked finds the association of a policy of type typ at an
+// attachment point. st.mu must be held.
+func (st *store) attachmentLocked(attachment, typ string) (*orgPolicy, int) {
+	for _, k := range sortedKeys(st.more.orgPolicies) {
+		o := st.more.orgPolicies[k]
+		if o.Type != typ {
+			continue
+		}
+		for i, a := range o.Associations {
+			if a.AttachmentID == attachment {
+				return o, i
+			}
+		}
+	}
+	return nil, -1
+}
+
+// attachedPolicy is the id of another policy associated at attachment.
+func (st *store) attachedPolicy(attachment, exceptID string) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, o := range st.more.orgPolicies {
+		if id == exceptID {
+			continue
+		}
+		for _, a := range o.Associations {
+			if a.AttachmentID == attachment {
+				return id, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (s *Server) removeOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
+	name := r.URL.Query().Get("name")
+	s.changeOrgPolicy(w, r, c, "removeAssociation", func(cur *orgPolicy) error {
+		i := cur.associationIndex(name)
+		if i < 0 {
+			return errNoAssociation(name)
+		}
+		cur.Associations = slices.Delete(cur.Associations, i, i+1)
+		return nil
+	})
+}
+
+func errNoAssociation(name string) *apiError {
+	return errInvalidField("name", name, fmt.Sprintf("The security policy does not have an association named '%s'.", name))
+}
+
+func (s *Server) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ *call) {
+	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	name := r.URL.Query().Get("name")
+	i := o.associationIndex(name)
+	if i < 0 {
+		writeError(w, errNoAssociation(name))
+		return
+	}
+	writeJSON(w, http.StatusOK, renderAssociation(o, o.Associations[i]))
+}
+
+// listOrgAssociations lists the associations whose attachment point is
+// targetResource, of every policy, by policy id then association order.
+func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *call) {
+	target := r.URL.Query().Get("targetResource")
+	if !attachmentPattern.MatchString(target) {
+		writeError(w, errInvalidField("targetResource", target,
+			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`))
+		return
+	}
+	var list []any
+	for _, o := range s.store.orgPolicies("") {
+		for _, a := range o.Associations {
+			if a.AttachmentID == target {
+				list = append(list, renderAssociation(o, a))
+			}
+		}
+	}
+	body := map[string]any{"kind": "compute#organizationSecurityPoliciesListAssociationsResponse"}
+	if len(list) > 0 {
+		body["associations"] = list
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// moveOrgPolicy gives the policy a new parent. Its operation belongs to the
+// new parent (chosen).
+func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		writeError(w, errParent("parentId", parent))
+		return
+	}
+	id := orgPolicyID(r.PathValue("orgPolicy"))
+	m := s.orgMutation(r, c, "move", id, parent)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		cur, ok := s.store.more.orgPolicies[id]
+		if !ok {
+			return plan{}, errNotFound(orgPolicyPath(id))
+		}
+		if cur.Parent != parent && s.store.shortNameTakenLocked(parent, cur.ShortName, id) {
+			return plan{}, errAlreadyExists(parent + "/securityPolicies/" + cur.ShortName)
+		}
+		next := cur.clone()
+		next.Parent = parent
+		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
+			next.Fingerprint = s.store.gen.fingerprint()
+			s.store.more.orgPolicies[id] = next
+		}}, nil
+	})
+	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
+}
+
+// --- global organization operations ---
+
+func (s *Server) orgOperation(name string) (*operation, error) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	op, ok := s.store.ops[orgOpPath(name)]
+	if !ok {
+		return nil, errNotFound(orgOpPath(name))
+	}
+	c := *op
+	return &c, nil
+}
+
+// getOrgOp answers globalOrganizationOperations.get; parentId is "Not used.
+// Parent is derived from resource_id."
+func (s *Server) getOrgOp(w http.ResponseWriter, r *http.Request, c *call) {
+	op, err := s.orgOperation(r.PathValue("orgOperation"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if op.Policy != "" {
+		s.stats.policy(op.Policy, c.method)
+	}
+	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+}
+
+func (s *Server) deleteOrgOp(w http.ResponseWriter, r *http.Request, _ *call) {
+	key := orgOpPath(r.PathValue("orgOperation"))
+	s.store.mu.Lock()
+	_, ok := s.store.ops[key]
+	if ok {
+		delete(s.store.ops, key)
+		s.store.opOrder = slices.DeleteFunc(s.store.opOrder, func(k string) bool { return k == key })
+	}
+	s.store.mu.Unlock()
+	if !ok {
+		writeError(w, errNotFound(key))
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// listOrgOps lists the operations of parentId, in creation order.
+func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		writeError(w, errParent("parentId", parent))
+		return
+	}
+	now := s.now()
+	var items []map[string]any
+	s.store.mu.Lock()
+	for _, key := range s.store.opOrder {
+		if op := s.store.ops[key]; op.Parent == parent {
+			items = append(items, renderOp(op, now, false))
+		}
+	}
+	s.store.mu.Unlock()
+	page, err := paginate(r, items)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page.body["kind"] = "compute#operationList"
+	page.body["id"] = "locations/global/operations"
+	page.body["selfLink"] = apiRoot + "locations/global/operations"
+	writeJSON(w, http.StatusOK, page.body)
+}
+
+// OrganizationSecurityPolicies returns every organization security policy
+// as GET would return it, keyed by its path
+// ("locations/global/securityPolicies/<id>").
+func (s *Server) OrganizationSecurityPolicies() map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, o := range s.store.orgPolicies("") {
+		out[o.path()] = renderOrgPolicy(o)
+	}
+	return out
+}

@@ -1,0 +1,418 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+
+	compute "google.golang.org/api/compute/v1"
+)
+
+// This file holds what the objects beyond a project's security policies
+// share: organization security policies (hierarchy.go), backend services
+// (backends.go) and network edge security services (edgeservices.go).
+
+// moreState is their part of the store, under store.mu.
+type moreState struct {
+	orgPolicies map[string]*orgPolicy      // by id
+	backends    map[string]*backendService // by path
+	edges       map[string]*edgeService    // by path
+}
+
+func newMoreState() moreState {
+	return moreState{orgPolicies: map[string]*orgPolicy{}, backends: map[string]*backendService{},
+		edges: map[string]*edgeService{}}
+}
+
+// An objMutation is a mutating call on one of these objects: like a
+// security policy's, it yields one compute operation, and while that
+// operation runs every object in keys is busy (resourceNotReady).
+type objMutation struct {
+	mutation
+	keys   []string // the objects the operation holds; keys[0] is its target
+	parent string   // organizations/N or folders/N: a global organization operation
+}
+
+// A plan is what a change decided: the operation's target and the commit
+// that makes the change, run only if the operation does not fail.
+type plan struct {
+	link   string // targetLink
+	id     uint64 // targetId
+	policy string // the policy path stats count the operation's polls under, if any
+	commit func()
+}
+
+// mutateObject runs change under the store's lock, like mutate: a repeated
+// requestId returns the original operation, a busy object refuses the call,
+// change validates and plans, and the commit runs unless the operation was
+// failed by fault injection. A validateOnly call gets a DONE operation and
+// changes nothing.
+func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*operation, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if op := st.byRequestID(m.requestID); op != nil && !m.validateOnly {
+		return op, nil
+	}
+	now := st.now()
+	for _, k := range m.keys {
+		if until, ok := st.busy[k]; ok && now.Before(until) {
+			return nil, errNotReady(k)
+		}
+	}
+	p, err := change()
+	if err != nil {
+		return nil, err
+	}
+	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: m.scope, Parent: m.parent,
+		Type: m.opType, User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
+		TargetLink: p.link, TargetID: p.id, Policy: p.policy}
+	if m.parent != "" {
+		op.Name = orgOpPrefix(m.parent) + op.Name
+	}
+	if m.validateOnly {
+		op.Done = now
+		st.remember(op, "")
+		c := *op
+		return &c, nil
+	}
+	if op.Err == nil && p.commit != nil {
+		p.commit()
+	}
+	for _, k := range m.keys {
+		st.busy[k] = op.Done
+	}
+	st.remember(op, m.requestID)
+	c := *op
+	return &c, nil
+}
+
+// finishObject answers a mutating call on one of these objects, like
+// finish: the RUNNING operation, or the error. what names the object in the
+// log line.
+func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, what string, op *operation, err error) {
+	if err != nil {
+		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
+			s.stats.notReady()
+		}
+		writeError(w, err)
+		return
+	}
+	if m.validateOnly {
+		s.stats.dryRun()
+		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
+		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		return
+	}
+	s.stats.mutation()
+	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
+	s.saveState()
+	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+}
+
+// objectMutation prepares an objMutation for a call.
+func (s *Server) objectMutation(r *http.Request, c *call, opType string, keys ...string) objMutation {
+	m := s.mutation(r, c, "", opType)
+	return objMutation{mutation: m, keys: keys}
+}
+
+// describe fills in, before grants are checked, what a call on these
+// objects is checked against (owner) and what a 403 names (resource); it
+// also counts an organization policy's calls under its path in Stats.
+func (s *Server) describe(r *http.Request, c *call) {
+	switch {
+	case strings.HasPrefix(c.method, "organizationSecurityPolicies."):
+		id := orgPolicyID(r.PathValue("orgPolicy"))
+		parent := r.URL.Query().Get("parentId")
+		if id != "" {
+			c.resource = orgPolicyPath(id)
+			if p, ok := s.store.orgPolicyParent(id); ok {
+				parent = p
+			}
+			s.stats.policy(orgPolicyPath(id), c.counted)
+		} else if strings.HasSuffix(c.method, ".listAssociations") {
+			parent = r.URL.Query().Get("targetResource")
+		}
+		if parent != "" {
+			c.owner = parent
+		}
+		if c.resource == "" && parent != "" {
+			c.resource = parent
+		}
+	case strings.HasPrefix(c.method, "globalOrganizationOperations."):
+		name := r.PathValue("orgOperation")
+		c.owner = r.URL.Query().Get("parentId")
+		if name != "" {
+			c.resource = orgOpPath(name)
+			if p := s.store.orgOpParent(name); p != "" {
+				c.owner = p
+			}
+		} else {
+			c.resource = c.owner
+		}
+	case r.PathValue("backendService") != "":
+		c.resource = c.scope.objectPath("backendServices", r.PathValue("backendService"))
+	case r.PathValue("edgeService") != "":
+		c.resource = c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+	}
+}
+
+// objectPath is the path of a named compute object of the scope, e.g.
+// projects/P/global/backendServices/N.
+func (s scope) objectPath(collection, name string) string {
+	return s.base() + "/" + collection + "/" + name
+}
+
+// The IAM permissions and response types of the methods served here, for
+// grants (permissionOf) and fields= (responseType).
+func init() {
+	perm := func(name string, write bool) permission { return permission{name: name, write: write} }
+	org := "compute.organizationSecurityPolicies."
+	orgOps := "compute.globalOrganizationOperations."
+	for method, p := range map[string]permission{
+		"organizationSecurityPolicies.insert":                          perm(org+"create", true),
+		"organizationSecurityPolicies.get":                             perm(org+"get", false),
+		"organizationSecurityPolicies.list":                            perm(org+"list", false),
+		"organizationSecurityPolicies.patch":                           perm(org+"update", true),
+		"organizationSecurityPolicies.delete":                          perm(org+"delete", true),
+		"organizationSecurityPolicies.addRule":                         perm(org+"update", true),
+		"organizationSecurityPolicies.patchRule":                       perm(org+"update", true),
+		"organizationSecurityPolicies.removeRule":                      perm(org+"update", true),
+		"organizationSecurityPolicies.getRule":                         perm(org+"get", false),
+		"organizationSecurityPolicies.addAssociation":                  perm(org+"addAssociation", true),
+		"organizationSecurityPolicies.removeAssociation":               perm(org+"removeAssociation", true),
+		"organizationSecurityPolicies.getAssociation":                  perm(org+"get", false),
+		"organizationSecurityPolicies.listAssociations":                perm(org+"listAssociations", false),
+		"organizationSecurityPolicies.move":                            perm(org+"move", true),
+		"organizationSecurityPolicies.listPreconfiguredExpressionSets": perm(org+"list", false),
+		"globalOrganizationOperations.get":                             perm(orgOps+"get", false),
+		"globalOrganizationOperations.list":                            perm(orgOps+"list", false),
+		"globalOrganizationOperations.delete":                          perm(orgOps+"delete", true),
+		"backendServices.setSecurityPolicy":                            perm("compute.backendServices.setSecurityPolicy", true),
+		"backendServices.setEdgeSecurityPolicy":                        perm("compute.backendServices.setSecurityPolicy", true),
+		"regionBackendServices.setSecurityPolicy":                      perm("compute.regionBackendServices.setSecurityPolicy", true),
+		"networkEdgeSecurityServices.aggregatedList":                   perm("compute.networkEdgeSecurityServices.list", false),
+		"backendServices.aggregatedList":                               perm("compute.backendServices.list", false),
+	} {
+		otherPermissions[method] = p
+	}
+	op := reflect.TypeOf(compute.Operation{})
+	for method, t := range map[string]reflect.Type{
+		"organizationSecurityPolicies.get":                             reflect.TypeOf(compute.SecurityPolicy{}),
+		"organizationSecurityPolicies.list":                            reflect.TypeOf(compute.SecurityPolicyList{}),
+		"organizationSecurityPolicies.getRule":                         reflect.TypeOf(compute.SecurityPolicyRule{}),
+		"organizationSecurityPolicies.getAssociation":                  reflect.TypeOf(compute.SecurityPolicyAssociation{}),
+		"organizationSecurityPolicies.listAssociations":                reflect.TypeOf(compute.OrganizationSecurityPoliciesListAssociationsResponse{}),
+		"organizationSecurityPolicies.listPreconfiguredExpressionSets": reflect.TypeOf(compute.SecurityPoliciesListPreconfiguredExpressionSetsResponse{}),
+		"globalOrganizationOperations.get":                             op,
+		"globalOrganizationOperations.list":                            reflect.TypeOf(compute.OperationList{}),
+		"backendServices.get":                                          reflect.TypeOf(compute.BackendService{}),
+		"regionBackendServices.get":                                    reflect.TypeOf(compute.BackendService{}),
+		"backendServices.list":                                         reflect.TypeOf(compute.BackendServiceList{}),
+		"regionBackendServices.list":                                   reflect.TypeOf(compute.BackendServiceList{}),
+		"backendServices.aggregatedList":                               reflect.TypeOf(compute.BackendServiceAggregatedList{}),
+		"networkEdgeSecurityServices.get":                              reflect.TypeOf(compute.NetworkEdgeSecurityService{}),
+		"networkEdgeSecurityServices.aggregatedList":                   reflect.TypeOf(compute.NetworkEdgeSecurityServiceAggregatedList{}),
+	} {
+		otherResponseTypes[method] = t
+	}
+	for _, method := range []string{"organizationSecurityPolicies.insert", "organizationSecurityPolicies.patch",
+		"organizationSecurityPolicies.delete", "organizationSecurityPolicies.addRule", "organizationSecurityPolicies.patchRule",
+		"organizationSecurityPolicies.removeRule", "organizationSecurityPolicies.addAssociation",
+		"organizationSecurityPolicies.removeAssociation", "organizationSecurityPolicies.move"} {
+		otherResponseTypes[method] = op
+	}
+}
+
+// moreRoutes serves organization security policies and their operations,
+// backend services and network edge security services.
+func (s *Server) moreRoutes() {
+	const o = "/locations/global/securityPolicies"
+	const one = o + "/{orgPolicy}"
+	const p = "organizationSecurityPolicies."
+	s.route("POST", o, p+"insert", s.insertOrgPolicy)
+	s.route("GET", o, p+"list", s.listOrgPolicies)
+	s.route("GET", o+"/listAssociations", p+"listAssociations", s.listOrgAssociations)
+	s.route("GET", o+"/listPreconfiguredExpressionSets", p+"listPreconfiguredExpressionSets", s.listPreconfigured)
+	s.route("GET", one, p+"get", s.getOrgPolicy)
+	s.route("PATCH", one, p+"patch", s.patchOrgPolicy)
+	s.route("DELETE", one, p+"delete", s.deleteOrgPolicy)
+	s.route("POST", one+"/addRule", p+"addRule", s.addOrgRule)
+	s.route("GET", one+"/getRule", p+"getRule", s.getOrgRule)
+	s.route("POST", one+"/patchRule", p+"patchRule", s.patchOrgRule)
+	s.route("POST", one+"/removeRule", p+"removeRule", s.removeOrgRule)
+	s.route("POST", one+"/addAssociation", p+"addAssociation", s.addOrgAssociation)
+	s.route("POST", one+"/removeAssociation", p+"removeAssociation", s.removeOrgAssociation)
+	s.route("GET", one+"/getAssociation", p+"getAssociation", s.getOrgAssociation)
+	s.route("POST", one+"/move", p+"move", s.moveOrgPolicy)
+	s.route("GET", "/locations/global/operations", "globalOrganizationOperations.list", s.listOrgOps)
+	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOrgOp)
+	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOrgOp)
+
+	for _, b := range []struct{ prefix, path string }{
+		{"backendServices.", "/projects/{project}/global/backendServices"},
+		{"regionBackendServices.", "/projects/{project}/regions/{region}/backendServices"},
+	} {
+		s.route("POST", b.path, b.prefix+"insert", s.insertBackend)
+		s.route("GET", b.path, b.prefix+"list", s.listBackends)
+		s.route("GET", b.path+"/{backendService}", b.prefix+"get", s.getBackend)
+		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", s.deleteBackend)
+		s.route("POST", b.path+"/{backendService}/setSecurityPolicy", b.prefix+"setSecurityPolicy", s.setBackendPolicy)
+	}
+	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
+		"backendServices.setEdgeSecurityPolicy", s.setBackendPolicy)
+	s.route("GET", "/projects/{project}/aggregated/backendServices", "backendServices.aggregatedList", s.aggregatedBackends)
+
+	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
+	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
+	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", s.getEdge)
+	s.route("PATCH", e+"/{edgeService}", "networkEdgeSecurityServices.patch", s.patchEdge)
+	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", s.deleteEdge)
+	s.route("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
+		"networkEdgeSecurityServices.aggregatedList", s.aggregatedEdges)
+}
+
+// aggregated answers an aggregatedList: the global scope (if global is
+// true) plus every region holding an object, each an item list under key
+// or the NO_RESULTS_ON_PAGE warning, as for security policies.
+func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collection, key string, global bool,
+	byScope map[string][]map[string]any) {
+	if global {
+		if _, ok := byScope["global"]; !ok {
+			byScope["global"] = nil
+		}
+	}
+	items := map[string]any{}
+	for k, objs := range byScope {
+		objs, err := filterItems(r.URL.Query().Get("filter"), objs)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if len(objs) == 0 {
+			items[k] = scopedList(k, nil)
+			continue
+		}
+		list := make([]any, len(objs))
+		for i, o := range objs {
+			list[i] = o
+		}
+		items[k] = map[string]any{key: list}
+	}
+	path := "projects/" + c.scope.Project + "/aggregated/" + collection
+	writeJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
+}
+
+// A reference is a compute resource URL as clients send it: a full URL, a
+// path from projects/, a path from global/ or regions/, or a bare name.
+type reference struct {
+	scope scope
+	name  string
+}
+
+// parseRef reads a reference to an object of collection, relative to
+// within (the project, and the region for regional references). ok is
+// false when ref does not have a reference's shape.
+func parseRef(ref, collection string, within scope) (reference, bool) {
+	s := strings.TrimPrefix(ref, apiRoot)
+	if i := strings.Index(s, "/compute/v1/"); i >= 0 {
+		s = s[i+len("/compute/v1/"):]
+	}
+	segs := strings.Split(s, "/")
+	out := reference{scope: scope{Project: within.Project, Region: within.Region}}
+	switch {
+	case len(segs) == 1:
+		out.name = segs[0]
+	case len(segs) >= 2 && segs[len(segs)-2] == collection:
+		out.name = segs[len(segs)-1]
+		head := segs[:len(segs)-2]
+		if len(head) >= 2 && head[0] == "projects" {
+			out.scope.Project = head[1]
+			head = head[2:]
+		}
+		switch {
+		case len(head) == 1 && head[0] == "global":
+			out.scope.Region = ""
+		case len(head) == 2 && head[0] == "regions":
+			out.scope.Region = head[1]
+		default:
+			return reference{}, false
+		}
+	default:
+		return reference{}, false
+	}
+	return out, namePattern.MatchString(out.name)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// errInUse is compute's refusal to delete a resource another one uses.
+func errInUse(kind, resource, user string) *apiError {
+	return &apiError{Code: 400, Reason: "resourceInUseByAnotherResource",
+		Message: fmt.Sprintf("The %s resource '%s' is already being used by '%s'", kind, resource, user)}
+}
+
+// policyInUseLocked refuses the delete of a project's security policy that
+// a backend service or a network edge security service uses. st.mu must be
+// held.
+func (st *store) policyInUseLocked(p *policy) error {
+	link := apiRoot + p.path()
+	for _, k := range sortedKeys(st.more.backends) {
+		b := st.more.backends[k]
+		if b.SecurityPolicy == link || b.EdgeSecurityPolicy == link {
+			return errInUse("security_policy", p.path(), b.path())
+		}
+	}
+	for _, k := range sortedKeys(st.more.edges) {
+		if e := st.more.edges[k]; e.SecurityPolicy == link {
+			return errInUse("security_policy", p.path(), e.path())
+		}
+	}
+	return nil
+}
+
+// saveMore adds these objects to a state file.
+func (st *store) saveMore(f *stateFile) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, k := range sortedKeys(st.more.orgPolicies) {
+		f.OrgPolicies = append(f.OrgPolicies, st.more.orgPolicies[k].clone())
+	}
+	for _, k := range sortedKeys(st.more.backends) {
+		f.BackendServices = append(f.BackendServices, st.more.backends[k].clone())
+	}
+	for _, k := range sortedKeys(st.more.edges) {
+		e := *st.more.edges[k]
+		f.EdgeServices = append(f.EdgeServices, &e)
+	}
+}
+
+// loadMore adds the objects of a state file after load.
+func (st *store) loadMore(f stateFile) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, o := range f.OrgPolicies {
+		if o != nil && o.Name != "" && !strings.Contains(o.Name, "/") {
+			st.more.orgPolicies[o.Name] = o
+		}
+	}
+	for _, b := range f.BackendServices {
+		if b != nil && namePattern.MatchString(b.Name) {
+			st.more.backends[b.path()] = b
+		}
+	}
+	for _, e := range f.EdgeServices {
+		if e != nil && namePattern.MatchString(e.Name) {
+			st.more.edges[e.path()] = e
+		}
+	}
+}
