@@ -141,3 +141,41 @@ func TestNetworkEdgeSecurityServiceLifecycle(t *testing.T) {
 		t.Errorf("get after delete: want 404, got %v", err)
 	}
 }
+
+// TestMoreFieldsAndFaults: fields= selects from the new objects' answers,
+// and an operation failed by fault injection changes nothing.
+func TestMoreFieldsAndFaults(t *testing.T) {
+	em := Start(t, Options{})
+	svc := newService(t, em)
+	wait := opWaiter(t, svc)
+	armor := newProjectPolicy(t, svc, "", "armor", "CLOUD_ARMOR")
+	id := newOrgPolicy(t, svc, org, "corp")
+	wait(svc.BackendServices.Insert(project, &compute.BackendService{Name: "web", Protocol: "HTTP"}).Do())
+
+	b, err := svc.BackendServices.Get(project, "web").Fields("name,securityPolicy").Do()
+	if err != nil || b.Name != "web" || b.Protocol != "" {
+		t.Errorf("backend get with fields: %+v, %v", b, err)
+	}
+	o, err := svc.OrganizationSecurityPolicies.Get(id).Fields("shortName,parent").Do()
+	if err != nil || o.ShortName != "corp" || o.Parent != org || o.Name != "" {
+		t.Errorf("organization policy get with fields: %+v, %v", o, err)
+	}
+	if _, err := svc.BackendServices.Get(project, "web").Fields("nope").Do(); asAPIErr(err) == nil || asAPIErr(err).Code != 400 {
+		t.Errorf("unknown field: want 400, got %v", err)
+	}
+
+	if err := em.SetFaults(Faults{Methods: map[string]FaultRule{"backendServices.setSecurityPolicy": {OpErrorRate: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := svc.BackendServices.SetSecurityPolicy(project, "web", &compute.SecurityPolicyReference{SecurityPolicy: armor}).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _ = svc.GlobalOperations.Get(project, op.Name).Do()
+	if op.Status != "DONE" || op.Error == nil || op.Error.Errors[0].Code != "INTERNAL_ERROR" {
+		t.Errorf("failed operation: %+v", op)
+	}
+	if b, _ := svc.BackendServices.Get(project, "web").Do(); b.SecurityPolicy != "" {
+		t.Errorf("a failed operation set the policy: %q", b.SecurityPolicy)
+	}
+}
