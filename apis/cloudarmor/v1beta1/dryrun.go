@@ -7,8 +7,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
-// AnnotationDryRun, set to "true" on a SecurityPolicy or SecurityPolicyRule
-// whose management policies write, puts the object in dry run: the provider
+// AnnotationDryRun, set to "true" on a SecurityPolicy, SecurityPolicyRule or
+// AddressGroup whose management policies write, puts the object in dry run: the provider
 // reads GCP as usual but never writes to it for the object (no create,
 // update or delete). When the object would be created or updated, the
 // provider asks GCP whether it would accept the write, with validateOnly=true,
@@ -22,8 +22,8 @@ import (
 // GCP's securityPolicies.patch and setLabels take no validateOnly: for a
 // policy GCP already has, only its rule writes (addRule, patchRule) are
 // asked about, and the Validated message names what was not. Address groups
-// (networksecurity v1) have no validateOnly at all: the annotation is not
-// read on an AddressGroup.
+// (networksecurity v1) have no validateOnly at all: an AddressGroup in dry
+// run writes nothing and asks nothing (Validated=Unknown, NotAsked).
 const AnnotationDryRun = "cloudarmor.armorplane.io/dry-run"
 
 // TypeValidated is the condition of an object in dry run: GCP's answer to

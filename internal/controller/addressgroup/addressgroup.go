@@ -112,10 +112,17 @@ type external struct {
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.ExternalObservation, error) {
 	f := ownership.FactsOf(cr)
+	if !f.DryRun {
+		endDryRun(cr)
+	}
 	ag, err := e.groups.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
 		f.Presence = ownership.Missing
-		return ownership.Decide(f).Observation(ownership.Details{})
+		v := ownership.Decide(f)
+		if v == ownership.DryRun {
+			return dryRun(cr, e.key, false, false)
+		}
+		return v.Observation(ownership.Details{})
 	}
 	if err != nil {
 		return ownership.Fail(errors.Wrap(err, errGet))
@@ -140,7 +147,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (mana
 	if len(plan.Immutable) > 0 {
 		return ownership.Fail(errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; ")))
 	}
-	return ownership.Decide(f).Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
+	v := ownership.Decide(f)
+	if v == ownership.DryRun {
+		return dryRun(cr, e.key, true, plan.UpToDate())
+	}
+	return v.Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
 }
 
 // own is the labels the group must carry: the owner and provenance labels,
