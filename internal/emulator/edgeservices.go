@@ -74,25 +74,7 @@ func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error
 	return apiRoot + p.path(), nil
 }
 
-// edgeValidateOnly reads networkEdgeSecurityServices.insert's validateOnly
-// parameter.
-func edgeValidateOnly(r *http.Request) (bool, error) {
-	switch v := r.URL.Query().Get("validateOnly"); v {
-	case "", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	default:
-		return false, errPayload(`Invalid value at 'validate_only' (TYPE_BOOL), "` + v + `"`)
-	}
-}
-
 func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
-	dry, err := edgeValidateOnly(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var in compute.NetworkEdgeSecurityService
 	if _, err := s.decode(w, r, &in, "network_edge_security_service"); err != nil {
 		writeError(w, err)
@@ -107,11 +89,7 @@ func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	e := &edgeService{Scope: c.scope, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Description: in.Description}
-	m := s.objectMutation(r, c, "insert", e.path())
-	m.validateOnly = dry
-	if dry {
-		c.counted = dryRunName(c.method)
-	}
+	m := s.objectMutation(r, c, "insert", e.path()) // validateOnly=true: c.dryRun
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		if _, ok := s.store.more.edges[e.path()]; ok {
 			return plan{}, errAlreadyExists(e.path())

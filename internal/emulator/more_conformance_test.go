@@ -369,3 +369,46 @@ func (r *Running) stateJSON(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// TestMoreValidateOnly: networkEdgeSecurityServices.insert has
+// validateOnly; the other methods of these collections have none and refuse
+// it, as the security policy methods without it do, so that a client that
+// believes it asked for a dry run never writes.
+func TestMoreValidateOnly(t *testing.T) {
+	em := Start(t, Options{})
+	svc := newService(t, em)
+	id := newOrgPolicy(t, svc, org, "corp")
+	unknown := `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"validateOnly\": Cannot bind query parameter. Field 'validateOnly' could not be found in request message.","errors":[{"domain":"global","message":"Invalid JSON payload received. Unknown name \"validateOnly\": Cannot bind query parameter. Field 'validateOnly' could not be found in request message.","reason":"invalid"}],"status":"INVALID_ARGUMENT"}}`
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/locations/global/securityPolicies/" + id + "/addRule", `{"priority":5,"action":"allow","match":{"versionedExpr":"SRC_IPS_V1","config":{"srcIpRanges":["1.2.3.4"]}}}`},
+		{"POST", "/locations/global/securityPolicies?parentId=" + org, `{"shortName":"x"}`},
+		{"POST", "/projects/" + project + "/global/backendServices", `{"name":"web"}`},
+		{"POST", "/projects/" + project + "/regions/" + region + "/backendServices", `{"name":"web"}`},
+	} {
+		sep := "?"
+		if strings.Contains(c.path, "?") {
+			sep = "&"
+		}
+		res, body := rawCall(t, c.method, em.URL()+"/compute/v1"+c.path+sep+"validateOnly=true", c.body, nil)
+		if res.StatusCode != 400 || body != unknown {
+			t.Errorf("%s %s?validateOnly=true: %d %s", c.method, c.path, res.StatusCode, body)
+		}
+	}
+	if len(em.BackendServices()) != 0 || len(em.OrganizationSecurityPolicies()) != 1 {
+		t.Error("a refused dry run wrote")
+	}
+
+	op, err := svc.NetworkEdgeSecurityServices.Insert(project, region, &compute.NetworkEdgeSecurityService{Name: "edge"}).ValidateOnly(true).Do()
+	if err != nil || op.Status != "DONE" || op.OperationType != "insert" {
+		t.Fatalf("dry run: %+v, %v", op, err)
+	}
+	st := em.Stats()
+	if len(em.NetworkEdgeSecurityServices()) != 0 || st.DryRuns != 1 || st.Methods["networkEdgeSecurityServices.insert?validateOnly"] != 1 {
+		t.Errorf("dry run: services %v, dryRuns %d, methods %v", em.NetworkEdgeSecurityServices(), st.DryRuns, st.Methods)
+	}
+	_, err = svc.NetworkEdgeSecurityServices.Insert(project, region, &compute.NetworkEdgeSecurityService{Name: "edge", SecurityPolicy: "nope"}).ValidateOnly(true).Do()
+	want := &apiErr{Code: 400, Reason: "invalid", Message: "Invalid value for field 'resource.securityPolicy': 'nope'. The resource 'projects/" + project + "/regions/" + region + "/securityPolicies/nope' was not found."}
+	if diff := cmp.Diff(want, asAPIErr(err)); diff != "" {
+		t.Errorf("refused dry run: -want, +got:\n%s", diff)
+	}
+}

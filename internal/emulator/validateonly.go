@@ -5,19 +5,26 @@ import (
 	"strings"
 )
 
-// validateOnlyMethods are the security policy methods whose request has a
-// validateOnly parameter in compute v1's discovery document. PATCH of a
-// policy, delete, removeRule and setLabels have none.
+// validateOnlyMethods are the methods whose request has a validateOnly
+// parameter in compute v1's discovery document. PATCH of a policy, delete,
+// removeRule and setLabels have none, nor has any method of organization
+// policies or backend services.
 var validateOnlyMethods = set(
 	"securityPolicies.insert", "securityPolicies.addRule", "securityPolicies.patchRule",
-	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule")
+	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule",
+	"networkEdgeSecurityServices.insert")
+
+// dryRunCollections are the collections whose methods refuse a validateOnly
+// they do not have.
+var dryRunCollections = set("securityPolicies", "regionSecurityPolicies", "organizationSecurityPolicies",
+	"backendServices", "regionBackendServices", "networkEdgeSecurityServices")
 
 // dryRunName is the name a validateOnly call is counted under in Stats, so
 // that a test counting writes does not count dry runs.
 func dryRunName(method string) string { return method + "?validateOnly" }
 
-// validateOnlyParam reads ?validateOnly=. A security policy method that has
-// no such parameter is refused the way Google's front end refuses any
+// validateOnlyParam reads ?validateOnly=. A method of dryRunCollections that
+// has no such parameter is refused the way Google's front end refuses any
 // unknown query parameter, rather than ignoring it: a client that believes
 // it asked for a dry run must never get a write.
 func validateOnlyParam(r *http.Request, method string) (bool, error) {
@@ -40,5 +47,6 @@ func validateOnlyParam(r *http.Request, method string) (bool, error) {
 }
 
 func isPolicyMethod(method string) bool {
-	return strings.HasPrefix(method, "securityPolicies.") || strings.HasPrefix(method, "regionSecurityPolicies.")
+	collection, _, _ := strings.Cut(method, ".")
+	return dryRunCollections[collection]
 }
