@@ -7,6 +7,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/networkedgesecurityservice"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -29,5 +30,8 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := setup.AddGated(mgr, o, securitypolicyrule.Kind); err != nil {
 		return err
 	}
-	return setup.AddGated(mgr, o, addressgroup.Kind)
+	if err := setup.AddGated(mgr, o, addressgroup.Kind); err != nil {
+		return err
+	}
+	return setup.AddGated(mgr, o, networkedgesecurityservice.Kind)
 }

@@ -59,3 +59,43 @@ func (mg *AddressGroup) SetProviderConfigReference(r *xpv2.ProviderConfigReferen
 func (mg *AddressGroup) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
 	mg.Spec.WriteConnectionSecretToReference = r
 }
+
+// GetCondition of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// GetManagementPolicies of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.ManagementPolicies
+}
+
+// GetProviderConfigReference of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.ProviderConfigReference
+}
+
+// GetWriteConnectionSecretToReference of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetConditions of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// SetManagementPolicies of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) SetManagementPolicies(r xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = r
+}
+
+// SetProviderConfigReference of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// SetWriteConnectionSecretToReference of this NetworkEdgeSecurityService.
+func (mg *NetworkEdgeSecurityService) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}

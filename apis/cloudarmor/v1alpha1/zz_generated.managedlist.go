@@ -28,3 +28,12 @@ func (l *AddressGroupList) GetItems() []resource.Managed {
 	}
 	return items
 }
+
+// GetItems of this NetworkEdgeSecurityServiceList.
+func (l *NetworkEdgeSecurityServiceList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}

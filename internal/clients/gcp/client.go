@@ -40,6 +40,11 @@ const (
 	MethodGroupRemoveItems
 	MethodGroupListReferences
 	MethodGroupWaitOperation
+	MethodEdgeGet
+	MethodEdgeInsert
+	MethodEdgeValidateInsert
+	MethodEdgePatch
+	MethodEdgeDelete
 	methodCount
 )
 
@@ -62,6 +67,13 @@ var methodNames = [methodCount]string{
 	MethodGroupRemoveItems:    "AddressGroupRemoveItems",
 	MethodGroupListReferences: "AddressGroupListReferences",
 	MethodGroupWaitOperation:  "AddressGroupWaitOperation",
+	// Network edge security service calls (compute v1); their operations
+	// are regional operations, counted under WaitOperation.
+	MethodEdgeGet:            "EdgeServiceGet",
+	MethodEdgeInsert:         "EdgeServiceInsert",
+	MethodEdgeValidateInsert: "EdgeServiceValidateInsert",
+	MethodEdgePatch:          "EdgeServicePatch",
+	MethodEdgeDelete:         "EdgeServiceDelete",
 }
 
 // String returns the method's name, suitable for a metric label.
