@@ -238,10 +238,11 @@ node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 .PHONY: node-test
 NODE_OUT := $(OUTPUT_DIR)/node
 node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, run test/platform and test/argocd on it, tear down (root).
-	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator ./cmd/changelogs-sidecar
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
 		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
+		NODE_CHANGELOGS_BIN=$(abspath $(NODE_OUT))/bin/changelogs-sidecar \
 		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/ $(NODE_TEST_ARGS)
 	BIN_DIR=$(NODE_OUT)/bin XPKG_DIR=$(NODE_OUT)/xpkg CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
 		hack/shared-node.sh go test -p 1 -count=1 -timeout 30m -v ./test/platform/ ./test/argocd/ $(NODE_TEST_ARGS)

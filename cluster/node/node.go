@@ -52,6 +52,18 @@ type Config struct {
 	Tools   Tools
 	WorkDir string // default DefaultWorkDir
 	Logf    func(format string, args ...any)
+	// Lock is the machine-wide lock, when the caller took it first with
+	// Lock (to look at the host before the node exists); Up takes it
+	// otherwise. Down releases it either way.
+	Lock *os.File
+}
+
+// Lock waits for and takes the machine-wide lock that serialises node runs.
+func Lock(ctx context.Context, logf func(format string, args ...any)) (*os.File, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return lock(ctx, LockPath, logf)
 }
 
 // Node is a running node.
@@ -103,8 +115,10 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	n = &Node{cfg: cfg, l: layout{cfg.WorkDir}, start: time.Now(),
 		Kubeconfig: filepath.Join(cfg.WorkDir, "admin.kubeconfig"), HostRegistry: fmt.Sprintf("127.0.0.1:%d", RegistryPort)}
-	if n.lockf, err = lock(ctx, LockPath, cfg.Logf); err != nil {
-		return nil, err
+	if n.lockf = cfg.Lock; n.lockf == nil {
+		if n.lockf, err = lock(ctx, LockPath, cfg.Logf); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err != nil {

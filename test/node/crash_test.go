@@ -28,6 +28,9 @@ func TestCrashRecovery(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cluster/node/cmd/node: %v\n%s", err, out)
 	}
+	// The harness takes the machine's lock itself: wait until no other node
+	// runs before looking at the host.
+	_ = lockMachine(t).Close()
 	before := snapshot(t, tools.Debs)
 
 	cmd := exec.Command(harness, "-crossplane=false")

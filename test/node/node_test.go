@@ -44,12 +44,29 @@ func realNode(t *testing.T, dir string) node.Tools {
 	return tools
 }
 
-// boot brings a node up and returns it with its teardown, which reports its
-// time and error once, however often it is called (deferred, and before the
-// host is compared with its snapshot).
-func boot(ctx context.Context, t *testing.T, tools node.Tools) (*node.Node, func()) {
+// lockMachine takes the machine-wide node lock, waiting for another run (a
+// `make run`, another suite's node) to finish: the host's snapshot must not
+// see another node. boot hands the lock to the node, whose teardown releases it.
+func lockMachine(t *testing.T) *os.File {
 	t.Helper()
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	lk, err := node.Lock(ctx, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Released by the node's teardown; here too if the test ends before
+	// the node took it (a second Close is harmless).
+	t.Cleanup(func() { _ = lk.Close() })
+	return lk
+}
+
+// boot brings a node up under lk (lockMachine's) and returns it with its
+// teardown, which reports its time and error once, however often it is
+// called (deferred, and before the host is compared with its snapshot).
+func boot(ctx context.Context, t *testing.T, tools node.Tools, lk *os.File) (*node.Node, func()) {
+	t.Helper()
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: t.Logf, Lock: lk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +85,13 @@ func boot(ctx context.Context, t *testing.T, tools node.Tools) (*node.Node, func
 
 func TestNode(t *testing.T) {
 	tools := realNode(t, t.TempDir())
+	lk := lockMachine(t)
 	before := snapshot(t, tools.Debs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, down := boot(ctx, t, tools)
+	n, down := boot(ctx, t, tools, lk)
 	up := time.Since(start)
 	defer down()
 

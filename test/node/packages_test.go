@@ -107,12 +107,13 @@ func TestPackages(t *testing.T) {
 		AutoReadyMeta: autoReadyMeta,
 		Logf:          t.Logf,
 	}
+	lk := lockMachine(t)
 	before := snapshot(t, tools.Debs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
-	n, down := boot(ctx, t, tools)
+	n, down := boot(ctx, t, tools, lk)
 	defer down()
 	var times []string
 	lap := func(what string, took time.Duration) {
@@ -220,6 +221,10 @@ func TestPackages(t *testing.T) {
 	if diff := cmp.Diff([]string{"10.244.0.1/32", "203.0.113.0/26"}, sortedCopy(ranges)); diff != "" {
 		t.Errorf("the allow rules in GCP (-want +got):\n%s", diff)
 	}
+
+	s = time.Now()
+	checkChangeLogs(ctx, t, n)
+	lap("change logs: sidecar beside the provider, 3 entries read", time.Since(s))
 
 	checkNotForbidden(ctx, t, n)
 	checkNoEgress(ctx, t, n, tools)
