@@ -41,6 +41,7 @@ func TestE2E(t *testing.T) {
 		{"10-ObservedState", s.testObservedState},
 		{"11-AddressGroup", s.testAddressGroup},
 		{"12-APIDrift", s.testAPIDrift},
+		{"13-NetworkEdgeSecurityService", s.testNetworkEdgeSecurityService},
 	} {
 		start := time.Now()
 		ok := t.Run(sc.name, sc.fn)

@@ -52,7 +52,7 @@ const (
 
 // enterpriseExamples need Cloud Armor Enterprise in a real project; TestGCP
 // applies them only with E2E_GCP_ENTERPRISE=true.
-var enterpriseExamples = []string{"network-udf.yaml", "address-group.yaml"}
+var enterpriseExamples = []string{"network-udf.yaml", "address-group.yaml", "network-edge-security-service.yaml"}
 
 // gcpReadyWithin bounds each object's wait for Ready against real GCP, where
 // one operation takes seconds to tens of seconds and a policy's operations
