@@ -19,6 +19,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 )
 
@@ -150,6 +151,8 @@ func (s *suite) conditions(o client.Object) (map[xpv2.ConditionType]xpv2.Conditi
 		obj = &v1beta1.SecurityPolicy{}
 	case v1beta1.SecurityPolicyRuleKind:
 		obj = &v1beta1.SecurityPolicyRule{}
+	case v1alpha1.NetworkEdgeSecurityServiceKind:
+		obj = &v1alpha1.NetworkEdgeSecurityService{}
 	default:
 		return nil, fmt.Errorf("no conditions for kind %q", o.GetObjectKind().GroupVersionKind().Kind)
 	}

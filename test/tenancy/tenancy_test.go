@@ -136,13 +136,14 @@ spec:
 	e.Prov.Start(t)
 
 	for name, fn := range map[string]func(*testing.T){
-		"ReadsDoNotLeak":              s.testReadsDoNotLeak,
-		"ClaimsAreNamespaceScoped":    s.testClaimsAreNamespaceScoped,
-		"OnePolicyOwner":              s.testOnePolicyOwner,
-		"OneRuleOwner":                s.testOneRuleOwner,
-		"OwnerLabel":                  s.testOwnerLabel,
-		"AmbientCredentialsAdmission": s.testAmbientCredentialsAdmission,
-		"NamespaceSelector":           s.testNamespaceSelector,
+		"ReadsDoNotLeak":                 s.testReadsDoNotLeak,
+		"ClaimsAreNamespaceScoped":       s.testClaimsAreNamespaceScoped,
+		"OnePolicyOwner":                 s.testOnePolicyOwner,
+		"OneRuleOwner":                   s.testOneRuleOwner,
+		"OwnerLabel":                     s.testOwnerLabel,
+		"AmbientCredentialsAdmission":    s.testAmbientCredentialsAdmission,
+		"NamespaceSelector":              s.testNamespaceSelector,
+		"EdgeServiceStaysInItsNamespace": s.testEdgeServiceStaysInItsNamespace,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
