@@ -26,8 +26,8 @@ const sidecarImage = "xpkg.crossplane.io/crossplane/changelogs-sidecar:v0.0.1"
 // sidecar, is pushed to the node's registry), replaces the provider's pod
 // with one that runs the sidecar beside it on a shared emptyDir. A policy is
 // created, edited and deleted, and the sidecar's log must hold one entry for
-// each, in order. It returns with the provider's pod running again.
-func checkChangeLogs(ctx context.Context, t *testing.T, n *node.Node) {
+// each, in order. emu is the emulator pod's forwarder on the host.
+func checkChangeLogs(ctx context.Context, t *testing.T, n *node.Node, emu string) {
 	t.Helper()
 	start := time.Now()
 	bin := envOr("NODE_CHANGELOGS_BIN", filepath.Join(repo.Root(), "_output/bin/changelogs-sidecar"))
@@ -87,12 +87,12 @@ func checkChangeLogs(ctx context.Context, t *testing.T, n *node.Node) {
 	}
 	// Ready stays True through an edit: wait for GCP to hold the edit.
 	for deadline := time.Now().Add(2 * time.Minute); ; {
-		out, _ := n.Kubectl(ctx, "-n", "tenant-a", "get", "securitypolicy", name, "-o", "jsonpath={.status.atProvider.description}")
-		if out == "edited under audit" {
+		got, err := gcpPolicy(emu, name)
+		if err == nil && got.Description == "edited under audit" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the edit did not reach GCP in 2m (atProvider.description %q)", out)
+			t.Fatalf("the edit did not reach GCP in 2m: %+v, %v", got, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

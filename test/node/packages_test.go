@@ -223,7 +223,7 @@ func TestPackages(t *testing.T) {
 	}
 
 	s = time.Now()
-	checkChangeLogs(ctx, t, n)
+	checkChangeLogs(ctx, t, n, emu)
 	lap("change logs: sidecar beside the provider, 3 entries read", time.Since(s))
 
 	checkNotForbidden(ctx, t, n)
@@ -526,7 +526,8 @@ func sortedCopy(s []string) []string {
 
 // gcpPolicyJSON is what the test reads of a GCP policy.
 type gcpPolicyJSON struct {
-	Rules []struct {
+	Description string `json:"description"`
+	Rules       []struct {
 		Priority int `json:"priority"`
 		Match    struct {
 			Config struct {
