@@ -268,6 +268,34 @@ kind: ClusterProviderConfig
 metadata: {name: ambient}
 spec: {projectID: p, credentials: {source: InjectedIdentity}, namespaceSelector: {matchLabels: {tenant: platform}}}`,
 		},
+		"ValidEdgeService": {
+			reason: "A network edge security service naming its policy by reference is accepted.",
+			object: edgeYAML("edge", "region: us-central1", "securityPolicyRef: {name: net}"),
+		},
+		"EdgeServicePolicyByURL": {
+			reason: "A policy's URL is accepted as well as its name.",
+			object: edgeYAML("edge-url", "region: us-central1", "securityPolicy: https://www.googleapis.com/compute/v1/projects/p/regions/us-central1/securityPolicies/net"),
+		},
+		"EdgeServiceName": {
+			reason:  "The external name defaults to metadata.name, which must be a GCP name.",
+			object:  edgeYAML("edge.eu", "region: us-central1"),
+			wantErr: "metadata.name must be a valid network edge security service name",
+		},
+		"EdgeServiceWithoutRegion": {
+			reason:  "A network edge security service is regional.",
+			object:  edgeYAML("edge-nowhere", "description: d"),
+			wantErr: "spec.forProvider.region: Required value",
+		},
+		"EdgeServiceRefOtherNamespace": {
+			reason:  "A reference resolves in the object's own namespace only.",
+			object:  edgeYAML("edge-cross", "region: us-central1", "securityPolicyRef: {name: net, namespace: other}"),
+			wantErr: "securityPolicyRef must name a SecurityPolicy in this object's namespace",
+		},
+		"EdgeServiceGlobalPolicy": {
+			reason:  "The policy must be regional: a global policy's path is refused before GCP is asked.",
+			object:  edgeYAML("edge-global", "region: us-central1", "securityPolicy: projects/p/global/securityPolicies/net"),
+			wantErr: "spec.forProvider.securityPolicy in body should match",
+		},
 		"ProviderConfigSecretWithoutRef": {
 			reason: "A Secret credentials source needs a secretRef.",
 			object: `apiVersion: armorplane.io/v1beta1
@@ -414,6 +442,16 @@ func TestAdmissionImmutable(t *testing.T) {
 			path:   []string{"spec", "forProvider", "region"}, value: "europe-west1",
 			wantErr: "region is immutable: a policy cannot move between global and regional",
 		},
+		"EdgeServiceRegion": {
+			object: edgeYAML("imm-edge-region", "region: us-central1"),
+			path:   []string{"spec", "forProvider", "region"}, value: "europe-west1",
+			wantErr: "region is immutable: create a service in the other region",
+		},
+		"EdgeServiceProjectAdded": {
+			object: edgeYAML("imm-edge-project", "region: us-central1"),
+			path:   []string{"spec", "forProvider", "project"}, value: "other-project",
+			wantErr: "project is immutable",
+		},
 		"PolicyType": {
 			object: policyYAML("imm-type", "\n    type: CLOUD_ARMOR"),
 			path:   []string{"spec", "forProvider", "type"}, value: "CLOUD_ARMOR_EDGE",
@@ -465,4 +503,17 @@ spec:
 
 func srcRanges(ranges ...string) string {
 	return `match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["` + strings.Join(ranges, `", "`) + `"]}}`
+}
+
+func edgeYAML(name string, fields ...string) string {
+	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: NetworkEdgeSecurityService
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  forProvider:
+`
+	for _, f := range fields {
+		s += "    " + f + "\n"
+	}
+	return s
 }
