@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
@@ -24,7 +25,11 @@ import (
 // a new description is one patch and nothing else; in a project on Cloud
 // Armor Standard GCP refuses the service, which shows in Synced=False with
 // GCP's message, retried with backoff (no hot loop), and created once the
-// project is enrolled; deleting the objects deletes the services.
+// project is enrolled; a service made elsewhere is refused (and left in
+// place) by an object that may create, kept by one whose
+// managementPolicies are [Observe, Update] (and left when it is deleted),
+// and owned outright by one carrying crossplane.io/external-create-succeeded;
+// deleting the objects deletes the services.
 func (s *suite) testNetworkEdgeSecurityService(t *testing.T) {
 	const (
 		region   = "us-east4"
@@ -134,6 +139,61 @@ func (s *suite) testNetworkEdgeSecurityService(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitReadyWithin(t, 2*time.Minute, stdService)
+
+	// A service made elsewhere carries no label to say whose it is: an
+	// object that may create refuses it and leaves it in place; one whose
+	// managementPolicies leave out Create takes it over.
+	const foreign = "e2e-edge-foreign"
+	s.gcpDo(t, s.project, region, func() (*compute.Operation, error) {
+		return s.gcp.NetworkEdgeSecurityServices.Insert(s.project, region, &compute.NetworkEdgeSecurityService{Name: foreign, Description: "made elsewhere"}).Do()
+	})
+	refused := service(foreign, "e2e-edge-net", nil)
+	s.create(t, refused)
+	s.waitCondition(t, refused, "to refuse a service it did not create", func(c map[string]condition) error {
+		if c["Synced"].Status != "False" || !strings.Contains(c["Synced"].Message, "this object did not create it") {
+			return fmt.Errorf("Synced=%s", c["Synced"])
+		}
+		return nil
+	})
+	s.delete(t, refused)
+	s.waitGone(t, refused)
+	if es, err := gcpService(s.project, foreign); err != nil || es.Description != "made elsewhere" || es.SecurityPolicy != "" {
+		t.Errorf("GCP service %s after the refused object was deleted: want it untouched, got %+v, %v", foreign, es, err)
+	}
+	adopter := service(foreign, "e2e-edge-net", nil)
+	adopter.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate})
+	s.create(t, adopter)
+	s.waitReady(t, adopter)
+	holdsSpec := func(description string) func() error {
+		return func() error {
+			es, err := gcpService(s.project, foreign)
+			if err != nil {
+				return err
+			}
+			if es.Description != description || es.SecurityPolicy != wantPolicy {
+				return fmt.Errorf("description %q, securityPolicy %q", es.Description, es.SecurityPolicy)
+			}
+			return nil
+		}
+	}
+	s.eventually(t, waitFor, "the adopted service to hold the spec", holdsSpec("first"))
+	s.delete(t, adopter)
+	s.waitGone(t, adopter)
+	if _, err := gcpService(s.project, foreign); err != nil {
+		t.Errorf("GCP service %s after its [Observe, Update] adopter was deleted: want it left in place, got %v", foreign, err)
+	}
+	// Handed over by the annotation, an object owns it outright.
+	owner := service(foreign, "e2e-edge-net", nil)
+	owner.Spec.ForProvider.Description = armor.Ptr("handed over")
+	meta.SetExternalCreateSucceeded(owner, time.Now())
+	s.create(t, owner)
+	s.waitReady(t, owner)
+	s.eventually(t, waitFor, "the handed-over service to hold the spec", holdsSpec("handed over"))
+	s.delete(t, owner)
+	s.waitGone(t, owner)
+	if _, err := gcpService(s.project, foreign); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("GCP service %s after its owner was deleted: want 404, got %v", foreign, err)
+	}
 
 	// Deleting the services deletes them in GCP; then their policies can go.
 	s.delete(t, cr, stdService)

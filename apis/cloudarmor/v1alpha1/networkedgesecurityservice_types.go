@@ -112,9 +112,10 @@ type NetworkEdgeSecurityServiceStatus struct {
 // GCP gives the service no labels, so no owner label says which object
 // owns it: an object owns the service it created (crossplane.io/external-create-succeeded).
 // An object finding a service it did not create takes it over only if its
-// managementPolicies leave out Create (for example [Observe, Update,
-// Delete]); otherwise it refuses, writes nothing and leaves the service in
-// place when deleted.
+// managementPolicies leave out Create (for example [Observe, Update]);
+// otherwise it refuses, writes nothing and leaves the service in place when
+// deleted. Setting crossplane.io/external-create-succeeded on an object
+// hands it the service as if it had created it.
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"

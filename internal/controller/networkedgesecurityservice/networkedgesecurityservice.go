@@ -9,12 +9,13 @@
 // (crossplane.io/external-create-succeeded, which crossplane-runtime sets
 // after a successful Create). An object that finds a service it did not
 // create adopts it only if its management policies leave out Create (for
-// example [Observe, Update, Delete]): such an object never creates, so
-// naming an existing service is what it is for. Any other object finding a
-// service it did not create refuses: it writes nothing, reports why in
-// Synced, and leaves the service in place when deleted. Two objects racing
-// to create one service are settled by GCP's alreadyExists: the loser
-// records no create and refuses from then on.
+// example [Observe, Update]): such an object never creates, so naming an
+// existing service is what it is for. Any other object finding a service it
+// did not create refuses: it writes nothing, reports why in Synced, and
+// leaves the service in place when deleted. Two objects racing to create
+// one service are settled by GCP's alreadyExists: the loser records no
+// create and refuses from then on. A person hands an object a service
+// outright by setting the annotation on it.
 package networkedgesecurityservice
 
 import (
@@ -58,7 +59,8 @@ const (
 
 	errFmtNotCreated = "GCP already has network edge security service %s, and this object did not create it. " +
 		"GCP gives these services no labels to say which object owns one, so this object makes no change to it and leaves it in place when deleted. " +
-		"To manage the existing service, set managementPolicies without Create (for example [Observe, Update, Delete])"
+		"To keep the existing service as the spec says, set managementPolicies without Create ([Observe, Update]); " +
+		"if it is this object's, set the annotation crossplane.io/external-create-succeeded on this object to the current time (RFC 3339)"
 )
 
 // Kind wires the NetworkEdgeSecurityService controller.

@@ -130,7 +130,7 @@ func TestObserve(t *testing.T) {
 		"AdoptWithoutCreate": {
 			reason: "An object whose management policies leave out Create takes over the service it names.",
 			gcp:    service(),
-			cr:     object(false, describe("changed"), policies(xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate, xpv2.ManagementActionDelete)),
+			cr:     object(false, describe("changed"), policies(xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate)),
 			want:   want{o: managed.ExternalObservation{ResourceExists: true, Diff: "patch description"}, calls: []string{"Get"}, atProv: observed, ready: corev1.ConditionTrue},
 		},
 		"ObserveOnly": {
