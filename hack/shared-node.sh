@@ -3,14 +3,15 @@
 # packages by `crossplane xpkg install`, the emulator as a pod), runs the
 # command given with NODE_ATTACH naming it, and tears the node down whatever
 # the command's outcome, Ctrl-C included. `make test` runs the suites that
-# need Crossplane (test/platform, test/argocd) through it, one package at a
-# time: they share the node and each test cleans up after itself.
+# need Crossplane (test/platform, test/tenancy, test/argocd) through it, one
+# package at a time: they share the node and each test cleans up after itself.
 #
 # Crossplane runs with its XR circuit breaker raised through the chart's
 # args, as docs/allowlist.md recommends for IPAllowlists that follow bursts
-# of Node changes (PLATFORM_CORE_DEFAULTS=1 keeps the chart's defaults); the
-# provider polls every 10 s (its DeploymentRuntimeConfig), so a test's drift
-# is seen within a test's waits.
+# of Node changes (PLATFORM_CORE_DEFAULTS=1 keeps the chart's defaults). The
+# provider's flags, set through its DeploymentRuntimeConfig as a user would:
+# a poll every 5 s (a test's drift is seen within its waits) and a GCP
+# snapshot that lives for most of one (test/tenancy's reads across tenants).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(pwd)/${NODE_OUT:-_output/node}
@@ -22,7 +23,8 @@ if [ -z "${LOCAL:-}" ]; then go build -o "$local_bin" ./cluster/local; fi
 rm -f "$ready"
 
 args=(--ready-file "$ready" --demo=false --bin-dir "${BIN_DIR:-_output/bin}" --xpkg-dir "${XPKG_DIR:-_output/xpkg}"
-	--provider-arg=--poll=10s --provider-arg=--max-reconcile-rate=20)
+	--provider-arg=--poll=5s --provider-arg=--poll-jitter=500ms --provider-arg=--snapshot-ttl=4s
+	--provider-arg=--timeout=20s --provider-arg=--max-reconcile-rate=20)
 if [ -z "${PLATFORM_CORE_DEFAULTS:-}" ]; then
 	args+=(--helm-set 'args={--circuit-breaker-burst=500,--circuit-breaker-refill-rate=5}')
 fi

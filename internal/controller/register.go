@@ -18,7 +18,8 @@ import (
 // ManagedResourceActivationPolicy a CRD may appear long after the provider
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o setup.Options) error {
-	if err := config.Setup(mgr, o.Options); err != nil {
+	if err := config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
+		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK); err != nil {
 		return err
 	}
 	if err := addressset.Setup(mgr, o.Options, o.NodesReadable); err != nil {

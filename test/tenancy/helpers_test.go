@@ -52,9 +52,6 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	return p
 }
 
-// Endpoint is the value for a ProviderConfig's spec.endpoint.
-func (p *countingProxy) Endpoint() string { return p.srv.URL + "/compute/v1/" }
-
 // Calls returns the requests made for the GCP policy project/name (the
 // policy and its rules), e.g. "GET /compute/v1/projects/p/global/securityPolicies/n".
 func (p *countingProxy) Calls(project, name string) []string {
@@ -234,7 +231,7 @@ func (s *suite) holds(t *testing.T, d time.Duration, what string, cond func() er
 		if err := cond(); err != nil {
 			t.Fatalf("%s stopped holding: %v", what, err)
 		}
-		if err := s.Prov.ExitedUnexpectedly(); err != nil {
+		if err := s.plat.Err(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		if time.Now().After(deadline) {

@@ -1,8 +1,9 @@
 // Package tenancy proves, by outcome, that tenants sharing one provider
 // process cannot reach each other's Cloud Armor policies through it. It runs
-// the built provider binary as a user bound only to the shipped ClusterRole
-// (cluster/rbac/clusterrole.yaml) against a real kube-apiserver + etcd and the
-// Cloud Armor emulator with per-token project grants: token-a may use
+// on the real node `make test` boots (test/framework/platform): the provider
+// is the pod Crossplane installed from our package, with only the permissions
+// Crossplane's RBAC manager and cluster/rbac/provider-runtime.yaml give it,
+// and the Cloud Armor emulator has per-token project grants: token-a may use
 // proj-a only, token-b proj-b only, and the platform's token-shared both.
 //
 // Each subtest of TestTenancy proves one promise by what the cluster and GCP
@@ -36,13 +37,7 @@ import (
 	"flag"
 	"os"
 	"testing"
-
-	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 )
-
-// providerBin is the provider binary under test: $PROVIDER_BIN or
-// $E2E_PROVIDER_BIN when set, else ./cmd/provider built by TestMain.
-var providerBin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -54,5 +49,5 @@ func TestMain(m *testing.M) {
 	if !set {
 		_ = flag.Set("test.parallel", "8")
 	}
-	os.Exit(provider.Main(m, "tenancy", &providerBin, "PROVIDER_BIN", provider.BinEnv))
+	os.Exit(m.Run())
 }

@@ -23,6 +23,9 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/chaos/harness"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
+	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 // Projects and the bearer tokens the emulator grants them to.
@@ -59,9 +62,32 @@ const (
 const ambientRefused = "a namespaced ProviderConfig may only use credentials.source Secret or AccessToken"
 
 type suite struct {
-	*harness.Env
+	plat  *platform.Platform
+	Admin client.Client // the node's API server, as its admin
+	Emu   *emulator.Running
 	gcp   *compute.Service // the emulator as tokenAuditor
 	proxy *countingProxy   // in front of the emulator, for cpcWatched and cpcTenantAOnly
+	// emuEndpoint and proxyEndpoint are the emulator and the proxy as the
+	// provider's pod reaches them.
+	emuEndpoint, proxyEndpoint string
+}
+
+// Gone is nil once o is not found. Update reads o, applies mutate and
+// writes it, retrying on conflicts. Both as test/chaos's harness does them,
+// with the node's admin.
+func (s *suite) Gone(o client.Object) error { return s.objects().Gone(o) }
+
+func (s *suite) Update(ctx context.Context, o client.Object, mutate func()) error {
+	return s.objects().Update(ctx, o, mutate)
+}
+
+func (s *suite) objects() *harness.Env { return &harness.Env{Admin: s.Admin, Emu: s.Emu} }
+
+// Eventually polls cond every 250 ms until it returns nil, failing after
+// timeout or at once when the provider's container restarted.
+func (s *suite) Eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	wait.Eventually(t, timeout, what, cond, wait.Every(250*time.Millisecond), wait.AbortOn(s.plat.Err))
 }
 
 // TestTenancy runs one control plane, one emulator with per-token project
@@ -72,20 +98,39 @@ func TestTenancy(t *testing.T) {
 		t.Skip("tenancy: skipped with -short")
 	}
 	ctx := context.Background()
-	e := harness.Start(t, providerBin, harness.Options{
-		Emulator: emulator.Options{OpLatency: 20 * time.Millisecond, Seed: 11, Grants: map[string]emulator.Grant{
-			tokenA:       {Read: []string{projA}, Write: []string{projA}},
-			tokenB:       {Read: []string{projB}, Write: []string{projB}},
-			tokenShared:  {Write: []string{projA, projB}},
-			tokenAuditor: {Write: []string{emulator.AnyProject}},
-		}},
-		// A snapshot lives for most of a poll, so a tenant's snapshot is
-		// fresh while another tenant's object reads the same policy.
-		Args: []string{"--debug", "--poll=" + poll.String(), "--poll-jitter=500ms", "--snapshot-ttl=4s", "--timeout=20s"},
+	// The provider is the one Crossplane installed on the shared node, with
+	// the permissions its RBAC manager and provider-runtime.yaml give it;
+	// hack/shared-node.sh starts it with --poll=5s, --poll-jitter=500ms and
+	// --snapshot-ttl=4s: a snapshot lives for most of a poll, so a tenant's
+	// snapshot is fresh while another tenant's object reads the same policy.
+	plat := platform.Attach(t, kube.SchemeT(t))
+	emu := emulator.Start(t, emulator.Options{OpLatency: 20 * time.Millisecond, Seed: 11, Grants: map[string]emulator.Grant{
+		tokenA:       {Read: []string{projA}, Write: []string{projA}},
+		tokenB:       {Read: []string{projB}, Write: []string{projB}},
+		tokenShared:  {Write: []string{projA, projB}},
+		tokenAuditor: {Write: []string{emulator.AnyProject}},
+	}})
+	s := &suite{plat: plat, Admin: plat.Kube.Client, Emu: emu, proxy: newCountingProxy(t, emu.URL())}
+	expose := func(url string) string {
+		addr, err := plat.Node.Expose(strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "http://" + addr + "/compute/v1/"
+	}
+	s.emuEndpoint, s.proxyEndpoint = expose(emu.URL()), expose(s.proxy.srv.URL)
+	// Registered after the emulator's cleanup, so it runs first: the
+	// provider's deletes still reach GCP. Deleting a tenant's namespace must
+	// finish on its own: its objects delete what they manage through the
+	// namespace's own ProviderConfig, which stays until they are gone (before
+	// it did, the namespace stayed Terminating and its GCP policies leaked).
+	t.Cleanup(func() {
+		if forced := plat.DeleteNamespaces(t, "tenant-a", "tenant-b", "tenant-c", "platform"); len(forced) > 0 {
+			t.Errorf("deleting the tenants' namespaces left objects the provider could not delete: %v", forced)
+		}
 	})
-	s := &suite{Env: e, proxy: newCountingProxy(t, e.Emu.URL())}
 	var err error
-	if s.gcp, err = e.Emu.NewServiceWithToken(ctx, tokenAuditor); err != nil {
+	if s.gcp, err = emu.NewServiceWithToken(ctx, tokenAuditor); err != nil {
 		t.Fatal(err)
 	}
 
@@ -112,7 +157,7 @@ metadata: {name: default, namespace: %s}
 spec:
   projectID: %s
   endpoint: %s
-  credentials: {source: AccessToken, secretRef: {name: gcp-token, key: token}}`, tn.ns, tn.project, e.Emu.Endpoint()))
+  credentials: {source: AccessToken, secretRef: {name: gcp-token, key: token}}`, tn.ns, tn.project, s.emuEndpoint))
 	}
 	// The platform's ClusterProviderConfigs, all with a token that may
 	// write both projects: only the cluster's own rules stop their users.
@@ -121,9 +166,9 @@ kind: Secret
 metadata: {name: shared-token, namespace: platform}
 stringData: {token: %s}`, tokenShared))
 	for _, c := range []struct{ name, endpoint, selector string }{
-		{cpcShared, e.Emu.Endpoint(), ""},
-		{cpcWatched, s.proxy.Endpoint(), ""},
-		{cpcTenantAOnly, s.proxy.Endpoint(), "\n  namespaceSelector: {matchLabels: {tenant: a}}"},
+		{cpcShared, s.emuEndpoint, ""},
+		{cpcWatched, s.proxyEndpoint, ""},
+		{cpcTenantAOnly, s.proxyEndpoint, "\n  namespaceSelector: {matchLabels: {tenant: a}}"},
 	} {
 		s.create(t, fmt.Sprintf(`apiVersion: armorplane.io/v1beta1
 kind: ClusterProviderConfig
@@ -133,7 +178,6 @@ spec:
   endpoint: %s
   credentials: {source: AccessToken, secretRef: {namespace: platform, name: shared-token, key: token}}%s`, c.name, projA, c.endpoint, c.selector))
 	}
-	e.Prov.Start(t)
 
 	for name, fn := range map[string]func(*testing.T){
 		"ReadsDoNotLeak":                 s.testReadsDoNotLeak,

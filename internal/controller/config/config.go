@@ -29,14 +29,18 @@ import (
 // and watch that one usage kind; counting a ClusterProviderConfigUsage, as
 // provider-template does, would always find zero users and let an in-use
 // ClusterProviderConfig be deleted.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
-	if err := setupKind(mgr, o, v1beta1.ProviderConfigGroupVersionKind, &v1beta1.ProviderConfig{}); err != nil {
+//
+// managed are the managed resource kinds that name configs: a namespaced
+// ProviderConfig being deleted stays while one of them in its namespace
+// names it (keepWhileNamed).
+func Setup(mgr ctrl.Manager, o controller.Options, managed ...schema.GroupVersionKind) error {
+	if err := setupKind(mgr, o, v1beta1.ProviderConfigGroupVersionKind, &v1beta1.ProviderConfig{}, managed); err != nil {
 		return err
 	}
-	return setupKind(mgr, o, v1beta1.ClusterProviderConfigGroupVersionKind, &v1beta1.ClusterProviderConfig{})
+	return setupKind(mgr, o, v1beta1.ClusterProviderConfigGroupVersionKind, &v1beta1.ClusterProviderConfig{}, nil)
 }
 
-func setupKind(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, of client.Object) error {
+func setupKind(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, of client.Object, managed []schema.GroupVersionKind) error {
 	name := providerconfig.ControllerName(gvk.GroupKind().String())
 	r := providerconfig.NewReconciler(mgr, resource.ProviderConfigKinds{
 		Config:    gvk,
@@ -53,7 +57,7 @@ func setupKind(mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKi
 		WithOptions(configControllerOptions(o)).
 		For(of).
 		Watches(&v1beta1.ProviderConfigUsage{}, setup.Delayed(&resource.EnqueueRequestForProviderConfig{Kind: gvk.Kind}, UsageCountDelay)).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+		Complete(ratelimiter.NewReconciler(name, &keepWhileNamed{inner: r, kube: mgr.GetClient(), managed: managed}, o.GlobalRateLimiter))
 }
 
 // configControllerOptions are the managed resources' options with one

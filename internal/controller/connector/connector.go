@@ -118,7 +118,8 @@ func New(kube, secrets client.Reader, usage resource.ModernTracker, clients *gcp
 //     namespaceSelector must match mg's namespace, and a namespaced
 //     ProviderConfig may not use the provider's own identity;
 //  3. records that mg uses its config (blocking the config's deletion), so
-//     a namespace a config does not admit cannot block its deletion;
+//     a namespace a config does not admit cannot block its deletion; not
+//     while mg is being deleted;
 //  4. reads the credentials; a namespaced ProviderConfig can only name a
 //     Secret in its own namespace;
 //  5. returns the cached client for those credentials, building it once.
@@ -134,8 +135,14 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	if err := c.admit(ctx, cfg, mg.GetNamespace()); err != nil {
 		return nil, err
 	}
-	if err := c.usage.Track(ctx, mg); err != nil {
-		return nil, errors.Wrap(err, errTrackUsage)
+	// A resource on its way out records no new use: it has one from its
+	// first reconcile if it ever connected, and in a namespace being deleted
+	// the API server refuses to create one, which would keep the resource
+	// from deleting what it manages in GCP.
+	if mg.GetDeletionTimestamp() == nil {
+		if err := c.usage.Track(ctx, mg); err != nil {
+			return nil, errors.Wrap(err, errTrackUsage)
+		}
 	}
 	creds, err := c.credentials(ctx, cfg)
 	if err != nil {

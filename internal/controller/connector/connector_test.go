@@ -297,6 +297,18 @@ func TestConnect(t *testing.T) {
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want:   want{err: errors.Wrap(errBoom, errTrackUsage), kubeKeys: []types.NamespacedName{pcKey}},
 		},
+		"DeletingNotTracked": {
+			reason: "A resource being deleted records no new use: a namespace being deleted refuses to create one, and the resource must still reach GCP to delete what it manages.",
+			fields: fields{kubeObjs: []client.Object{pc()}, secretObjs: []client.Object{secret(keyData)}, track: errBoom},
+			args: args{mg: func() resource.ModernManaged {
+				cr := mr(v1beta1.ProviderConfigKind, configName)
+				now := metav1.Now()
+				cr.SetDeletionTimestamp(&now)
+				return cr
+			}()},
+			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
+				secretKeys: []types.NamespacedName{ownSecret}, creds: secretCreds},
+		},
 		"AmbientRefused": {
 			reason: "A namespaced ProviderConfig may not act with the provider's own identity: refused before any usage is tracked or credential read.",
 			fields: fields{kubeObjs: []client.Object{pc(withSource(xpv2.CredentialsSourceInjectedIdentity), withoutSecretRef())}, track: errBoom},

@@ -226,6 +226,78 @@ func (p *Platform) Cleanup(t *testing.T) {
 	}
 }
 
+// managedKinds are the namespaced kinds of the provider.
+var managedKinds = []schema.GroupVersionKind{
+	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSetList"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressGroupList"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "NetworkEdgeSecurityServiceList"},
+}
+
+// DeleteNamespaces deletes the namespaces a test made and waits until they
+// are gone: their managed resources first go through the provider (register
+// it after the test's emulator starts, so that it runs while the emulator
+// still answers the provider's deletes). A managed resource whose deletion
+// the provider cannot finish in 90 s (one whose Observe GCP refuses, e.g. an
+// observe-only object without read access: crossplane-runtime observes before
+// it deletes) is logged with its Synced message and its finalizer removed, as
+// an admin would; DeleteNamespaces returns those, as kind namespace/name.
+func (p *Platform) DeleteNamespaces(t *testing.T, names ...string) (forcedOut []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, n := range names {
+		ns := &corev1.Namespace{}
+		ns.Name = n
+		if err := p.Kube.Client.Delete(ctx, ns); err != nil && !kerrors.IsNotFound(err) {
+			t.Errorf("cleanup: delete namespace %s: %v", n, err)
+		}
+	}
+	gone := func() []string {
+		var left []string
+		for _, n := range names {
+			if err := p.Kube.Client.Get(ctx, types.NamespacedName{Name: n}, &corev1.Namespace{}); !kerrors.IsNotFound(err) {
+				left = append(left, n)
+			}
+		}
+		return left
+	}
+	forced := false
+	for begin := time.Now(); ; time.Sleep(250 * time.Millisecond) {
+		left := gone()
+		if len(left) == 0 {
+			return forcedOut
+		}
+		if ctx.Err() != nil {
+			t.Errorf("cleanup: namespaces %v still there after 3 minutes", left)
+			return forcedOut
+		}
+		if forced || time.Since(begin) < 90*time.Second {
+			continue
+		}
+		forced = true
+		for _, n := range left {
+			for _, gvk := range managedKinds {
+				l := &unstructured.UnstructuredList{}
+				l.SetGroupVersionKind(gvk)
+				if err := p.Kube.Client.List(ctx, l, client.InNamespace(n)); err != nil {
+					continue
+				}
+				for i := range l.Items {
+					o := &l.Items[i]
+					_, _, msg := ConditionOf(o, "Synced")
+					t.Logf("cleanup: %s %s/%s not deleted after 90 s (Synced: %s); removing its finalizers", o.GetKind(), n, o.GetName(), msg)
+					forcedOut = append(forcedOut, o.GetKind()+" "+n+"/"+o.GetName())
+					patch := []byte(`{"metadata":{"finalizers":null}}`)
+					if err := p.Kube.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); err != nil && !kerrors.IsNotFound(err) {
+						t.Errorf("cleanup: %v", err)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Condition returns the status ("Unknown" when absent) and message of the
 // condition typ of a Crossplane object.
 func Condition(o *unstructured.Unstructured, typ string) (status, message string) {
