@@ -120,3 +120,61 @@ func TestGate(t *testing.T) {
 		})
 	}
 }
+
+// TestGateLimitedKeepsBackoff: a reconcile the provider-wide rate limiter
+// puts off is marked, so the Forget controller-runtime follows it with keeps
+// the object's failures; one that ran is forgotten as usual.
+func TestGateLimitedKeepsBackoff(t *testing.T) {
+	a := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	type want struct {
+		result reconcile.Result
+		ran    bool
+		// next is the delay of a's next failure after Forget; it failed
+		// twice before, so 4s means its failures were kept.
+		next time.Duration
+	}
+	cases := map[string]struct {
+		reason string
+		global time.Duration // what the provider-wide limiter says
+		want   want
+	}{
+		"PutOff": {
+			reason: "Over the provider's budget: not run, requeued after the limiter's delay, failures kept.",
+			global: 2 * time.Second,
+			want:   want{result: reconcile.Result{RequeueAfter: 2 * time.Second}, next: 4 * time.Second},
+		},
+		"Ran": {
+			reason: "Within budget: run, and its Forget clears the failures.",
+			want:   want{result: reconcile.Result{RequeueAfter: time.Minute}, ran: true, next: time.Second},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got want
+			r := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+				got.ran = true
+				return reconcile.Result{RequeueAfter: time.Minute}, nil
+			})
+			gated, rl := GateLimited("test", r, fixedLimiter(tc.global), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
+			rl.When(a) // a failed twice
+			rl.When(a)
+			var err error
+			got.result, err = gated.Reconcile(context.Background(), a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl.Forget(a)
+			got.next = rl.When(a)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// fixedLimiter is a provider-wide limiter that always says d.
+type fixedLimiter time.Duration
+
+func (d fixedLimiter) When(string) time.Duration { return time.Duration(d) }
+func (fixedLimiter) Forget(string)               {}
+func (fixedLimiter) NumRequeues(string) int      { return 0 }

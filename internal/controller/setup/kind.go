@@ -14,7 +14,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
@@ -157,7 +156,7 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 			return err
 		}
 	}
-	gated, rl := Gate(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter), NewControllerRateLimiter(), checks...)
+	gated, rl := GateLimited(name, r, o.GlobalRateLimiter, NewControllerRateLimiter(), checks...)
 	co := o.ForControllerRuntime()
 	co.RateLimiter = rl
 	b := ctrl.NewControllerManagedBy(mgr).
