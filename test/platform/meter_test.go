@@ -140,7 +140,7 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: GCP did not follow within %s: allows %d sources, want %d", kind, limit, len(m.e.allowed()), len(after))
+			t.Fatalf("%s: GCP did not follow within %s: allows %d sources, want %d; the IPAllowlist says %s", kind, limit, len(m.e.allowed()), len(after), m.e.xrSays(t))
 		}
 		if err := m.e.plat.Err(); err != nil {
 			t.Fatal(err)

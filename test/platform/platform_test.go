@@ -326,7 +326,7 @@ func (e *env) waitAllowlist(t *testing.T, want []string) {
 			return fmt.Errorf("no policy %s in GCP yet", policyName)
 		}
 		if got := allowedSources(sp, e.groups()); !slices.Equal(got, want) {
-			return fmt.Errorf("GCP allows %d sources, want %d", len(got), len(want))
+			return fmt.Errorf("GCP allows %d sources, want %d; the IPAllowlist says %s", len(got), len(want), e.xrSays(t))
 		}
 		return nil
 	})
@@ -390,6 +390,18 @@ func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status
 		t.Fatal(err)
 	}
 	return platform.ConditionOf(xr, typ)
+}
+
+// xrSays is the IPAllowlist's conditions, for a failure's message: whether
+// Crossplane's circuit breaker holds it (Responsive) and what it waits for.
+func (e *env) xrSays(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, typ := range []string{"Ready", "Synced", "Responsive", "Current"} {
+		st, reason, msg := e.xrCondition(context.Background(), t, typ)
+		out = append(out, fmt.Sprintf("%s=%s %s %q", typ, st, reason, msg))
+	}
+	return strings.Join(out, "; ")
 }
 
 // allowedSources is the sorted set of source ranges that allow rules in the
@@ -575,10 +587,14 @@ func (c *cluster) relabel(ctx context.Context, t *testing.T) {
 	c.forget(n.Name, true)
 }
 
-// drain deletes every Node, in the pool or not.
+// drain deletes every Node the suite made, in the pool or not, at once. The
+// real node stays: deleting it would take Crossplane's and the provider's
+// pods with it (their node gone, the pod garbage collector deletes them and
+// nothing can be scheduled until the kubelet registers again), which the
+// suites after this one would meet.
 func (c *cluster) drain(ctx context.Context, t *testing.T) {
 	t.Helper()
-	if err := c.e.cp.Client.DeleteAllOf(ctx, &corev1.Node{}); err != nil {
+	if err := c.e.cp.Client.DeleteAllOf(ctx, &corev1.Node{}, client.HasLabels{"cloud.google.com/gke-nodepool"}); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()

@@ -2,9 +2,11 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,7 +32,7 @@ const InUseRecheck = 5 * time.Second
 // GCP policies were left behind.
 type keepWhileNamed struct {
 	inner reconcile.Reconciler
-	kube  client.Reader
+	kube  client.Client
 	// managed are the managed resource kinds that can name a config.
 	managed []schema.GroupVersionKind
 }
@@ -47,11 +49,24 @@ func (r *keepWhileNamed) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if n > 0 {
-		return reconcile.Result{RequeueAfter: InUseRecheck}, nil
+	if n == 0 {
+		return r.inner.Reconcile(ctx, req)
 	}
-	return r.inner.Reconcile(ctx, req)
+	// Said as crossplane-runtime says a config blocked by its usages, so
+	// that tools reading the condition (Argo CD's health check) see the
+	// same thing.
+	pc.SetUsers(int64(n))
+	pc.SetConditions(providerconfig.Terminating().WithMessage(fmt.Sprintf(msgFmtNamed, n)))
+	if err := r.kube.Status().Update(ctx, pc); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, errUpdateStatus)
+	}
+	return reconcile.Result{RequeueAfter: InUseRecheck}, nil
 }
+
+const (
+	msgFmtNamed     = "Blocking deletion while usages still exist: %d managed resources in this namespace name this ProviderConfig"
+	errUpdateStatus = "cannot update the ProviderConfig's status"
+)
 
 // namedBy counts the managed resources in namespace whose providerConfigRef
 // is the ProviderConfig name. A kind whose CRD is not installed has none.

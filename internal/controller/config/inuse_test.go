@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,9 @@ func TestKeepWhileNamed(t *testing.T) {
 		result reconcile.Result
 		err    bool
 		inner  []reconcile.Request
+		// terminating is the Terminating condition's message the config
+		// is left with, "" for none.
+		terminating string
 	}
 	cases := map[string]struct {
 		reason  string
@@ -74,7 +78,8 @@ func TestKeepWhileNamed(t *testing.T) {
 			reason: "A ProviderConfig being deleted stays while a managed resource in its namespace names it, whatever its usages say.",
 			objs:   []client.Object{deletingPC("default"), policyNaming("team", "edge", v1beta1.ProviderConfigKind, "default")},
 			req:    req,
-			want:   want{result: reconcile.Result{RequeueAfter: InUseRecheck}},
+			want: want{result: reconcile.Result{RequeueAfter: InUseRecheck},
+				terminating: "Blocking deletion while usages still exist: 1 managed resources in this namespace name this ProviderConfig"},
 		},
 		"DeletingNamedByOthersOnly": {
 			reason: "Resources naming another config, a ClusterProviderConfig of the same name, or in another namespace do not keep it.",
@@ -99,14 +104,15 @@ func TestKeepWhileNamed(t *testing.T) {
 			if err := v1beta1.SchemeBuilder.AddToScheme(s); err != nil {
 				t.Fatal(err)
 			}
-			b := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...)
+			b := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).WithStatusSubresource(&v1beta1.ProviderConfig{})
 			if tc.listErr != nil {
 				b = b.WithInterceptorFuncs(interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 					return tc.listErr
 				}})
 			}
 			inner := &innerCalls{}
-			r := &keepWhileNamed{inner: inner, kube: b.Build(), managed: []schema.GroupVersionKind{policyGVK}}
+			kube := b.Build()
+			r := &keepWhileNamed{inner: inner, kube: kube, managed: []schema.GroupVersionKind{policyGVK}}
 			got, err := r.Reconcile(context.Background(), tc.req)
 			if (err != nil) != tc.want.err {
 				t.Fatalf("\n%s\nReconcile(...): error %v, want error %t", tc.reason, err, tc.want.err)
@@ -116,6 +122,14 @@ func TestKeepWhileNamed(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.inner, inner.got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("\n%s\nReconcile(...): -want inner calls, +got:\n%s", tc.reason, diff)
+			}
+			pc := &v1beta1.ProviderConfig{}
+			terminating := ""
+			if kube.Get(context.Background(), tc.req.NamespacedName, pc) == nil {
+				terminating = pc.GetCondition(providerconfig.TypeTerminating).Message
+			}
+			if diff := cmp.Diff(tc.want.terminating, terminating); diff != "" {
+				t.Errorf("\n%s\nReconcile(...): -want Terminating message, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

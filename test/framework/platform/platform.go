@@ -129,6 +129,13 @@ func (p *Platform) Err() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The real node must stay: without it Crossplane's and the packages'
+	// pods are gone and cannot be scheduled.
+	n := &corev1.Node{}
+	if err := p.Kube.Client.Get(ctx, types.NamespacedName{Name: node.Name}, n); kerrors.IsNotFound(err) {
+		p.lastErr = fmt.Errorf("the Node %s is gone: a test deleted it", node.Name)
+		return p.lastErr
+	}
 	now, err := p.packageRestarts(ctx)
 	if err != nil {
 		return nil // a slow API server is not a crash
@@ -276,6 +283,9 @@ func (p *Platform) DeleteNamespaces(t *testing.T, names ...string) (forcedOut []
 			continue
 		}
 		forced = true
+		if logs, err := p.Node.Kubectl(ctx, "-n", Namespace, "logs", "-l", "pkg.crossplane.io/provider="+ProviderName, "--tail=60"); err == nil {
+			t.Logf("cleanup: the provider's log, last 60 lines:\n%s", logs)
+		}
 		for _, n := range left {
 			for _, gvk := range managedKinds {
 				l := &unstructured.UnstructuredList{}
