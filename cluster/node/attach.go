@@ -124,8 +124,14 @@ func (a *Attached) Expose(hostTarget string) (string, error) {
 
 // Kubectl runs kubectl against the node and returns its stdout.
 func (a *Attached) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, a.Attachment.Kubectl, append([]string{"--kubeconfig=" + a.Kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+a.Kubeconfig)
+	return kubectl(ctx, a.Attachment.Kubectl, a.Kubeconfig, append(os.Environ(), "KUBECONFIG="+a.Kubeconfig), args...)
+}
+
+// kubectl runs bin against kubeconfig with env and returns its stdout; an
+// error carries its stderr.
+func kubectl(ctx context.Context, bin, kubeconfig string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -134,17 +140,6 @@ func (a *Attached) Kubectl(ctx context.Context, args ...string) (string, error) 
 		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return string(out), nil
-}
-
-// Apply applies manifests with kubectl.
-func (a *Attached) Apply(ctx context.Context, manifests string) error {
-	cmd := exec.CommandContext(ctx, a.Attachment.Kubectl, "--kubeconfig="+a.Kubeconfig, "apply", "-f", "-")
-	cmd.Stdin = strings.NewReader(manifests)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl apply: %w\n%s", err, out)
-	}
-	return nil
 }
 
 // forwardInto listens on hostAddr (host loopback; port 0 picks one) and

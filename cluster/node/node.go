@@ -427,14 +427,7 @@ func (n *Node) Apply(ctx context.Context, manifests string) error {
 
 // Kubectl runs kubectl against the node and returns its stdout.
 func (n *Node) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := n.kubectlCmd(ctx, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
+	return kubectl(ctx, n.cfg.Tools.Kubectl, n.Kubeconfig, n.ClientEnv(), args...)
 }
 
 func (n *Node) kubectlCmd(ctx context.Context, args ...string) *exec.Cmd {

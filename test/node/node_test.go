@@ -24,6 +24,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
 	"github.com/armorplane/provider-cloudarmor/cluster/stack"
+	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
@@ -402,41 +403,10 @@ func nodeRSS(holder int) int64 {
 	return total
 }
 
-// nodePIDs are the host PIDs of the node's processes: those in its PID
-// namespace (the components, started into it with nsenter, and the
-// containerd shims) and their descendants (containers run in PID namespaces
-// of their own, nested in the node's).
+// nodePIDs are the host PIDs of the node's processes, pods included.
 func nodePIDs(holder int) []int {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", holder))
-	if err != nil {
-		return nil
-	}
-	parent := map[int]int{}
-	inNS := map[int]bool{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, err := strconv.Atoi(procStatus(pid, "PPid:")); err == nil {
-			parent[pid] = pp
-		}
-		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l == ns {
-			inNS[pid] = true
-		}
-	}
-	var out []int
-	for pid := range parent {
-		for p, hops := pid, 0; p > 1 && hops < 64; p, hops = parent[p], hops+1 {
-			if inNS[p] {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	sort.Ints(out)
-	return out
+	pids, _ := procstat.NamespacePIDs(holder)
+	return pids
 }
 
 // procStatus is one field of /proc/<pid>/status, trimmed.

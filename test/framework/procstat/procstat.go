@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -105,11 +106,33 @@ func Descendants(root int) (map[string]Stats, error) {
 	return out, nil
 }
 
-// InNamespace returns the stats of every live process in the PID namespace
-// of pid (the real node's) or below a process that is (its containers, in
-// PID namespaces of their own), keyed by the base name of its executable;
-// processes sharing one are summed.
+// InNamespace returns the stats of every process NamespacePIDs lists for
+// pid, keyed by the base name of its executable; processes sharing one are
+// summed.
 func InNamespace(pid int) (map[string]Stats, error) {
+	pids, err := NamespacePIDs(pid)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Stats{}
+	for _, p := range pids {
+		ps, err := Read(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		path, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p))
+		if err != nil {
+			continue
+		}
+		out[filepath.Base(path)] = out[filepath.Base(path)].plus(ps)
+	}
+	return out, nil
+}
+
+// NamespacePIDs are the host PIDs of the live processes in the PID namespace
+// of pid (the real node's: its components and the containerd shims) or below
+// one that is (its containers, in PID namespaces of their own), sorted.
+func NamespacePIDs(pid int) ([]int, error) {
 	want, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	if err != nil {
 		return nil, err
@@ -118,8 +141,7 @@ func InNamespace(pid int) (map[string]Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := map[int]Stats{}
-	exe := map[int]string{}
+	parent := map[int]int{}
 	in := map[int]bool{}
 	for _, d := range dirs {
 		p, err := strconv.Atoi(d.Name())
@@ -130,24 +152,21 @@ func InNamespace(pid int) (map[string]Stats, error) {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		path, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
-		if err != nil {
-			continue
-		}
-		all[p], exe[p] = ps, filepath.Base(path)
+		parent[p] = ps.PPid
 		if ns, err := os.Readlink(filepath.Join("/proc", d.Name(), "ns/pid")); err == nil && ns == want {
 			in[p] = true
 		}
 	}
-	out := map[string]Stats{}
-	for p, ps := range all {
-		for a, hops := p, 0; a > 1 && hops < 64; a, hops = all[a].PPid, hops+1 {
+	var out []int
+	for p := range parent {
+		for a, hops := p, 0; a > 1 && hops < 64; a, hops = parent[a], hops+1 {
 			if in[a] {
-				out[exe[p]] = out[exe[p]].plus(ps)
+				out = append(out, p)
 				break
 			}
 		}
 	}
+	sort.Ints(out)
 	return out, nil
 }
 
