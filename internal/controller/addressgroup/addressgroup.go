@@ -25,6 +25,7 @@ import (
 	gcpgroup "github.com/armorplane/provider-cloudarmor/internal/clients/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -113,7 +114,7 @@ type external struct {
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.ExternalObservation, error) {
 	f := ownership.FactsOf(cr)
 	if !f.DryRun {
-		endDryRun(cr)
+		dryrun.End(&cr.Status.ConditionedStatus, nil)
 	}
 	ag, err := e.groups.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {

@@ -2,17 +2,13 @@ package addressgroup
 
 import (
 	"fmt"
-	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 )
 
 // An AddressGroup in dry run (v1beta1.AnnotationDryRun) writes nothing to
@@ -27,7 +23,6 @@ import (
 const (
 	msgFmtDryRunMissing = "dry run: GCP has no address group %s; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
 	msgFmtDryRunDiffers = "dry run: GCP address group %s differs from the spec; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
-	msgUpToDate         = "GCP already holds the spec: there is no write to ask about"
 	msgNotAsked         = "not asked: GCP's address groups (networksecurity v1) take no validateOnly, so a dry run of an AddressGroup writes nothing and asks nothing"
 )
 
@@ -37,19 +32,11 @@ const (
 func dryRun(cr *v1alpha1.AddressGroup, key gcp.GroupKey, exists, upToDate bool) (managed.ExternalObservation, error) {
 	switch {
 	case !exists:
-		cr.SetConditions(v1beta1.DryRunUnavailable(fmt.Sprintf(msgFmtDryRunMissing, key)))
+		dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunMissing, key))
 	case !upToDate:
-		cr.SetConditions(v1beta1.DryRunUnavailable(fmt.Sprintf(msgFmtDryRunDiffers, key)))
+		dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunDiffers, key))
 	default:
-		cr.SetConditions(xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate))
-		return ownership.DryRun.Observation(ownership.Details{})
+		return dryrun.UpToDate(cr, nil)
 	}
-	cr.SetConditions(v1beta1.Validated(corev1.ConditionUnknown, v1beta1.ReasonNotAsked, msgNotAsked))
-	return ownership.DryRun.Observation(ownership.Details{})
-}
-
-// endDryRun removes what a dry run reported from cr, which is not (or no
-// longer) in dry run.
-func endDryRun(cr *v1alpha1.AddressGroup) {
-	cr.Status.Conditions = slices.DeleteFunc(cr.Status.Conditions, func(c xpv2.Condition) bool { return c.Type == v1beta1.TypeValidated })
+	return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 )
 
 func TestObserveDryRun(t *testing.T) {
@@ -61,7 +62,7 @@ func TestObserveDryRun(t *testing.T) {
 			reason: "A group GCP holds as the spec says is Available, with nothing to ask.",
 			group:  group("10.0.0.1/32"),
 			cr:     dryRunObject("10.0.0.1"),
-			want:   want{o: dry, conds: []xpv2.Condition{xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate)}},
+			want:   want{o: dry, conds: []xpv2.Condition{xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, dryrun.MsgUpToDate)}},
 		},
 		"Deleting": {
 			reason: "Deleting an object in dry run leaves its group in GCP: reported gone, so Delete is never called.",

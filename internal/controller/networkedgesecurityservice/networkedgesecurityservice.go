@@ -29,7 +29,6 @@ import (
 
 	"google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -44,6 +43,7 @@ import (
 	gcpedge "github.com/armorplane/provider-cloudarmor/internal/clients/edgeservice"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -118,7 +118,7 @@ type external struct {
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) (managed.ExternalObservation, error) {
 	f := ownership.FactsOf(cr)
 	if !f.DryRun {
-		endDryRun(cr)
+		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	s, err := e.services.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
@@ -208,16 +208,9 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // change of the insert, whose hash is status.dryRun.requestHash); a patch
 // cannot be asked about, which Validated says (NotAsked).
 
-// Events of a dry run, recorded when GCP answers.
-const (
-	reasonDryRunAccepted event.Reason = "DryRunAccepted"
-	reasonDryRunRefused  event.Reason = "DryRunRefused"
-)
-
 const (
 	msgFmtDryRunMissing = "dry run: GCP has no network edge security service %s; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
 	msgFmtDryRunDiffers = "dry run: GCP network edge security service %s differs from the spec; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
-	msgUpToDate         = "GCP already holds the spec: there is no write to ask about"
 	msgNotAsked         = "not asked: networkEdgeSecurityServices.patch takes no validateOnly, so the patch this object would send cannot be asked about"
 	msgAccepted         = "GCP accepts networkEdgeSecurityServices.insert (validateOnly)"
 	msgFmtRefused       = "GCP refuses networkEdgeSecurityServices.insert: %s"
@@ -226,53 +219,34 @@ const (
 // dryRunMissing asks GCP whether it would insert cr's service, unless it
 // answered the same insert already, and reports the answer in Validated.
 func (e *external) dryRunMissing(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) (managed.ExternalObservation, error) {
-	cr.SetConditions(v1beta1.DryRunUnavailable(fmt.Sprintf(msgFmtDryRunMissing, e.key)))
+	dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunMissing, e.key))
 	body := gcpedge.Generate(e.key.Name, e.key.Project, cr.Spec.ForProvider)
 	hash, err := requestHash(e.key, body)
 	if err != nil {
 		return ownership.Fail(errors.Wrap(err, errValidate))
 	}
-	if last, c := cr.Status.DryRun, cr.GetCondition(v1beta1.TypeValidated); last != nil && last.RequestHash == hash && c.Reason != "" {
-		// GCP answered this insert already: its answer stands.
-		return ownership.DryRun.Observation(ownership.Details{})
-	}
-	err = e.services.ValidateInsert(ctx, e.key, body)
-	switch k := gcp.Kind(err); {
-	case err == nil:
-		cr.SetConditions(v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonAccepted, msgAccepted))
-		e.recorder.Event(cr, event.Normal(reasonDryRunAccepted, msgAccepted))
-	case k == gcp.KindInvalid || k == gcp.KindAlreadyExists || k == gcp.KindPermissionDenied || k == gcp.KindQuotaExceeded:
-		msg := fmt.Sprintf(msgFmtRefused, message(err))
-		cr.SetConditions(v1beta1.Validated(corev1.ConditionFalse, v1beta1.ReasonRefused, msg))
-		e.recorder.Event(cr, event.Warning(reasonDryRunRefused, errors.New(msg)))
-	default:
-		// Not an answer about the insert: retried with backoff, and
-		// asked again (no hash is recorded).
-		return ownership.Fail(errors.Wrap(err, errValidate))
-	}
-	cr.Status.DryRun = &v1beta1.DryRunStatus{RequestHash: hash}
-	return ownership.DryRun.Observation(ownership.Details{})
+	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, hash, errValidate, func() (dryrun.Answer, error) {
+		err := e.services.ValidateInsert(ctx, e.key, body)
+		switch k := gcp.Kind(err); {
+		case err == nil:
+			return dryrun.Accepted(msgAccepted), nil
+		case k == gcp.KindInvalid || k == gcp.KindAlreadyExists || k == gcp.KindPermissionDenied || k == gcp.KindQuotaExceeded:
+			return dryrun.Refused(fmt.Sprintf(msgFmtRefused, message(err))), nil
+		}
+		return dryrun.Answer{}, err
+	})
 }
 
 // dryRunPresent reports, for cr in dry run whose service GCP has, whether it
 // matches the spec in Ready, and in Validated that a patch cannot be asked
 // about.
 func dryRunPresent(cr *v1alpha1.NetworkEdgeSecurityService, key gcp.EdgeServiceKey, upToDate bool) (managed.ExternalObservation, error) {
-	cr.Status.DryRun = nil
 	if upToDate {
-		cr.SetConditions(xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate))
-		return ownership.DryRun.Observation(ownership.Details{})
+		return dryrun.UpToDate(cr, &cr.Status.DryRun)
 	}
-	cr.SetConditions(v1beta1.DryRunUnavailable(fmt.Sprintf(msgFmtDryRunDiffers, key)),
-		v1beta1.Validated(corev1.ConditionUnknown, v1beta1.ReasonNotAsked, msgNotAsked))
-	return ownership.DryRun.Observation(ownership.Details{})
-}
-
-// endDryRun removes what a dry run reported from cr, which is not (or no
-// longer) in dry run.
-func endDryRun(cr *v1alpha1.NetworkEdgeSecurityService) {
 	cr.Status.DryRun = nil
-	cr.Status.Conditions = slices.DeleteFunc(cr.Status.Conditions, func(c xpv2.Condition) bool { return c.Type == v1beta1.TypeValidated })
+	dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunDiffers, key))
+	return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 }
 
 // requestHash identifies the insert of body into key.

@@ -19,6 +19,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
@@ -141,7 +142,7 @@ func TestObserveDryRun(t *testing.T) {
 			cr:     policy(withRule...),
 			want: want{o: dry, calls: []string{"Get"},
 				cr: policy(append(withRule, withAtProvider(haveRule), withConditions(xpv2.Available(), noConflict(),
-					v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate)))...)},
+					v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, dryrun.MsgUpToDate)))...)},
 		},
 		"PresentOwnFieldsOnly": {
 			reason: "A change of the policy's own fields cannot be asked (securityPolicies.patch has no validateOnly): Validated=Unknown says so, and nothing is sent.",

@@ -22,6 +22,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -135,7 +136,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	writes := f.Role == ownership.Owner
 	reportValues(cr, e.recorder, writes)
 	if !f.DryRun {
-		endDryRun(cr)
+		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	if writes {
 		// Asked of the cluster first: an object that owns nothing makes no

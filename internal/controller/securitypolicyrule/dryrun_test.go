@@ -22,6 +22,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
@@ -125,7 +126,7 @@ func TestObserveDryRun(t *testing.T) {
 			fields: fields{gcp: same, validator: &gcptest.Validator{}},
 			cr:     rule(base...),
 			want: want{o: dry, calls: getPolicy,
-				cr: rule(with(observed(rangeA), withConditions(xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate)))...)},
+				cr: rule(with(observed(rangeA), withConditions(xpv2.Available(), v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, dryrun.MsgUpToDate)))...)},
 		},
 		"NoPolicy": {
 			reason: "A rule whose policy GCP does not have waits, unasked: addRule needs the policy.",

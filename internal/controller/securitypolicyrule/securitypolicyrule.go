@@ -27,6 +27,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -195,7 +196,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 	reportValues(cr, e.recorder)
 	f := ownership.FactsOf(cr)
 	if !f.DryRun {
-		endDryRun(cr)
+		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	policy := policyName(cr)
 	if policy == "" {
