@@ -160,7 +160,7 @@ func install(ctx context.Context, n *node.Node, tools node.Tools, root string, c
 		return nil, err
 	}
 	in, err := stack.Install(ctx, stack.Options{
-		Node: n, Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
+		Cluster: n, Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
 		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any"},
 		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
 	})

@@ -35,9 +35,8 @@ type image struct {
 	files      map[string]string // path in the image -> path on the host (file or tree)
 }
 
-// push builds img and writes it to the registry on host loopback; the node
-// pulls the same repository from RegistryHost.
-func (img image) push(ctx context.Context, hostRegistry string) error {
+// push builds img and writes it to registry (scheme and host).
+func (img image) push(ctx context.Context, registry string) error {
 	layer, err := img.layer()
 	if err != nil {
 		return fmt.Errorf("image %s: %w", img.repo, err)
@@ -61,8 +60,8 @@ func (img image) push(ctx context.Context, hostRegistry string) error {
 	if i, err = mutate.ConfigFile(i, cf); err != nil {
 		return err
 	}
-	if err := upload(ctx, "http://"+hostRegistry, img.repo, img.tag, i); err != nil {
-		return fmt.Errorf("push %s/%s:%s: %w", hostRegistry, img.repo, img.tag, err)
+	if err := upload(ctx, registry, img.repo, img.tag, i); err != nil {
+		return fmt.Errorf("push %s/%s:%s: %w", registry, img.repo, img.tag, err)
 	}
 	return nil
 }
@@ -313,15 +312,58 @@ func nodeImages(t Tools) []image {
 	}
 }
 
+// A Registry is where images are pushed from this host (Push) and the name
+// the cluster pulls them by (Pull): one registry, which the node's network
+// namespace and a user's cluster may reach at another address than the host.
+type Registry struct {
+	Push, Pull string
+	// PlainHTTP pushes over HTTP (a local registry) instead of HTTPS.
+	PlainHTTP bool
+}
+
+func (r Registry) base() string {
+	if r.PlainHTTP {
+		return "http://" + r.Push
+	}
+	return "https://" + r.Push
+}
+
+// Registry is the node's own registry: the host pushes to loopback, the node
+// pulls from RegistryHost.
+func (n *Node) Registry() Registry {
+	return Registry{Push: n.HostRegistry, Pull: RegistryHost, PlainHTTP: true}
+}
+
 // PushImage builds a single-layer image running as uid 65532 (files maps a
 // path in the image to a file or tree on the host; dynamic executables get
 // their libraries) and pushes it to the node's registry. It returns the
 // reference pods and Crossplane use: RegistryHost/repo:tag.
 func (n *Node) PushImage(ctx context.Context, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
+	return PushImage(ctx, n.Registry(), repo, tag, entrypoint, files)
+}
+
+// PushImage builds a single-layer image running as uid 65532 from files (a
+// path in the image to a file or tree on the host; dynamic executables get
+// their libraries) and pushes it to r anonymously. It returns the reference
+// the cluster pulls: r.Pull/repo:tag.
+func PushImage(ctx context.Context, r Registry, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
 	img := image{repo: repo, tag: tag, entrypoint: entrypoint, user: nonRoot, files: files}
-	if err := img.push(ctx, n.HostRegistry); err != nil {
+	if err := img.push(ctx, r.base()); err != nil {
 		return "", err
 	}
 	debug.FreeOSMemory() // the layer's build copies; the registry keeps one
-	return RegistryHost + "/" + repo + ":" + tag, nil
+	return r.Pull + "/" + repo + ":" + tag, nil
+}
+
+// PushCrossplane pushes Crossplane core's image, built as the node builds it
+// (the binary of the pinned module, its CRDs and webhook configurations), to
+// r: a cluster the user already has then runs the same Crossplane as the
+// node, from r. It returns the repository the chart's image.repository names.
+func PushCrossplane(ctx context.Context, t Tools, r Registry) (string, error) {
+	for _, img := range nodeImages(t) {
+		if img.repo == "crossplane" {
+			return r.Pull + "/crossplane", img.push(ctx, r.base())
+		}
+	}
+	return "", fmt.Errorf("no Crossplane image among the node's images")
 }

@@ -322,7 +322,7 @@ func (n *Node) pushImages(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = img.push(ctx, n.HostRegistry)
+			errs[i] = img.push(ctx, n.Registry().base())
 		}()
 	}
 	wg.Wait()

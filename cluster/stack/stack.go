@@ -48,16 +48,38 @@ const (
 	ProviderSA = "system:serviceaccount:crossplane-system:provider-cloudarmor"
 )
 
-// ImageConfig points the packages' registry at the node's: Crossplane then
-// pulls them, resolves the Configuration's dependencies (listing the tags of
-// each) and containerd pulls their images from there.
-var ImageConfig = fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
+// ImageConfig points the packages' registry at registry (as the cluster
+// names it): Crossplane then pulls them, resolves the Configuration's
+// dependencies (listing the tags of each) and the kubelet pulls their images
+// from there.
+func ImageConfig(registry string) string {
+	return fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
 kind: ImageConfig
-metadata: {name: node-registry}
+metadata: {name: %s}
 spec:
   matchImages: [{type: Prefix, prefix: xpkg.crossplane.io/}]
   rewriteImage: {prefix: %s/}
-`, node.RegistryHost)
+`, ImageConfigName, registry)
+}
+
+// ImageConfigName names the ImageConfig Install applies.
+const ImageConfigName = "local-registry"
+
+// A Cluster is where Install installs: make run's node (*node.Node), or a
+// cluster the user already has (External).
+type Cluster interface {
+	// Kubectl runs kubectl against the cluster and returns its stdout.
+	Kubectl(ctx context.Context, args ...string) (string, error)
+	// Apply applies manifests.
+	Apply(ctx context.Context, manifests string) error
+	// ClientEnv is the environment of helm, kubectl and the crossplane CLI
+	// run against the cluster (KUBECONFIG, their caches).
+	ClientEnv() []string
+	// WorkDir holds the clients' caches and files of the run.
+	WorkDir() string
+	// Registry is where the host pushes images and the cluster pulls them.
+	Registry() node.Registry
+}
 
 // The emulator runs as a pod from its own image, behind a Service the
 // provider reaches through the cluster DNS.
@@ -104,8 +126,11 @@ spec:
 
 // Options configure Install.
 type Options struct {
-	Node  *node.Node
-	Tools node.Tools
+	Cluster Cluster
+	// PushCrossplane pushes Crossplane core's image to the cluster's
+	// registry first (the node's registry has it from its boot).
+	PushCrossplane bool
+	Tools          node.Tools
 	// RepoRoot is this repository's root (cluster/rbac/provider-runtime.yaml).
 	RepoRoot string
 	// Crossplane is the crossplane CLI.
@@ -172,7 +197,8 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 			return nil, err
 		}
 	}
-	n := o.Node
+	n := o.Cluster
+	reg := n.Registry()
 	in := &Installed{}
 	lap := func(step string, since time.Time) {
 		in.Laps = append(in.Laps, Lap{step, time.Since(since)})
@@ -198,16 +224,21 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 	// Publish our three packages with the real CLI, function-auto-ready (the
 	// Configuration's third dependency) and the emulator as images.
 	s := time.Now()
-	for _, p := range Packages {
-		if _, err := run("crossplane", "xpkg", "push", "-f", filepath.Join(o.XpkgDir, p.File), n.HostRegistry+"/"+p.Repo+":"+PackageTag); err != nil {
+	if o.PushCrossplane {
+		if _, err := node.PushCrossplane(ctx, o.Tools, reg); err != nil {
 			return in, err
 		}
 	}
-	if _, err := n.PushImage(ctx, AutoReadyRepo, AutoReadyTag, []string{"/function"},
+	for _, p := range Packages {
+		if _, err := run("crossplane", "xpkg", "push", "-f", filepath.Join(o.XpkgDir, p.File), reg.Push+"/"+p.Repo+":"+PackageTag); err != nil {
+			return in, err
+		}
+	}
+	if _, err := node.PushImage(ctx, reg, AutoReadyRepo, AutoReadyTag, []string{"/function"},
 		map[string]string{"/function": o.AutoReady, "/package.yaml": o.AutoReadyMeta}); err != nil {
 		return in, err
 	}
-	emuImage, err := n.PushImage(ctx, "armorplane/cloudarmor-emulator", PackageTag, []string{"/emulator"},
+	emuImage, err := node.PushImage(ctx, reg, "armorplane/cloudarmor-emulator", PackageTag, []string{"/emulator"},
 		map[string]string{"/emulator": o.Emulator})
 	if err != nil {
 		return in, err
@@ -221,7 +252,7 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 	chart := filepath.Join(o.Tools.CrossplaneModule, "cluster/charts/crossplane")
 	imageConfigured := false
 	for _, c := range ReadmeInstall {
-		st, err := OnNode(c, chart, o.RepoRoot)
+		st, err := OnNode(c, chart, o.RepoRoot, reg.Pull)
 		if err != nil {
 			return in, err
 		}
@@ -235,7 +266,7 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 			}
 		}
 		if st.Tool == "crossplane" && !imageConfigured {
-			if err := n.Apply(ctx, ImageConfig); err != nil {
+			if err := n.Apply(ctx, ImageConfig(reg.Pull)); err != nil {
 				return in, err
 			}
 			imageConfigured = true
@@ -336,13 +367,14 @@ type Step struct {
 	Why  string // why it runs differently on the node, if it does
 }
 
-// OnNode translates a README command for the node. The registry is the one
-// difference: the node has no network, so the Crossplane chart comes from its
-// module (the same version the README names; the chart there is unversioned)
-// with the image from the node's registry, and the packages come from the
-// node's registry through ImageConfig, which Install applies first; the
-// `crossplane xpkg install` commands run unchanged.
-func OnNode(cmd, chartDir, repoRoot string) (Step, error) {
+// OnNode translates a README command for the node, or a cluster the user
+// has, whose images come from registry. The registry is the one difference:
+// the node has no network, so the Crossplane chart comes from its module
+// (the same version the README names; the chart there is unversioned) with
+// the image from registry, and the packages come from registry through
+// ImageConfig, which Install applies first; the `crossplane xpkg install`
+// commands run unchanged.
+func OnNode(cmd, chartDir, repoRoot, registry string) (Step, error) {
 	f := strings.Fields(cmd)
 	switch {
 	case len(f) > 3 && f[0] == "helm" && f[1] == "repo" && f[2] == "add":
@@ -362,7 +394,7 @@ func OnNode(cmd, chartDir, repoRoot string) (Step, error) {
 				args = append(args, f[i])
 			}
 		}
-		args = append(args, "--set", "image.repository="+node.RegistryHost+"/crossplane",
+		args = append(args, "--set", "image.repository="+registry+"/crossplane",
 			"--set", "image.tag="+node.CrossplaneVersion, "--timeout", "5m")
 		return Step{Tool: "helm", Args: args, Why: "chart from the module, image from the node's registry"}, nil
 	case len(f) == 4 && f[0] == "kubectl" && f[1] == "apply" && f[2] == "-f" && f[3] == ReadmeRuntimeFile:

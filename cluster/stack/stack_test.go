@@ -26,11 +26,11 @@ func TestOnNode(t *testing.T) {
 			want:   want{step: Step{Why: "no chart repository: the chart is in the Crossplane module"}},
 		},
 		"HelmInstall": {
-			reason: "The chart is the module's, at the version README names; the image comes from the node's registry.",
+			reason: "The chart is the module's, at the version README names; the image comes from the registry the cluster pulls from.",
 			cmd:    "helm install crossplane crossplane-stable/crossplane --version 2.4.0 --namespace crossplane-system --create-namespace --wait",
 			want: want{step: Step{Tool: "helm", Why: "chart from the module, image from the node's registry", Args: []string{
 				"install", "crossplane", "chart", "--namespace", "crossplane-system", "--create-namespace", "--wait",
-				"--set", "image.repository=" + node.RegistryHost + "/crossplane", "--set", "image.tag=" + node.CrossplaneVersion, "--timeout", "5m"}}},
+				"--set", "image.repository=registry.test:5000/crossplane", "--set", "image.tag=" + node.CrossplaneVersion, "--timeout", "5m"}}},
 		},
 		"HelmOtherVersion": {
 			reason: "A README naming another Crossplane version than the node runs is an error, not a silent substitution.",
@@ -55,7 +55,7 @@ func TestOnNode(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := OnNode(tc.cmd, "chart", "/repo")
+			got, err := OnNode(tc.cmd, "chart", "/repo", "registry.test:5000")
 			if (err != nil) != tc.want.err {
 				t.Fatalf("\n%s\nOnNode(...): error %v, want error %t", tc.reason, err, tc.want.err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
 	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
@@ -38,7 +39,7 @@ func TestREADMEInstall(t *testing.T) {
 		t.Errorf("README.md's install commands are not the ones TestPackages runs (-test +README):\n%s", diff)
 	}
 	for _, c := range stack.ReadmeInstall {
-		if _, err := stack.OnNode(c, "chart", repo.Root()); err != nil {
+		if _, err := stack.OnNode(c, "chart", repo.Root(), node.RegistryHost); err != nil {
 			t.Error(err)
 		}
 	}

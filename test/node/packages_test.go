@@ -120,7 +120,7 @@ func TestPackages(t *testing.T) {
 		times = append(times, fmt.Sprintf("%-58s %s", what, took.Round(10*time.Millisecond)))
 	}
 	lap("node up", time.Since(start))
-	opts.Node = n
+	opts.Cluster = n
 	in, err := stack.Install(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
