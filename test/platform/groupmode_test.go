@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
@@ -36,9 +35,7 @@ func TestGroupMode(t *testing.T) {
 	for range 3 {
 		c.addNode(ctx, t, pool)
 	}
-	if _, err := e.cp.Apply(ctx, repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
-		t.Fatal(err)
-	}
+	e.applyXR(ctx, t)
 	e.waitAllowlist(t, c.want())
 	e.waitXRReady(ctx, t, len(c.want()))
 
@@ -93,7 +90,7 @@ func TestGroupMode(t *testing.T) {
 			xr := &unstructured.Unstructured{}
 			xr.SetGroupVersionKind(xrGVK)
 			xr.SetNamespace("default")
-			xr.SetName(xrName)
+			xr.SetName(e.xr)
 			err := e.cp.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, []byte(tc.patch)))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s: patch %s: got error %v, want one saying %q", name, tc.patch, err, tc.want)
@@ -186,7 +183,7 @@ func (e *env) patchXR(ctx context.Context, t *testing.T, patch string) {
 	xr := &unstructured.Unstructured{}
 	xr.SetGroupVersionKind(xrGVK)
 	xr.SetNamespace("default")
-	xr.SetName(xrName)
+	xr.SetName(e.xr)
 	if err := e.cp.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ package platform_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ import (
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
@@ -53,6 +56,12 @@ type env struct {
 	plat *platform.Platform
 	// endpoint is the emulator's compute API as the provider's pod reaches it.
 	endpoint string
+	// xr names this test's IPAllowlist: examples/allowlist/ipallowlist.yaml
+	// under a name of the test's own (applyXR). Crossplane keeps each XR's
+	// circuit breaker by namespace and name for a day, and an open one drops
+	// watch events for 5 minutes: a test reusing the name after another's
+	// storm of edits would inherit it and wait on its 30 s probes.
+	xr string
 }
 
 // setup attaches to the shared node and starts an emulator for the test,
@@ -64,7 +73,7 @@ func setup(t *testing.T) *env {
 	if testing.Short() {
 		t.Skip("platform: runs on the real node with Crossplane; skipped with -short")
 	}
-	e := &env{plat: platform.Attach(t, kube.SchemeT(t))}
+	e := &env{plat: platform.Attach(t, kube.SchemeT(t)), xr: "web-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))}
 	e.cp = e.plat.Kube
 	e.emu = emulator.Start(t, emulator.Options{OpLatency: opLatency, Auth: emulator.AuthToken, Token: token})
 	var err error
@@ -112,4 +121,23 @@ func createNode(ctx context.Context, c client.Client, nd *corev1.Node) error {
 	orig := nd.DeepCopy()
 	nd.Status = status
 	return c.Status().Patch(ctx, nd, client.MergeFrom(orig))
+}
+
+// applyXR applies examples/allowlist/ipallowlist.yaml as it is, but named
+// e.xr.
+func (e *env) applyXR(ctx context.Context, t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(repo.Path("examples", "allowlist", "ipallowlist.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xr := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &xr.Object); err != nil {
+		t.Fatal(err)
+	}
+	xr.SetName(e.xr)
+	if err := e.cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(xr),
+		client.FieldOwner(controlplane.FieldManager), client.ForceOwnership); err != nil {
+		t.Fatalf("apply IPAllowlist %s: %v", e.xr, err)
+	}
 }

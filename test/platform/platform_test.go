@@ -23,12 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
-	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 const (
-	xrName     = "web"
 	policyName = "web-allowlist"
 	pool       = "web"
 	// converge bounds each wait for the allowlist to follow a change; the
@@ -37,7 +35,7 @@ const (
 )
 
 // offices are the static CIDRs of examples/allowlist/ipallowlist.yaml, which
-// the suite applies as it is.
+// the suite applies as it is, under a name of its own (env.xr).
 var offices = []string{"203.0.113.0/26", "2001:db8:10::/48", "198.51.100.32/28"}
 
 var xrGVK = schema.GroupVersionKind{Group: "platform.armorplane.io", Version: "v1alpha1", Kind: "IPAllowlist"}
@@ -59,9 +57,7 @@ func TestPlatform(t *testing.T) {
 	}
 	t.Run("Compose", func(t *testing.T) {
 		begin := time.Now()
-		if _, err := e.cp.Apply(ctx, repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
-			t.Fatal(err)
-		}
+		e.applyXR(ctx, t)
 		e.waitAllowlist(t, c.want())
 		e.waitXRReady(ctx, t, len(c.want()))
 		t.Logf("IPAllowlist Ready and GCP allowing %d sources %.1fs after it was applied", len(c.want()), time.Since(begin).Seconds())
@@ -136,7 +132,7 @@ func TestPlatform(t *testing.T) {
 		if held := time.Since(begin); held < hold {
 			as := &unstructured.Unstructured{}
 			as.SetGroupVersionKind(schema.GroupVersionKind{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSet"})
-			if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName + "-nodes-pool-web"}, as); err != nil {
+			if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: e.xr + "-nodes-pool-web"}, as); err != nil {
 				t.Fatal(err)
 			}
 			count, _, _ := unstructured.NestedInt64(as.Object, "status", "addressCount")
@@ -167,7 +163,7 @@ func TestPlatform(t *testing.T) {
 		xr := &unstructured.Unstructured{}
 		xr.SetGroupVersionKind(xrGVK)
 		xr.SetNamespace("default")
-		xr.SetName(xrName)
+		xr.SetName(e.xr)
 		begin := time.Now()
 		if err := e.cp.Client.Delete(ctx, xr); err != nil {
 			t.Fatal(err)
@@ -337,7 +333,7 @@ func (e *env) waitXRReady(ctx context.Context, t *testing.T, ips int) {
 	wait.Eventually(t, converge, "the IPAllowlist to be Ready with its counts", func() error {
 		xr := &unstructured.Unstructured{}
 		xr.SetGroupVersionKind(xrGVK)
-		if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+		if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: e.xr}, xr); err != nil {
 			return err
 		}
 		if s, msg := platform.Condition(xr, "Ready"); s != "True" {
@@ -386,7 +382,7 @@ func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status
 	t.Helper()
 	xr := &unstructured.Unstructured{}
 	xr.SetGroupVersionKind(xrGVK)
-	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: e.xr}, xr); err != nil {
 		t.Fatal(err)
 	}
 	return platform.ConditionOf(xr, typ)

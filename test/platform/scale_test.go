@@ -23,7 +23,6 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
 	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
-	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 // TestScale is the IPAllowlist in a big cluster, for `make bench`: for each
@@ -63,9 +62,7 @@ func TestScale(t *testing.T) {
 	for range scalePool {
 		c.addNode(ctx, t, pool)
 	}
-	if _, err := e.cp.Apply(ctx, repo.Path("examples", "allowlist", "ipallowlist.yaml")); err != nil {
-		t.Fatal(err)
-	}
+	e.applyXR(ctx, t)
 	// Bursts of removals are measured as they happen, not after the
 	// shrink hold that would keep them back for two minutes.
 	e.setShrinkHold(ctx, t, 0)
@@ -328,7 +325,7 @@ func requestBytes(ctx context.Context, t *testing.T, e *env) int {
 	total := 0
 	xr := &unstructured.Unstructured{}
 	xr.SetGroupVersionKind(xrGVK)
-	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: xrName}, xr); err != nil {
+	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: e.xr}, xr); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(xr.Object)
@@ -340,7 +337,7 @@ func requestBytes(ctx context.Context, t *testing.T, e *env) int {
 	} {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)
-		if err := e.cp.Client.List(ctx, l, client.InNamespace("default"), client.MatchingLabels{"crossplane.io/composite": xrName}); err != nil {
+		if err := e.cp.Client.List(ctx, l, client.InNamespace("default"), client.MatchingLabels{"crossplane.io/composite": e.xr}); err != nil {
 			t.Fatal(err)
 		}
 		for _, it := range l.Items {
