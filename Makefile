@@ -189,8 +189,18 @@ fuzz: ## Run each fuzz target briefly (FUZZTIME=10s, or a count of inputs such a
 
 ##@ Run
 
+# `make run KUBECONFIG=… REGISTRY=…` installs into a cluster you already have
+# instead of booting a node: every image is pushed to REGISTRY (host[:port],
+# anonymous pushes; PUSH_REGISTRY when this host reaches it by another name,
+# PLAIN_HTTP=1 for an HTTP registry), and Ctrl-C removes all it installed.
+# Both must be on the command line: a KUBECONFIG in the environment alone
+# does not switch.
+ifeq ($(origin KUBECONFIG),command line)
+RUN_ARGS += --kubeconfig $(abspath $(KUBECONFIG)) --registry $(REGISTRY) $(if $(PUSH_REGISTRY),--push-registry $(PUSH_REGISTRY)) $(if $(PLAIN_HTTP),--plain-http)
+endif
+
 .PHONY: run
-run: run-tools build ## Boot a real node (root), install Crossplane by Helm and our packages by `crossplane xpkg install`, apply the examples, wait for Ready; Ctrl-C tears down.
+run: run-tools build ## Boot a real node (root), install Crossplane by Helm and our packages by `crossplane xpkg install`, apply the examples, wait for Ready; Ctrl-C tears down. With KUBECONFIG=… REGISTRY=…: into your cluster.
 	@echo ">> packaging for the node (linux/amd64)"
 	@PLATFORMS=linux/amd64 $(MAKE) --no-print-directory xpkg >/dev/null
 	go build -o $(BIN_DIR)/local ./cluster/local
@@ -228,8 +238,8 @@ $(NODE_TOOLS): node-tool-%:
 .PHONY: node-suites
 node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 	@if [ "$$(id -u)" != 0 ]; then echo "make test boots a real node (namespaces, mounts, containerd, a bridge) and needs root: run it as root" >&2; exit 1; fi
-	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) $(TOOL_ENV) go test -p 1 -count=1 -timeout 30m ./cluster/node/ ./test/node/
 	go build -o $(BIN_DIR)/local ./cluster/local
+	LOCAL=$(abspath $(BIN_DIR))/local NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) $(TOOL_ENV) go test -p 1 -count=1 -timeout 30m ./cluster/node/ ./test/node/
 	LOCAL=$(abspath $(BIN_DIR))/local $(TOOL_ENV) hack/shared-node.sh go test -p 1 -count=1 -timeout 30m ./test/platform/ ./test/tenancy/ ./test/argocd/
 
 # Only the node's suites, for work on them (root): builds what they need.

@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/armorplane/provider-cloudarmor/cluster/node"
 	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 )
 
@@ -54,9 +53,10 @@ var demoNodes = []struct{ name, pool, internal, external string }{
 	{"gke-batch-a", "batch", "10.128.0.9", "34.118.20.1"},
 }
 
-// thisNode is an IPAllowlist of the real node's InternalIP (the kubelet
+// thisNode is an IPAllowlist of a real node's InternalIP (its kubelet
 // reports it) and an office: what a cluster's own egress allowlist looks like.
-const thisNode = `apiVersion: platform.armorplane.io/v1alpha1
+func thisNode(hostname string) string {
+	return `apiVersion: platform.armorplane.io/v1alpha1
 kind: IPAllowlist
 metadata: {name: this-cluster, namespace: default}
 spec:
@@ -65,8 +65,26 @@ spec:
   staticSources:
   - {name: office, cidrs: ["203.0.113.0/26"]}
   nodeSources:
-  - {name: nodes, matchLabels: {kubernetes.io/hostname: ` + node.Name + `}, includeInternalIP: true}
+  - {name: nodes, matchLabels: {kubernetes.io/hostname: ` + hostname + `}, includeInternalIP: true}
 `
+}
+
+// A demoTarget is where the demo runs: the node make run booted, or a
+// cluster the user has.
+type demoTarget struct {
+	cluster    stack.Cluster
+	kubeconfig string
+	// emulator is the host address forwarded to the emulator's Service.
+	emulator string
+	// nodeName is the real Node (its kubernetes.io/hostname) whose
+	// InternalIP this-cluster's IPAllowlist follows.
+	nodeName string
+	// fakeNodes creates demoNodes. Only on make run's own node: in a
+	// cluster the user has, Node objects with no machine behind them are not
+	// ours to make (a cloud's node controller deletes them, and they would
+	// show in the user's capacity).
+	fakeNodes bool
+}
 
 // demo is the running demo: a client of the node and the emulator's host address.
 type demo struct {
@@ -76,45 +94,40 @@ type demo struct {
 	emulatorIP string
 }
 
-// startDemo forwards a host port to the emulator, seeds the policy
-// examples/import adopts, creates the demo Nodes, applies the examples and
-// waits until every managed resource and IPAllowlist is Ready.
-func startDemo(ctx context.Context, n *node.Node, in *stack.Installed, root string, cfg config, logf func(string, ...any)) (*demo, error) {
-	d := &demo{emulatorIP: in.EmulatorIP}
+// startDemo seeds the policy examples/import adopts, creates the demo
+// Nodes, applies the examples and waits until every managed resource and
+// IPAllowlist is Ready. It returns the manifests it applied.
+func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root string, cfg config, logf func(string, ...any)) (*demo, []string, error) {
+	d := &demo{emulatorIP: in.EmulatorIP, emulator: t.emulator}
 	var err error
-	target := fmt.Sprintf("%s:%d", in.EmulatorIP, stack.EmulatorPort)
-	if d.emulator, err = n.Forward(emulatorHostAddr, target); err != nil {
-		if d.emulator, err = n.Forward("127.0.0.1:0", target); err != nil {
-			return nil, err
-		}
-		logf("%s is taken; the emulator is at %s", emulatorHostAddr, d.emulator)
-	}
 	if err := seed(ctx, d.emulator); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", n.Kubeconfig)
+	rc, err := clientcmd.BuildConfigFromFlags("", t.kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if d.kube, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := createNodes(ctx, d.kube); err != nil {
-		return nil, err
+	if t.fakeNodes {
+		if err := createNodes(ctx, d.kube); err != nil {
+			return nil, nil, err
+		}
+		logf("created %d Node objects (3 in pool web, unschedulable) besides %s", len(demoNodes), t.nodeName)
 	}
-	logf("created %d Node objects (3 in pool web, unschedulable) besides %s", len(demoNodes), node.Name)
 
 	var paths []string
 	for _, e := range demoExamples {
 		paths = append(paths, filepath.Join(root, cfg.examples, e))
 	}
-	manifest := filepath.Join(n.WorkDir(), "this-cluster.yaml")
-	if err := os.WriteFile(manifest, []byte(thisNode), 0o600); err != nil {
-		return nil, err
+	manifest := filepath.Join(t.cluster.WorkDir(), "this-cluster.yaml")
+	if err := os.WriteFile(manifest, []byte(thisNode(t.nodeName)), 0o600); err != nil {
+		return nil, nil, err
 	}
 	paths = append(paths, manifest)
 	s := time.Now()
@@ -125,21 +138,21 @@ func startDemo(ctx context.Context, n *node.Node, in *stack.Installed, root stri
 	// The kinds come from the packages: the activation policy makes the
 	// provider's CRDs a moment after the package is Healthy.
 	for deadline := time.Now().Add(time.Minute); ; {
-		_, err := n.Kubectl(ctx, args...)
+		_, err := t.cluster.Kubectl(ctx, args...)
 		if err == nil {
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, err
+			return nil, paths, err
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	logf("applied examples/{%s} and this-cluster's IPAllowlist", strings.Join(demoExamples, ","))
 	if err := d.waitReady(ctx, logf); err != nil {
-		return nil, err
+		return nil, paths, err
 	}
 	logf("all Ready and Synced %s after they were applied", time.Since(s).Round(100*time.Millisecond))
-	return d, nil
+	return d, paths, nil
 }
 
 // seed creates, straight in GCP (the emulator), the policy examples/import

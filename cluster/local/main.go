@@ -10,6 +10,11 @@
 // With --ready-file it is `make test`'s shared node: once everything is Ready
 // it writes the file (a JSON Attachment the suites read) and runs until
 // SIGTERM.
+//
+// With --kubeconfig and --registry (`make run KUBECONFIG=… REGISTRY=…`) it
+// boots nothing: it installs the same way into a cluster the user already
+// has, every image pushed to that registry, and on Ctrl-C removes all it
+// installed (see runExternal).
 package main
 
 import (
@@ -41,6 +46,13 @@ type config struct {
 	// providerArgs are added to the provider's container through its
 	// DeploymentRuntimeConfig.
 	providerArgs []string
+	// kubeconfig names a cluster the user has: install there, boot nothing.
+	kubeconfig string
+	// registry is the registry that cluster pulls from; pushRegistry the
+	// same registry as this host reaches it (default: registry).
+	registry, pushRegistry string
+	// plainHTTP pushes to the registry over HTTP.
+	plainHTTP bool
 }
 
 type repeated []string
@@ -58,17 +70,35 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.demo, "demo", true, "apply the examples, demo Nodes and an IPAllowlist of the node (false: only install, as make test's shared node)")
 	fs.Var((*repeated)(&c.helmSet), "helm-set", "a --set value for the Crossplane chart (repeatable), e.g. args={--circuit-breaker-burst=500}")
 	fs.Var((*repeated)(&c.providerArgs), "provider-arg", "an argument for the provider's container, set through its DeploymentRuntimeConfig (repeatable)")
-	return c, fs.Parse(args)
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "install into the cluster of this kubeconfig instead of booting a node (needs --registry)")
+	fs.StringVar(&c.registry, "registry", "", "with --kubeconfig: host[:port] of a registry the cluster pulls from and this host can push to anonymously")
+	fs.StringVar(&c.pushRegistry, "push-registry", "", "with --kubeconfig: the same registry as this host reaches it, when that differs (default --registry)")
+	fs.BoolVar(&c.plainHTTP, "plain-http", false, "with --kubeconfig: push to the registry over HTTP, not HTTPS")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if (c.kubeconfig == "") != (c.registry == "") {
+		return c, fmt.Errorf("--kubeconfig and --registry go together (make run KUBECONFIG=… REGISTRY=…)")
+	}
+	if c.pushRegistry == "" {
+		c.pushRegistry = c.registry
+	}
+	return c, nil
 }
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, stop, cfg, os.Stdout); err != nil {
+	do := run
+	if cfg.kubeconfig != "" {
+		do = runExternal
+	}
+	if err := do(ctx, stop, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
 	}
@@ -143,32 +173,52 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 // install installs the stack on n and applies the demo; it returns what the
 // demo needs to print and serve.
 func install(ctx context.Context, n *node.Node, tools node.Tools, root string, cfg config, logf func(string, ...any)) (*demo, error) {
-	autoReady, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
+	o, err := installOptions(tools, root, cfg, logf)
 	if err != nil {
 		return nil, err
 	}
-	cli := os.Getenv("CROSSPLANE_BIN")
-	if cli == "" {
-		return nil, fmt.Errorf("CROSSPLANE_BIN is not set (make run sets it to the crossplane CLI it builds)")
-	}
-	emulatorBin, err := filepath.Abs(filepath.Join(cfg.binDir, "emulator"))
-	if err != nil {
-		return nil, err
-	}
-	xpkg, err := filepath.Abs(cfg.xpkgDir)
-	if err != nil {
-		return nil, err
-	}
-	in, err := stack.Install(ctx, stack.Options{
-		Cluster: n, Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
-		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any"},
-		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
-	})
+	o.Cluster = n
+	in, err := stack.Install(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	if !cfg.demo {
 		return &demo{emulatorIP: in.EmulatorIP}, nil
 	}
-	return startDemo(ctx, n, in, root, cfg, logf)
+	target := fmt.Sprintf("%s:%d", in.EmulatorIP, stack.EmulatorPort)
+	emulator, err := n.Forward(emulatorHostAddr, target)
+	if err != nil {
+		if emulator, err = n.Forward("127.0.0.1:0", target); err != nil {
+			return nil, err
+		}
+		logf("%s is taken; the emulator is at %s", emulatorHostAddr, emulator)
+	}
+	d, _, err := startDemo(ctx, demoTarget{cluster: n, kubeconfig: n.Kubeconfig, emulator: emulator, nodeName: node.Name, fakeNodes: true}, in, root, cfg, logf)
+	return d, err
+}
+
+// installOptions are stack.Install's options from the command line and the
+// environment make run sets, with no Cluster yet.
+func installOptions(tools node.Tools, root string, cfg config, logf func(string, ...any)) (stack.Options, error) {
+	autoReady, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
+	if err != nil {
+		return stack.Options{}, err
+	}
+	cli := os.Getenv("CROSSPLANE_BIN")
+	if cli == "" {
+		return stack.Options{}, fmt.Errorf("CROSSPLANE_BIN is not set (make run sets it to the crossplane CLI it builds)")
+	}
+	emulatorBin, err := filepath.Abs(filepath.Join(cfg.binDir, "emulator"))
+	if err != nil {
+		return stack.Options{}, err
+	}
+	xpkg, err := filepath.Abs(cfg.xpkgDir)
+	if err != nil {
+		return stack.Options{}, err
+	}
+	return stack.Options{
+		Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
+		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any"},
+		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
+	}, nil
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/stack"
+)
+
+// demoKinds are the IPAllowlists and our managed resources: every one must be
+// gone before Crossplane and the provider are, or its finalizer keeps it (and
+// its CRD) forever.
+const demoKinds = "ipallowlists.platform.armorplane.io,securitypolicies.cloudarmor.armorplane.io,securitypolicyrules.cloudarmor.armorplane.io," +
+	"addresssets.cloudarmor.armorplane.io,addressgroups.cloudarmor.armorplane.io," +
+	"networkedgesecurityservices.cloudarmor.armorplane.io"
+
+// runExternal is `make run KUBECONFIG=… REGISTRY=…`: the install and demo of
+// run, into a cluster the user already has. Every image (Crossplane core, the
+// packages, function-auto-ready, the emulator) is pushed to the registry, so
+// the cluster needs nothing else; the emulator is reached through `kubectl
+// port-forward`, as the host has no route into the cluster. No Node objects
+// are made (this-cluster's IPAllowlist follows the cluster's first Node).
+// It refuses a cluster that already has Crossplane, and on Ctrl-C (or a
+// failure) removes all it installed: the examples first, while the provider
+// can still delete what they made in GCP, then the packages, Crossplane, the
+// namespaces and the CRDs.
+func runExternal(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) (err error) {
+	start := time.Now()
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "provider-cloudarmor-external-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	logf := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	fmt.Fprintln(out, "resolving the tools (built once into the tool cache)…")
+	tools, err := node.ResolveTools(root, tmp)
+	if err != nil {
+		return err
+	}
+	ext := &stack.External{Kubeconfig: cfg.kubeconfig, KubectlBin: tools.Kubectl, HelmBin: tools.Helm, Dir: tmp,
+		Reg: node.Registry{Push: cfg.pushRegistry, Pull: cfg.registry, PlainHTTP: cfg.plainHTTP}}
+	if err := ext.CheckEmpty(ctx); err != nil {
+		return err
+	}
+	o, err := installOptions(tools, root, cfg, logf)
+	if err != nil {
+		return err
+	}
+	o.Cluster, o.PushCrossplane = ext, true
+
+	// Whatever happens from here, what was installed is removed; with a
+	// context of its own, since ctx ends with the Ctrl-C that starts it.
+	var applied []string
+	defer func() {
+		restoreSignals()
+		cleanup, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		fmt.Fprintln(out, "\nremoving what make run installed…")
+		if derr := removeDemo(cleanup, ext, applied, logf); derr != nil {
+			err = joinErr(err, derr)
+		}
+		if uerr := ext.Uninstall(cleanup, root, logf); uerr != nil {
+			err = joinErr(err, uerr)
+			return
+		}
+		fmt.Fprintln(out, "the cluster is as it was")
+	}()
+	in, err := stack.Install(ctx, o)
+	if err != nil {
+		return err
+	}
+	if cfg.demo {
+		emulator, stopForward, err := ext.PortForward(ctx, emulatorHostAddr, stack.EmulatorNamespace, "cloudarmor-emulator", stack.EmulatorPort)
+		if err != nil {
+			if emulator, stopForward, err = ext.PortForward(ctx, "127.0.0.1:0", stack.EmulatorNamespace, "cloudarmor-emulator", stack.EmulatorPort); err != nil {
+				return err
+			}
+			logf("%s is taken; the emulator is at %s", emulatorHostAddr, emulator)
+		}
+		defer stopForward()
+		hostname, err := ext.Kubectl(ctx, "get", "nodes", "-o", `jsonpath={.items[0].metadata.labels.kubernetes\.io/hostname}`)
+		if err != nil {
+			return err
+		}
+		var d *demo
+		d, applied, err = startDemo(ctx, demoTarget{cluster: ext, kubeconfig: cfg.kubeconfig, emulator: emulator, nodeName: hostname}, in, root, cfg, logf)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\neverything Ready %s after `make run` started\n", time.Since(start).Round(100*time.Millisecond))
+		if pods, err := ext.Kubectl(ctx, "get", "pods", "-n", "crossplane-system", "-o", "wide"); err == nil {
+			fmt.Fprintf(out, "\n$ kubectl get pods -n crossplane-system\n%s\n", pods)
+		}
+		d.printTable(ctx, out)
+		fmt.Fprintf(out, `
+Try next (in another terminal):
+  export KUBECONFIG=%s
+  kubectl get ipallowlists,addresssets,securitypolicies,securitypolicyrules -A
+  kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
+  curl -s http://%s/_emulator/stats | head -c 600      # what GCP (the emulator pod) holds and was asked
+Press Ctrl-C to remove everything make run installed.
+`, cfg.kubeconfig, emulator)
+	} else {
+		fmt.Fprintf(out, "\ninstalled %s after `make run` started; Ctrl-C removes it\n", time.Since(start).Round(100*time.Millisecond))
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// removeDemo deletes what startDemo applied and waits until the provider has
+// deleted every managed resource (and with them their GCP objects) and
+// Crossplane every IPAllowlist.
+func removeDemo(ctx context.Context, ext *stack.External, applied []string, logf func(string, ...any)) error {
+	if len(applied) > 0 {
+		args := []string{"delete", "--ignore-not-found", "--wait=false"}
+		for _, p := range applied {
+			args = append(args, "-f", p)
+		}
+		if _, err := ext.Kubectl(ctx, args...); err != nil {
+			return err
+		}
+	}
+	for {
+		left, err := ext.Kubectl(ctx, "get", demoKinds, "-A", "-o", "name", "--ignore-not-found")
+		if err != nil && !strings.Contains(err.Error(), "the server doesn't have a resource type") {
+			return err
+		}
+		if strings.TrimSpace(left) == "" {
+			if len(applied) > 0 {
+				logf("removed the examples and what they made in GCP")
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("managed resources not deleted: %s", strings.Join(strings.Fields(left), ", "))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func joinErr(a, b error) error {
+	if a == nil {
+		return b
+	}
+	return fmt.Errorf("%w; %w", a, b)
+}

@@ -1,0 +1,118 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
+)
+
+// TestExternalCluster is `make run KUBECONFIG=… REGISTRY=…`: cluster/local
+// installing into a cluster it did not boot. The cluster is a bare node
+// (nothing installed), reached only through its kubeconfig, with its registry
+// pushed to at the host's address and pulled from at the node's, as a
+// user's cluster with a port-forwarded registry would be. The run must reach
+// the examples and this-cluster's IPAllowlist all Ready (cluster/local fails
+// otherwise), make no Node objects, and on Ctrl-C remove everything it
+// installed: no Crossplane or armorplane CRD, namespace or Helm release left.
+func TestExternalCluster(t *testing.T) {
+	tools := realNode(t, t.TempDir())
+	root := repo.Root()
+	local := os.Getenv("LOCAL")
+	if local == "" {
+		local = filepath.Join(t.TempDir(), "local")
+		build := exec.Command("go", "build", "-o", local, "./cluster/local")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cluster/local: %v\n%s", err, out)
+		}
+	}
+	lk := lockMachine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	n, down := boot(ctx, t, tools, lk)
+	defer down()
+	reg := n.Registry()
+
+	cmd := exec.CommandContext(ctx, local, "--kubeconfig", n.Kubeconfig, "--registry", reg.Pull,
+		"--push-registry", reg.Push, "--plain-http",
+		"--bin-dir", envOr("NODE_BIN_DIR", filepath.Join(root, "_output/bin")),
+		"--xpkg-dir", envOr("NODE_XPKG_DIR", filepath.Join(root, "_output/xpkg")))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CROSSPLANE_BIN="+toolPath(t, "CROSSPLANE_BIN", "crossplane"))
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); _ = pw.Close() }()
+	var log strings.Builder
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	// wait reads the run's output until a line contains want or it ends.
+	wait := func(want string) bool {
+		for l := range lines {
+			log.WriteString(l + "\n")
+			if strings.Contains(l, want) {
+				return true
+			}
+		}
+		return false
+	}
+	start := time.Now()
+	if !wait("Press Ctrl-C to remove everything") {
+		t.Fatalf("make run into the cluster did not get Ready:\n%s\nexit: %v", log.String(), <-exited)
+	}
+	t.Logf("installed and Ready in %s", time.Since(start).Round(100*time.Millisecond))
+
+	if out, err := n.Kubectl(ctx, "get", "nodes", "-o", "name"); err != nil || strings.TrimSpace(out) != "node/"+node.Name {
+		t.Errorf("Nodes: %q (%v), want only node/%s: make run must not make Nodes in a cluster it did not boot", out, err, node.Name)
+	}
+
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	removed := wait("the cluster is as it was")
+	for range lines {
+	}
+	if err := <-exited; err != nil || !removed {
+		t.Fatalf("after Ctrl-C: exit %v; output:\n%s", err, log.String())
+	}
+	crds, err := n.Kubectl(ctx, "get", "crd", "-o", "name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range strings.Fields(crds) {
+		if strings.HasSuffix(c, ".crossplane.io") || strings.HasSuffix(c, ".armorplane.io") {
+			t.Errorf("CRD %s is left after Ctrl-C", c)
+		}
+	}
+	if ns, _ := n.Kubectl(ctx, "get", "namespace", "crossplane-system", "cloudarmor-emulator", "--ignore-not-found", "-o", "name"); strings.TrimSpace(ns) != "" {
+		t.Errorf("namespaces left after Ctrl-C: %s", ns)
+	}
+	for _, kind := range []string{"clusterroles", "clusterrolebindings"} {
+		out, _ := n.Kubectl(ctx, "get", kind, "-o", "name")
+		for _, r := range strings.Fields(out) {
+			if strings.Contains(r, "crossplane") || strings.Contains(r, "cloudarmor") {
+				t.Errorf("%s left after Ctrl-C", r)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", log.String())
+	}
+}
