@@ -36,12 +36,12 @@ const (
 	namespace = "gitops"
 	mrGroup   = "cloudarmor.armorplane.io/v1beta1"
 	// stepLimit bounds each step: a sync, a refresh, the provider's
-	// reconciles. The node's provider reconciles at once on every change to
-	// an object's spec or annotations; its poll (5 s ± 0.5 s, from
-	// hack/shared-node.sh) only paces re-reads of objects nobody touched, and
-	// no step waits on one. Steps take seconds (the log says how many); 3 min
-	// is room for a loaded 2-core machine shared with other suites, not a
-	// figure any step approaches.
+	// reconciles. The node's provider reconciles at once when an object's
+	// spec or annotations change (each step is such a change); its poll
+	// (5 s ± 0.5 s, hack/shared-node.sh) only paces re-reads of objects
+	// nobody touched, which no step waits for. On the node the subtests took
+	// 2 to 12 s each (2026-11-27); 3 min is room for a 2-core machine loaded
+	// by other suites, not a figure a passing step comes near.
 	stepLimit = 3 * time.Minute
 )
 
