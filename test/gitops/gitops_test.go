@@ -294,9 +294,7 @@ func conditionStatus(u *unstructured.Unstructured, typ string) string {
 type suite struct {
 	plat *platform.Platform
 	kube client.WithWatch
-	emu  *emulator.Running
 	gcp  *compute.Service
-	git  *gitRepo
 	app  client.ObjectKey
 }
 
@@ -451,8 +449,7 @@ const defaultPriority = 2147483647
 // TestArgoCD syncs docs/gitops.md's Application layout with the real Argo CD
 // and follows it through the changes a team makes in Git.
 func TestArgoCD(t *testing.T) {
-	// Attached first: without a node the suite skips before it builds Argo
-	// CD.
+	// Attached first: without a node the suite skips before building Argo CD.
 	scheme := kubescheme.SchemeT(t)
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil { // for the Argo CD CRDs
 		t.Fatal(err)
@@ -513,7 +510,7 @@ func TestArgoCD(t *testing.T) {
 	if err := kube.Create(context.Background(), app); err != nil {
 		t.Fatalf("create Application: %v", err)
 	}
-	s := &suite{plat: plat, kube: kube, emu: emu, gcp: gcp, git: g, app: client.ObjectKeyFromObject(app)}
+	s := &suite{plat: plat, kube: kube, gcp: gcp, app: client.ObjectKeyFromObject(app)}
 
 	t.Run("FirstSyncInWaves", func(t *testing.T) {
 		start := time.Now()
