@@ -5,8 +5,8 @@
 # after the first run.
 #
 #   cluster/toolchain/build.sh kube-apiserver   -> k8s.io/kubernetes v1.35.4
-#   cluster/toolchain/build.sh kube-controller-manager -> the same module (only its garbage
-#                                                  collector runs, for XR deletion)
+#   cluster/toolchain/build.sh kube-controller-manager -> the same module (the real node's
+#                                                  controller manager)
 #   cluster/toolchain/build.sh kubectl          -> the same module (the hints `make run` prints)
 #   cluster/toolchain/build.sh etcd             -> go.etcd.io/etcd/server/v3 v3.6.6
 #   cluster/toolchain/build.sh crossplane       -> github.com/crossplane/cli/v2 v2.5.0 (the

@@ -27,8 +27,9 @@ const argocdNamespace = "argocd"
 
 // process is one long-running child: redis-server, git daemon or an Argo CD
 // component. It gets SIGKILL from the kernel when this test binary dies
-// (Pdeathsig), so nothing outlives a harness killed by -timeout or kill -9;
-// the API server and etcd have the control plane's reaper.
+// (Pdeathsig), so nothing outlives a harness killed by -timeout or kill -9
+// (what it added to the node stays, until hack/shared-node.sh tears the node
+// down).
 type process struct {
 	name string
 	cmd  *exec.Cmd
@@ -121,9 +122,10 @@ func waitListening(t *testing.T, p *process, port int) {
 	}
 }
 
-// argoCD runs Argo CD's repo server and application controller out of
-// cluster against cp, with Debian's redis-server as their cache. The
-// argocd-cm is the one docs/gitops.md gives. It returns once both serve.
+// argoCD runs Argo CD's repo server and application controller as host
+// processes against cp (the node's API server, on loopback), with Debian's
+// redis-server as their cache. The argocd-cm is the one docs/gitops.md
+// gives; the argocd namespace must exist. It returns once both serve.
 func argoCD(t *testing.T, cp *controlplane.ControlPlane, kube client.Client, argocdBin string, argocdCM *unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
@@ -136,10 +138,9 @@ func argoCD(t *testing.T, cp *controlplane.ControlPlane, kube client.Client, arg
 	redisAddr := "127.0.0.1:" + strconv.Itoa(redisPort)
 
 	// Argo CD's settings, as an install has them.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argocdNamespace}}
 	cm := argocdCM.DeepCopy()
 	cm.SetNamespace(argocdNamespace)
-	objs := []client.Object{ns, cm,
+	objs := []client.Object{cm,
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: argocdNamespace,
 			Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: argocdNamespace,
@@ -191,9 +192,20 @@ func argoCD(t *testing.T, cp *controlplane.ControlPlane, kube client.Client, arg
 
 // clusterSecret registers cp as an Argo CD cluster: the in-cluster
 // destination needs in-cluster config, which a process outside a Pod has not.
+// The node's kubeconfig names its CA by file and authenticates with a token.
 func clusterSecret(t *testing.T, cp *controlplane.ControlPlane) *corev1.Secret {
 	t.Helper()
-	tls := map[string]any{"caData": cp.Config.CAData, "certData": cp.Config.CertData, "keyData": cp.Config.KeyData}
+	ca := cp.Config.CAData
+	if len(ca) == 0 && cp.Config.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(cp.Config.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tls := map[string]any{"caData": ca}
+	if len(cp.Config.CertData) > 0 {
+		tls["certData"], tls["keyData"] = cp.Config.CertData, cp.Config.KeyData
+	}
 	cfg := map[string]any{"tlsClientConfig": tls}
 	if cp.Config.BearerToken != "" {
 		cfg["bearerToken"] = cp.Config.BearerToken

@@ -1,11 +1,41 @@
 // Package gitops runs the real Argo CD v3.1.0 (application controller and repo
-// server, built by cluster/toolchain/build.sh argocd) out of cluster against a
-// real API server, with the provider binary and the Cloud Armor emulator. The
+// server, built by cluster/toolchain/build.sh argocd) against the real node
+// `make test` boots (test/framework/platform): Crossplane from its Helm chart,
+// our provider installed by `crossplane xpkg install` and run as a pod. The
 // Application and argocd-cm are the ones docs/gitops.md gives; the repository
 // has its layout, served by git daemon. What a user of Argo CD sees is shown
 // by outcome: sync waves in order, a change in Git reaching GCP with no diff
 // loop, GCP's refusal as Degraded, a pause as Suspended, a prune removing
 // exactly one rule.
+//
+// How it runs on the node, and why:
+//
+//   - The provider is the node's pod, with the flags hack/shared-node.sh gives
+//     it (--poll=5s, --poll-jitter=500ms, --timeout=20s); the CRDs are the ones
+//     its package installed; the node's kube-controller-manager collects the
+//     garbage Argo CD's foreground prunes wait for. The suite builds and starts
+//     none of them.
+//   - The Cloud Armor emulator runs in this test binary (the suite reads GCP
+//     through it directly) and is exposed to the node's pods with
+//     Node.Expose; the ProviderConfig committed to Git names that endpoint.
+//   - Argo CD (application controller, repo server, its redis) and git daemon
+//     run as host processes on loopback, as Argo CD may run anywhere: it is
+//     not our package. The controller reaches the node's API server through
+//     the attachment's kubeconfig and a cluster Secret holding the same
+//     address, CA and token (a process outside a Pod has no in-cluster
+//     config). Its namespace (argocd) and its Application and AppProject CRDs,
+//     from the Argo CD module the binary was built from, are added to the
+//     node for the test.
+//   - The managed resources live in a namespace of their own (gitops), not
+//     docs/gitops.md's default: the node is shared with the suites before and
+//     after, and one namespace deleted at the end takes every object the
+//     Application made with it.
+//   - The node is left as it was found: once Argo CD has stopped (so nothing
+//     syncs the objects back), the cleanup deletes the argocd namespace (the
+//     Application and AppProject with it), the Argo CD CRDs it added, and the
+//     gitops namespace, waiting while the provider deletes the GCP policy
+//     from the emulator, which still answers; it then checks GCP is empty.
+//     Namespaces or CRDs that were there before the suite are not touched.
 package gitops
 
 import (
@@ -17,25 +47,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
-	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const argocdVersion = "v3.1.0"
-
-var buildDir string
-
-func TestMain(m *testing.M) {
-	var err error
-	if buildDir, err = os.MkdirTemp("", "gitops-test-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(buildDir)
-	os.Exit(code)
-}
 
 // cacheDir is the tool cache cluster/toolchain/build.sh writes.
 func cacheDir() string {
@@ -84,11 +99,10 @@ type errSkip struct{ msg string }
 
 func (e errSkip) Error() string { return e.msg }
 
-// prerequisites returns the Argo CD, kube-controller-manager and provider
-// binaries, checking that the
-// Debian tools the suite runs are installed. Under make test (ARGOCD_BIN set)
-// everything is required: make installs redis-server and git first.
-func prerequisites(t *testing.T) (argocd, gcBin, providerBin string) {
+// prerequisites returns the Argo CD binary, checking that the Debian tools
+// the suite runs are installed. Under make test (ARGOCD_BIN set) everything
+// is required: make installs redis-server and git first.
+func prerequisites(t *testing.T) (argocd string) {
 	t.Helper()
 	underMake := os.Getenv("ARGOCD_BIN") != ""
 	for _, tool := range []string{"redis-server", "git"} {
@@ -106,16 +120,5 @@ func prerequisites(t *testing.T) (argocd, gcBin, providerBin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gcBin = os.Getenv("KUBE_CONTROLLER_MANAGER_BIN")
-	if gcBin == "" {
-		gcBin = filepath.Join(cacheDir(), "bin", "kube-controller-manager-"+controlplane.KubernetesVersion, "kube-controller-manager")
-	}
-	if !executable(gcBin) {
-		t.Fatalf("kube-controller-manager not found at %s (make tools builds it; set KUBE_CONTROLLER_MANAGER_BIN)", gcBin)
-	}
-	providerBin, err = provider.Binary(buildDir, provider.BinEnv)
-	if err != nil {
-		t.Fatalf("cannot build the provider: %v", err)
-	}
-	return argocd, gcBin, providerBin
+	return argocd
 }
