@@ -42,9 +42,9 @@ TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILD
 # Test suites that drive separate processes rather than our code in-process.
 PROCESS_SUITES := /test/(e2e|chaos|security|ha|xpkg|validate|render)$$
 # Suites that run on the real node (root): the node's own tests boot theirs
-# (their subject is its lifecycle); test/platform, test/tenancy and
-# test/argocd and test/gitops need Crossplane and share one node that
-# hack/shared-node.sh boots.
+# (their subject is its lifecycle); test/platform, test/tenancy, test/argocd
+# and test/gitops need Crossplane and share one node that hack/shared-node.sh
+# boots.
 NODE_SUITES := /cluster/node$$|/test/(node|platform|tenancy|argocd|gitops)$$
 FUZZTIME ?= 10s
 
