@@ -136,8 +136,8 @@ func TestUsers(t *testing.T) {
 	want := map[PolicyKey][]PolicyUser{
 		{Project: "p", Name: "armor"}: {{Name: "projects/p/global/backendServices/api", Field: "securityPolicy"},
 			{Name: "projects/p/global/backendServices/web", Field: "securityPolicy"}},
-		{Project: "p", Name: "edge"}:                           {{Name: "projects/p/global/backendServices/web", Field: "edgeSecurityPolicy"}},
-		{Project: "p", Name: "idle"}:                           nil,
+		{Project: "p", Name: "edge"}:                            {{Name: "projects/p/global/backendServices/web", Field: "edgeSecurityPolicy"}},
+		{Project: "p", Name: "idle"}:                            nil,
 		{Project: "p", Region: "us-central1", Name: "regional"}: {{Name: "projects/p/regions/us-central1/backendServices/internal", Field: "securityPolicy"}},
 	}
 	for k, w := range want {
@@ -180,7 +180,7 @@ func TestRelativeName(t *testing.T) {
 		"https://www.googleapis.com/compute/v1/projects/p/global/securityPolicies/a": "projects/p/global/securityPolicies/a",
 		"http://127.0.0.1:1/compute/v1/projects/p/regions/r/securityPolicies/b":      "projects/p/regions/r/securityPolicies/b",
 		"projects/p/global/backendServices/web":                                      "projects/p/global/backendServices/web",
-		"a": "a",
+		"a":                                                                          "a",
 	}
 	for in, want := range cases {
 		if got := RelativeName(in); got != want {
