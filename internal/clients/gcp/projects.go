@@ -39,10 +39,8 @@ type ProjectClient interface {
 	Users(ctx context.Context, project string) (PolicyUsers, error)
 	// EdgeServices are the project's network edge security services by the
 	// policy they apply, from one networkEdgeSecurityServices.aggregatedList.
+	// A write through the Client to one of them drops the kept list.
 	EdgeServices(ctx context.Context, project string) (PolicyUsers, error)
-	// ForgetEdgeServices drops the kept list of the project's edge
-	// services, after a write to one of them.
-	ForgetEdgeServices(project string)
 }
 
 // A PolicyUser is a GCP object that uses a security policy.
@@ -155,10 +153,6 @@ func (c *projectClient) EdgeServices(ctx context.Context, project string) (Polic
 	})
 	u, _ := v.(PolicyUsers)
 	return u, err
-}
-
-func (c *projectClient) ForgetEdgeServices(project string) {
-	c.reads.invalidate("edges/" + project)
 }
 
 func (u PolicyUsers) add(policy string, user PolicyUser) {

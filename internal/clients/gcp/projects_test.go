@@ -166,12 +166,15 @@ func TestUsers(t *testing.T) {
 	if n := c.calls.Count(MethodBackendAggregatedList); n != 1 {
 		t.Errorf("six Users() within the TTL: want 1 backendServices.aggregatedList, got %d", n)
 	}
-	p.ForgetEdgeServices("p")
+	if err := c.EdgeServices().Patch(ctx, EdgeServiceKey{Project: "p", Region: "us-central1", Name: "ness"},
+		&compute.NetworkEdgeSecurityService{Description: "changed"}, "description"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.EdgeServices(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.calls.Count(MethodEdgeAggregatedList); n != 2 {
-		t.Errorf("EdgeServices() after ForgetEdgeServices: want 2 networkEdgeSecurityServices.aggregatedList in all, got %d", n)
+		t.Errorf("EdgeServices() after a write to an edge service: want 2 networkEdgeSecurityServices.aggregatedList in all, got %d", n)
 	}
 }
 

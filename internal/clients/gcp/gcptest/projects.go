@@ -65,8 +65,3 @@ func (f *Projects) EdgeServices(_ context.Context, project string) (gcp.PolicyUs
 	}
 	return f.EdgeServicesFn(project)
 }
-
-// ForgetEdgeServices records the call.
-func (f *Projects) ForgetEdgeServices(project string) {
-	f.Calls = append(f.Calls, "ForgetEdgeServices "+project)
-}
