@@ -58,7 +58,9 @@ type ownedBy struct {
 	err error
 }
 
-func (f ownedBy) Owner(context.Context, string) (*v1alpha1.ProjectCloudArmorTier, error) { return f.o, f.err }
+func (f ownedBy) Owner(context.Context, string) (*v1alpha1.ProjectCloudArmorTier, error) {
+	return f.o, f.err
+}
 
 func on(tier string) func(string) (string, error) {
 	return func(string) (string, error) { return tier, nil }

@@ -98,7 +98,7 @@ func TestReportUsers(t *testing.T) {
 		"InternalService": {
 			reason: "An internal service policy's users are not read: no call, no condition.",
 			key:    global, typ: "CLOUD_ARMOR_INTERNAL_SERVICE",
-			want:   want{cond: xpv2.Condition{Type: TypeAttached, Status: corev1.ConditionUnknown}},
+			want: want{cond: xpv2.Condition{Type: TypeAttached, Status: corev1.ConditionUnknown}},
 		},
 		"CannotList": {
 			reason: "Credentials that may not list backend services leave the users Unknown, without failing Observe.",

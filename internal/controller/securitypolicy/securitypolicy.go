@@ -108,8 +108,8 @@ type external struct {
 	// of the project under the same config.
 	projects gcp.ProjectClient
 	owners   owners
-	labels    map[string]string // the owner and provenance labels cr's policy carries in GCP
-	recorder  event.Recorder
+	labels   map[string]string // the owner and provenance labels cr's policy carries in GCP
+	recorder event.Recorder
 
 	// reconcile is this reconcile's own: what its Observe concluded and the
 	// claims it read, for the Create or Update that follows. crossplane-
