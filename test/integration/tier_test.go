@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	apisv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
@@ -31,6 +33,15 @@ import (
 // starts using it.
 func (e *env) testTierAndUsers(t *testing.T) {
 	ctx := context.Background()
+	start, startStats := time.Now(), e.emu.Stats().Methods
+	defer func() {
+		// What the project-wide reads cost, next to the policies' own reads
+		// (docs/performance.md, "Project-wide reads").
+		st := e.emu.Stats().Methods
+		d := func(m string) int64 { return st[m] - startStats[m] }
+		t.Logf("over %s (--poll %s): backendServices.aggregatedList %d, projects.get %d, securityPolicies.get %d",
+			time.Since(start).Round(time.Second), poll, d("backendServices.aggregatedList"), d("projects.get"), d("securityPolicies.get"))
+	}()
 	sp := armor.NewPolicy("partners", func(p *v1beta1.SecurityPolicyParameters) {
 		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
 		p.Rules = []v1beta1.PolicyRule{{Priority: 1000, RuleParameters: v1beta1.RuleParameters{Action: "allow",
@@ -161,5 +172,45 @@ func (e *env) do(t *testing.T, region string) func(*compute.Operation, error) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestProjectReads measures what the project-wide reads add to a steady
+// state: ten policies of one project, polled every poll interval, share one
+// backendServices.aggregatedList per interval, and a spec without
+// Enterprise features reads no tier.
+func TestProjectReads(t *testing.T) {
+	e := startProvider(t, emulator.Options{})
+	ctx := context.Background()
+	const policies = 10
+	var sps []*v1beta1.SecurityPolicy
+	for i := range policies {
+		sp := armor.NewPolicy(fmt.Sprintf("steady-%d", i), func(p *v1beta1.SecurityPolicyParameters) {
+			p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
+		})
+		if err := e.kube.Create(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+		sps = append(sps, sp)
+	}
+	for _, sp := range sps {
+		e.waitReady(t, sp)
+		e.waitCondition(t, sp, spcontroller.TypeAttached, corev1.ConditionFalse, "No backend service uses this policy")
+	}
+	// Let the polls fall into their windows, then watch whole intervals.
+	time.Sleep(2 * poll)
+	const intervals = 5
+	before := e.emu.Stats().Methods
+	time.Sleep(intervals * poll)
+	after := e.emu.Stats().Methods
+	d := func(m string) float64 { return float64(after[m]-before[m]) / intervals }
+	lists, gets, tiers := d("backendServices.aggregatedList"), d("securityPolicies.get"), d("projects.get")
+	t.Logf("per poll interval (%s), %d policies of one project: backendServices.aggregatedList %.1f, securityPolicies.get %.1f, projects.get %.1f",
+		poll, policies, lists, gets, tiers)
+	if lists > 1.5 {
+		t.Errorf("backendServices.aggregatedList per poll interval: want about 1 for the project, got %.1f", lists)
+	}
+	if tiers != 0 {
+		t.Errorf("projects.get per poll interval without Enterprise features: want 0, got %.1f", tiers)
 	}
 }
