@@ -34,6 +34,7 @@ const (
 	FeatureAdaptiveProtection = "Adaptive Protection (Standard gets alerts only)"
 	FeatureAutoDeploy         = "Adaptive Protection auto-deploy"
 	FeatureAdvancedDdos       = "advanced network DDoS protection"
+	FeatureNetworkEdgePolicy  = "a network edge security policy"
 )
 
 // A Feature is a part of a spec that needs Cloud Armor Enterprise.
