@@ -19,8 +19,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	apisv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
 
