@@ -98,7 +98,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.ProjectClo
 		return nil, errors.Wrap(err, errConnect)
 	}
 	return &external{projects: conn.Client.Projects(), project: conn.ProjectOr(cr.Spec.ForProvider.Project),
-		owners: &owners{kube: c.kube, projects: connector.NewProjects(c.kube)}, recorder: c.recorder}, nil
+		owners: &owners{kube: c.kube, projects: connector.NewProjects(c.kube), admit: c.conn.AdmitProjectWide}, recorder: c.recorder}, nil
 }
 
 // updates reports whether cr's management policies update: the only write
@@ -216,10 +216,15 @@ func endDryRun(cr *v1alpha1.ProjectCloudArmorTier) {
 type owners struct {
 	kube     client.Reader
 	projects *connector.Projects
+	// admit says whether an object's config lets it change the project
+	// (Connector.AdmitProjectWide): one that may not write the tier does
+	// not outrank one that may.
+	admit func(ctx context.Context, mg resource.ModernManaged) error
 }
 
 // Owner is the oldest object (then by namespace and name) that updates,
-// is not being deleted, and resolves to project; nil when none does.
+// is not being deleted, resolves to project and whose config lets it change
+// the project; nil when none does.
 func (o *owners) Owner(ctx context.Context, project string) (*v1alpha1.ProjectCloudArmorTier, error) {
 	l := &v1alpha1.ProjectCloudArmorTierList{}
 	if err := o.kube.List(ctx, l); err != nil {
@@ -235,6 +240,9 @@ func (o *owners) Owner(ctx context.Context, project string) (*v1alpha1.ProjectCl
 		if err != nil || p != project {
 			// An object whose config cannot be read cannot write
 			// either: it does not outrank anyone.
+			continue
+		}
+		if o.admit != nil && o.admit(ctx, cr) != nil {
 			continue
 		}
 		if best == nil || older(cr, best) {

@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
@@ -268,6 +270,11 @@ func TestOwner(t *testing.T) {
 			reason: "No object naming the project: no owner.",
 			want:   "",
 		},
+		"NotAdmitted": {
+			reason:  "An older object whose config may not change the project does not outrank one whose config may.",
+			objects: []*v1alpha1.ProjectCloudArmorTier{at("a", "refused", 1), at("b", "t", 2)},
+			want:    "b/t",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -279,7 +286,13 @@ func TestOwner(t *testing.T) {
 				b = b.WithObjects(o)
 			}
 			kube := b.Build()
-			o := &owners{kube: kube, projects: connector.NewProjects(kube)}
+			admit := func(_ context.Context, mg resource.ModernManaged) error {
+				if mg.GetName() == "refused" {
+					return errors.New("does not let namespace change project-wide settings")
+				}
+				return nil
+			}
+			o := &owners{kube: kube, projects: connector.NewProjects(kube), admit: admit}
 			got, err := o.Owner(context.Background(), "p")
 			if err != nil {
 				t.Fatal(err)
