@@ -20,7 +20,6 @@ import (
 	apisv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
 
@@ -175,12 +174,11 @@ func (e *env) do(t *testing.T, region string) func(*compute.Operation, error) {
 	}
 }
 
-// TestProjectReads measures what the project-wide reads add to a steady
+// testProjectReads measures what the project-wide reads add to a steady
 // state: ten policies of one project, polled every poll interval, share one
 // backendServices.aggregatedList per interval, and a spec without
 // Enterprise features reads no tier.
-func TestProjectReads(t *testing.T) {
-	e := startProvider(t, emulator.Options{})
+func (e *env) testProjectReads(t *testing.T) {
 	ctx := context.Background()
 	const policies = 10
 	var sps []*v1beta1.SecurityPolicy
@@ -212,5 +210,10 @@ func TestProjectReads(t *testing.T) {
 	}
 	if tiers != 0 {
 		t.Errorf("projects.get per poll interval without Enterprise features: want 0, got %.1f", tiers)
+	}
+	for _, sp := range sps {
+		if err := e.kube.Delete(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
