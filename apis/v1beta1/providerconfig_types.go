@@ -111,6 +111,18 @@ type ClusterProviderConfigSpec struct {
 	// Synced=False and makes no call to GCP.
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// ProjectSettingsNamespaceSelector selects the namespaces whose managed
+	// resources may change project-wide settings through this config: a
+	// ProjectCloudArmorTier that writes the project's Cloud Armor tier. The
+	// tier applies to every policy of the project and decides what GCP
+	// bills, so admitting a namespace (namespaceSelector) lets it manage its
+	// own policies in the project but not the project itself. Unset, no
+	// namespace may; {} selects every namespace the config admits. A
+	// namespace must be admitted by namespaceSelector too. Objects that only
+	// observe (managementPolicies: [Observe]) need no selection.
+	// +optional
+	ProjectSettingsNamespaceSelector *metav1.LabelSelector `json:"projectSettingsNamespaceSelector,omitempty"`
 }
 
 // ClusterProviderCredentials of a ClusterProviderConfig, which may name a

@@ -172,7 +172,9 @@ func main() {
 	metrics.Registry.MustRegister(gcp.NewCollector(calls, snapshots, queue))
 	metrics.Registry.MustRegister(ownership.Collectors()...)
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
-		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls))
+		// Project-wide reads (tier, backend and edge services) are kept one
+		// poll interval: every policy of a project polls once in it.
+		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls), gcp.WithProjectReadTTL(*pollInterval))
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	var connOpts []connector.Option

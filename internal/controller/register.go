@@ -8,6 +8,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/networkedgesecurityservice"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/projectcloudarmortier"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -19,7 +20,7 @@ import (
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
-		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK); err != nil {
+		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK); err != nil {
 		return err
 	}
 	if err := addressset.Setup(mgr, o.Options, o.NodesReadable); err != nil {
@@ -34,5 +35,8 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := setup.AddGated(mgr, o, addressgroup.Kind); err != nil {
 		return err
 	}
-	return setup.AddGated(mgr, o, networkedgesecurityservice.Kind)
+	if err := setup.AddGated(mgr, o, networkedgesecurityservice.Kind); err != nil {
+		return err
+	}
+	return setup.AddGated(mgr, o, projectcloudarmortier.Kind)
 }

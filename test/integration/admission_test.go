@@ -291,6 +291,25 @@ spec: {projectID: p, credentials: {source: InjectedIdentity}, namespaceSelector:
 			object:  edgeYAML("edge-cross", "region: us-central1", "securityPolicyRef: {name: net, namespace: other}"),
 			wantErr: "securityPolicyRef must name a SecurityPolicy in this object's namespace",
 		},
+		"ValidTier": {
+			reason: "A project's tier, Enterprise pay-as-you-go, is accepted.",
+			object: tierYAML("tier", "cloudArmorTier: CA_ENTERPRISE_PAYGO"),
+		},
+		"TierUnknown": {
+			reason:  "A tier GCP does not have is refused, naming the three it has.",
+			object:  tierYAML("tier-gold", "cloudArmorTier: CA_GOLD"),
+			wantErr: "cloudArmorTier must be CA_STANDARD, CA_ENTERPRISE_PAYGO or CA_ENTERPRISE_ANNUAL",
+		},
+		"TierMissing": {
+			reason:  "A tier object must say which tier.",
+			object:  tierYAML("tier-none", "project: demo-project"),
+			wantErr: "spec.forProvider.cloudArmorTier: Required value",
+		},
+		"TierBadProject": {
+			reason:  "A project id of GCP's form only.",
+			object:  tierYAML("tier-project", "project: Demo_Project", "cloudArmorTier: CA_STANDARD"),
+			wantErr: "spec.forProvider.project in body should match",
+		},
 		"EdgeServiceGlobalPolicy": {
 			reason:  "The policy must be regional: a global policy's path is refused before GCP is asked.",
 			object:  edgeYAML("edge-global", "region: us-central1", "securityPolicy: projects/p/global/securityPolicies/net"),
@@ -447,6 +466,16 @@ func TestAdmissionImmutable(t *testing.T) {
 			path:   []string{"spec", "forProvider", "region"}, value: "europe-west1",
 			wantErr: "region is immutable: create a service in the other region",
 		},
+		"TierProject": {
+			object: tierYAML("imm-tier-project", "project: demo-project", "cloudArmorTier: CA_STANDARD"),
+			path:   []string{"spec", "forProvider", "project"}, value: "other-project",
+			wantErr: "project is immutable: create a ProjectCloudArmorTier for the other project",
+		},
+		"TierProjectAdded": {
+			object: tierYAML("imm-tier-project-added", "cloudArmorTier: CA_STANDARD"),
+			path:   []string{"spec", "forProvider", "project"}, value: "other-project",
+			wantErr: "project is immutable: create a ProjectCloudArmorTier for the other project",
+		},
 		"EdgeServiceProjectAdded": {
 			object: edgeYAML("imm-edge-project", "region: us-central1"),
 			path:   []string{"spec", "forProvider", "project"}, value: "other-project",
@@ -508,6 +537,19 @@ func srcRanges(ranges ...string) string {
 func edgeYAML(name string, fields ...string) string {
 	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1
 kind: NetworkEdgeSecurityService
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  forProvider:
+`
+	for _, f := range fields {
+		s += "    " + f + "\n"
+	}
+	return s
+}
+
+func tierYAML(name string, fields ...string) string {
+	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: ProjectCloudArmorTier
 metadata: {name: ` + name + `, namespace: default}
 spec:
   forProvider:

@@ -91,7 +91,7 @@ func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(time.Second))
 	queue := gcp.NewWriteQueue()
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
-		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue)
+		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithProjectReadTTL(poll))
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
@@ -24,7 +25,8 @@ import (
 type schemaGVK = schema.GroupVersionKind
 
 func managedKinds() []schema.GroupVersionKind {
-	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind}
+	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
+		v1alpha1.ProjectCloudArmorTierGroupVersionKind}
 }
 
 func staticToken(tok string) oauth2.TokenSource {

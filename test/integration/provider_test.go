@@ -30,6 +30,8 @@ func TestProvider(t *testing.T) {
 	t.Run("Regional", e.testRegional)
 	t.Run("InlineAndSeparateRules", e.testInlineAndSeparate)
 	t.Run("DefaultRuleObject", e.testDefaultRuleObject)
+	t.Run("ProjectReads", e.testProjectReads)
+	t.Run("TierAndUsers", e.testTierAndUsers)
 }
 
 func (e *env) testLifecycle(t *testing.T) {

@@ -47,10 +47,14 @@ spec:
 		t.Errorf("a service referencing another namespace's policy: want admission to refuse it, got %v", err)
 	}
 
+	// Calls about a service. tenant-a's CLOUD_ARMOR_NETWORK policy lists
+	// its project's services once per poll (networkEdgeSecurityServices
+	// .aggregatedList, for its Attached condition): a project-wide read of
+	// tenant-a's, not a call for tenant-b's service.
 	edges := func() int64 {
 		var n int64
 		for m, c := range s.Emu.Stats().Methods {
-			if strings.HasPrefix(m, "networkEdgeSecurityServices.") {
+			if strings.HasPrefix(m, "networkEdgeSecurityServices.") && m != "networkEdgeSecurityServices.aggregatedList" {
 				n += c
 			}
 		}

@@ -99,3 +99,43 @@ func (mg *NetworkEdgeSecurityService) SetProviderConfigReference(r *xpv2.Provide
 func (mg *NetworkEdgeSecurityService) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
 	mg.Spec.WriteConnectionSecretToReference = r
 }
+
+// GetCondition of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// GetManagementPolicies of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.ManagementPolicies
+}
+
+// GetProviderConfigReference of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.ProviderConfigReference
+}
+
+// GetWriteConnectionSecretToReference of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetConditions of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// SetManagementPolicies of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) SetManagementPolicies(r xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = r
+}
+
+// SetProviderConfigReference of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// SetWriteConnectionSecretToReference of this ProjectCloudArmorTier.
+func (mg *ProjectCloudArmorTier) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}

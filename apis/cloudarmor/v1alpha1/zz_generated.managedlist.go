@@ -37,3 +37,12 @@ func (l *NetworkEdgeSecurityServiceList) GetItems() []resource.Managed {
 	}
 	return items
 }
+
+// GetItems of this ProjectCloudArmorTierList.
+func (l *ProjectCloudArmorTierList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}

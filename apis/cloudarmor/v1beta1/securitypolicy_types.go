@@ -364,6 +364,34 @@ type SecurityPolicyObservation struct {
 	// and show only priority and action.
 	// +optional
 	RulesSummarized int `json:"rulesSummarized,omitempty"`
+
+	// UsedBy are the GCP objects that use the policy: the backend services
+	// (global and regional) whose securityPolicy or edgeSecurityPolicy
+	// names it, and, for a CLOUD_ARMOR_NETWORK policy, the network edge
+	// security services that apply it. Read with one aggregated list per
+	// project and poll interval, shared by every policy of the project.
+	// At most 50 are listed, sorted by name; usedByCount counts them all.
+	// Unset for a policy type whose users are not read
+	// (CLOUD_ARMOR_INTERNAL_SERVICE) and while they cannot be read (see
+	// the Attached condition).
+	// +optional
+	// +listType=atomic
+	UsedBy []PolicyUserObservation `json:"usedBy,omitempty"`
+
+	// UsedByCount is the number of GCP objects that use the policy.
+	// +optional
+	UsedByCount *int `json:"usedByCount,omitempty"`
+}
+
+// PolicyUserObservation is a GCP object that uses a security policy.
+type PolicyUserObservation struct {
+	// Name is the object's relative resource name, e.g.
+	// projects/p/global/backendServices/web or
+	// projects/p/regions/r/networkEdgeSecurityServices/edge.
+	Name string `json:"name"`
+	// Field of the object that names the policy: securityPolicy or
+	// edgeSecurityPolicy.
+	Field string `json:"field"`
 }
 
 // A SecurityPolicySpec defines the desired state of a SecurityPolicy.

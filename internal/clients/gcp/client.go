@@ -45,6 +45,10 @@ const (
 	MethodEdgeValidateInsert
 	MethodEdgePatch
 	MethodEdgeDelete
+	MethodProjectGet
+	MethodSetTier
+	MethodBackendAggregatedList
+	MethodEdgeAggregatedList
 	methodCount
 )
 
@@ -74,6 +78,12 @@ var methodNames = [methodCount]string{
 	MethodEdgeValidateInsert: "EdgeServiceValidateInsert",
 	MethodEdgePatch:          "EdgeServicePatch",
 	MethodEdgeDelete:         "EdgeServiceDelete",
+	// Project-wide reads and the tier (compute v1), cached per Client
+	// (see readCache).
+	MethodProjectGet:            "ProjectGet",
+	MethodSetTier:               "SetCloudArmorTier",
+	MethodBackendAggregatedList: "BackendServiceAggregatedList",
+	MethodEdgeAggregatedList:    "EdgeServiceAggregatedList",
 }
 
 // String returns the method's name, suitable for a metric label.
@@ -162,6 +172,11 @@ type Client struct {
 	queue     *WriteQueue
 	calls     *CallCounter // nil counts nothing
 	waitOpts  []waitOption // set by tests only
+	// reads holds this Client's project-wide reads (tier, backend
+	// services, edge services). It belongs to the Client, which the
+	// ClientCache keeps per config (UID and generation) and credentials,
+	// so what one tenant's config read is never served to another's.
+	reads *readCache
 }
 
 // A ClientOption configures a Client.
@@ -186,6 +201,13 @@ func WithNetworkSecurity(ns *networksecurity.Service) ClientOption {
 	return func(cl *Client) { cl.ns = ns }
 }
 
+// WithProjectReadTTL sets how long the Client keeps a project's tier and
+// the lists of its backend and edge security services (default
+// DefaultProjectReadTTL).
+func WithProjectReadTTL(d time.Duration) ClientOption {
+	return func(cl *Client) { cl.reads = newReadCache(d, time.Now) }
+}
+
 // withWaitOptions configures how the Client waits for operations; tests
 // use it to poll quickly.
 func withWaitOptions(o ...waitOption) ClientOption {
@@ -201,7 +223,7 @@ func NewClient(svc *compute.Service, snapshots *SnapshotCache, queue *WriteQueue
 	if queue == nil {
 		queue = NewWriteQueue()
 	}
-	c := &Client{svc: svc, snapshots: snapshots, queue: queue}
+	c := &Client{svc: svc, snapshots: snapshots, queue: queue, reads: newReadCache(DefaultProjectReadTTL, time.Now)}
 	for _, fn := range o {
 		fn(c)
 	}

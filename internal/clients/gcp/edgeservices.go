@@ -94,6 +94,9 @@ func (c *edgeClient) Delete(ctx context.Context, k EdgeServiceKey) error {
 // mutate makes a write and waits for its regional operation.
 func (c *edgeClient) mutate(ctx context.Context, k EdgeServiceKey, m Method, call func() (*compute.Operation, error)) error {
 	start := time.Now()
+	// What the Client keeps of the project's edge services (which policy
+	// each applies) is stale once this write is sent, whatever its outcome.
+	defer c.reads.invalidate("edges/" + k.Project)
 	op, err := call()
 	c.calls.record(m, err)
 	if err != nil {

@@ -43,8 +43,9 @@ const (
 	errGetNamespace   = "cannot get the managed resource's namespace"
 	errNsSelector     = "cannot parse spec.namespaceSelector"
 
-	errFmtNotAdmitted = "ClusterProviderConfig %q does not admit namespace %q: its spec.namespaceSelector does not match the namespace's labels, so resources here may not use it"
-	errFmtAmbient     = "ProviderConfig %s/%s uses credentials.source %s, which would act with the provider's own GCP identity: a namespaced ProviderConfig may only use Secret or AccessToken (the provider runs without --namespaced-ambient-credentials). Use a ClusterProviderConfig that admits this namespace"
+	errFmtNotAdmitted    = "ClusterProviderConfig %q does not admit namespace %q: its spec.namespaceSelector does not match the namespace's labels, so resources here may not use it"
+	errFmtNotProjectWide = "ClusterProviderConfig %q does not let namespace %q change project-wide settings such as the project's Cloud Armor tier: its spec.projectSettingsNamespaceSelector is unset or does not match the namespace's labels. Ask your platform team to select this namespace there, or use a ProviderConfig in this namespace with credentials of its own"
+	errFmtAmbient        = "ProviderConfig %s/%s uses credentials.source %s, which would act with the provider's own GCP identity: a namespaced ProviderConfig may only use Secret or AccessToken (the provider runs without --namespaced-ambient-credentials). Use a ClusterProviderConfig that admits this namespace"
 )
 
 // A Connection is what a controller needs to call GCP for one managed resource.
@@ -158,6 +159,39 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	return &Connection{Client: cl, Project: cfg.project}, nil
 }
 
+// AdmitProjectWide checks that mg's config lets it change settings of a
+// whole project (the Cloud Armor tier), which every policy of the project
+// depends on: a namespaced ProviderConfig does, with the namespace's own
+// credentials (GCP decides what they may do); a ClusterProviderConfig only
+// for the namespaces its projectSettingsNamespaceSelector selects, so that
+// admitting a namespace to manage its own policies in a shared project does
+// not let it change the project. Connect still checks the rest.
+func (c *Connector) AdmitProjectWide(ctx context.Context, mg resource.ModernManaged) error {
+	ref := mg.GetProviderConfigReference()
+	if ref == nil {
+		return errors.New(errNoConfigRef)
+	}
+	cfg, err := resolve(ctx, c.kube, mg.GetNamespace(), ref)
+	if err != nil || cfg.namespace != "" {
+		return err
+	}
+	if cfg.projectWide == nil {
+		return errors.Errorf(errFmtNotProjectWide, cfg.name, mg.GetNamespace())
+	}
+	sel, err := metav1.LabelSelectorAsSelector(cfg.projectWide)
+	if err != nil {
+		return errors.Wrap(err, errNsSelector)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, ns); err != nil {
+		return errors.Wrap(err, errGetNamespace)
+	}
+	if !sel.Matches(labels.Set(ns.GetLabels())) {
+		return errors.Errorf(errFmtNotProjectWide, cfg.name, mg.GetNamespace())
+	}
+	return nil
+}
+
 // admit checks that cfg may serve a managed resource in namespace.
 func (c *Connector) admit(ctx context.Context, cfg *config, namespace string) error {
 	if cfg.namespace != "" {
@@ -192,6 +226,7 @@ type config struct {
 	name        string
 	namespace   string                // "" for a ClusterProviderConfig
 	namespaces  *metav1.LabelSelector // a ClusterProviderConfig's namespaceSelector
+	projectWide *metav1.LabelSelector // a ClusterProviderConfig's projectSettingsNamespaceSelector
 	uid         string
 	generation  int64
 	project     string
@@ -282,7 +317,7 @@ func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 
 func fromClusterProviderConfig(cpc *v1beta1.ClusterProviderConfig) *config {
 	s := cpc.Spec
-	return &config{name: cpc.GetName(), namespaces: s.NamespaceSelector, uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
+	return &config{name: cpc.GetName(), namespaces: s.NamespaceSelector, projectWide: s.ProjectSettingsNamespaceSelector, uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
 		endpoint: ptr.Deref(s.Endpoint, ""), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
 		env: s.Credentials.Env, fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 }

@@ -594,3 +594,69 @@ func TestConnectionProjectOr(t *testing.T) {
 		})
 	}
 }
+
+func TestAdmitProjectWide(t *testing.T) {
+	projectWide := func(k, v string) func(*v1beta1.ClusterProviderConfig) {
+		return func(c *v1beta1.ClusterProviderConfig) {
+			c.Spec.ProjectSettingsNamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+		}
+	}
+	everyNamespace := func(c *v1beta1.ClusterProviderConfig) {
+		c.Spec.ProjectSettingsNamespaceSelector = &metav1.LabelSelector{}
+	}
+	refused := `ClusterProviderConfig "default" does not let namespace "team-a" change project-wide settings such as the project's Cloud Armor tier: ` +
+		"its spec.projectSettingsNamespaceSelector is unset or does not match the namespace's labels. " +
+		"Ask your platform team to select this namespace there, or use a ProviderConfig in this namespace with credentials of its own"
+	cases := map[string]struct {
+		reason string
+		mg     *cav1beta1.SecurityPolicy
+		objs   []client.Object
+		want   string
+	}{
+		"ProviderConfig": {
+			reason: "A namespaced ProviderConfig uses the namespace's own credentials: GCP decides what they may change.",
+			mg:     mr(v1beta1.ProviderConfigKind, configName),
+			objs:   []client.Object{pc()},
+		},
+		"ClusterProviderConfigUnset": {
+			reason: "A ClusterProviderConfig without projectSettingsNamespaceSelector lets no namespace change a project.",
+			mg:     mr(v1beta1.ClusterProviderConfigKind, configName),
+			objs:   []client.Object{cpc(), namespace(mrNamespace, "tenant", "a")},
+			want:   refused,
+		},
+		"ClusterProviderConfigOtherNamespace": {
+			reason: "A selector that does not match the namespace refuses it.",
+			mg:     mr(v1beta1.ClusterProviderConfigKind, configName),
+			objs:   []client.Object{cpc(projectWide("platform", "true")), namespace(mrNamespace, "tenant", "a")},
+			want:   refused,
+		},
+		"ClusterProviderConfigSelected": {
+			reason: "A selector matching the namespace's labels admits it.",
+			mg:     mr(v1beta1.ClusterProviderConfigKind, configName),
+			objs:   []client.Object{cpc(projectWide("platform", "true")), namespace(mrNamespace, "platform", "true")},
+		},
+		"ClusterProviderConfigEvery": {
+			reason: "An empty selector selects every namespace.",
+			mg:     mr(v1beta1.ClusterProviderConfigKind, configName),
+			objs:   []client.Object{cpc(everyNamespace), namespace(mrNamespace, "tenant", "a")},
+		},
+		"NoConfig": {
+			reason: "A resource without a config reference is an error.",
+			mg:     mr("", ""),
+			want:   errNoConfigRef,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var keys []types.NamespacedName
+			c := New(reader(&keys, nil, tc.objs...), nil, nil, nil, nil)
+			got := ""
+			if err := c.AdmitProjectWide(context.Background(), tc.mg); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nAdmitProjectWide(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	gcpedge "github.com/armorplane/provider-cloudarmor/internal/clients/edgeservice"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
@@ -75,6 +76,7 @@ var Kind = setup.Kind[*v1alpha1.NetworkEdgeSecurityService]{
 	Status: setup.StatusOf(func(cr *v1alpha1.NetworkEdgeSecurityService) *v1alpha1.NetworkEdgeSecurityServiceStatus {
 		return &cr.Status
 	}),
+	KeepConditions: []xpv2.ConditionType{apivalues.TypeTier},
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.NetworkEdgeSecurityService] {
@@ -98,7 +100,8 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.NetworkEdg
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	return &external{services: conn.Client.EdgeServices(), key: Key(cr, conn.ProjectOr(cr.Spec.ForProvider.Project)), recorder: c.recorder}, nil
+	return &external{services: conn.Client.EdgeServices(), projects: conn.Client.Projects(),
+		key: Key(cr, conn.ProjectOr(cr.Spec.ForProvider.Project)), recorder: c.recorder}, nil
 }
 
 // Key is the GCP service cr manages, given the project it resolved to.
@@ -110,6 +113,9 @@ func Key(cr *v1alpha1.NetworkEdgeSecurityService, project string) gcp.EdgeServic
 // what lives as long as the connection: each call reads what it needs.
 type external struct {
 	services gcp.EdgeServiceClient
+	// projects reads the project's Cloud Armor tier, kept for a poll
+	// interval by the config's client.
+	projects gcp.ProjectClient
 	key      gcp.EdgeServiceKey
 	recorder event.Recorder
 }
@@ -120,6 +126,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurity
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
+	e.reportTier(ctx, cr)
 	s, err := e.services.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
 		f.Presence = ownership.Missing
@@ -170,7 +177,21 @@ func diff(mask []string) string {
 	return "patch " + strings.Join(mask, ",")
 }
 
+// reportTier says, in the Tier condition, whether the project is on the
+// Cloud Armor Enterprise tier a service applying a policy needs, reading the
+// tier (kept for a poll interval) only when the spec names a policy. An
+// object that writes nothing sends none.
+func (e *external) reportTier(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) {
+	var fs []apivalues.Feature
+	if ownership.Writes(cr) && cr.Spec.ForProvider.SecurityPolicy != nil {
+		fs = []apivalues.Feature{{Path: "spec.forProvider.securityPolicy", Name: apivalues.FeatureNetworkEdgePolicy}}
+	}
+	apivalues.ReportTier(cr, e.key.Project, fs, func(p string) (string, error) { return e.projects.Tier(ctx, p) })
+}
+
 func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) (managed.ExternalCreation, error) {
+	// The reconciler wrote cr, dropping what Observe set, before Create.
+	e.reportTier(ctx, cr)
 	err := e.services.Insert(ctx, e.key, gcpedge.Generate(e.key.Name, e.key.Project, cr.Spec.ForProvider))
 	return managed.ExternalCreation{}, errors.Wrap(err, errCreate)
 }

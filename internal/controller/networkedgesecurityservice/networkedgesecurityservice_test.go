@@ -69,6 +69,11 @@ func dryRun(cr *v1alpha1.NetworkEdgeSecurityService) {
 	meta.AddAnnotations(cr, map[string]string{v1beta1.AnnotationDryRun: "true"})
 }
 
+// enterprise is a project on Cloud Armor Enterprise.
+func enterprise() *gcptest.Projects {
+	return &gcptest.Projects{TierFn: func(string) (string, error) { return gcp.TierEnterprisePaygo, nil }}
+}
+
 func notFound() error { return &googleapi.Error{Code: http.StatusNotFound, Message: "not found"} }
 
 func holding(s *compute.NetworkEdgeSecurityService) func() (*compute.NetworkEdgeSecurityService, error) {
@@ -186,7 +191,7 @@ func TestObserve(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &gcptest.EdgeServices{GetFn: holding(tc.gcp), ValidateInsertFn: tc.validate}
-			e := &external{services: f, key: key, recorder: event.NewNopRecorder()}
+			e := &external{services: f, projects: enterprise(), key: key, recorder: event.NewNopRecorder()}
 			got, err := e.Observe(context.Background(), tc.cr)
 			if tc.want.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want.err) {
@@ -225,7 +230,7 @@ func TestDryRunAsksOnce(t *testing.T) {
 	f := &gcptest.EdgeServices{GetFn: holding(nil), ValidateInsertFn: func(*compute.NetworkEdgeSecurityService) error {
 		return &googleapi.Error{Code: http.StatusBadRequest, Message: tierMsg}
 	}}
-	e := &external{services: f, key: key, recorder: event.NewNopRecorder()}
+	e := &external{services: f, projects: enterprise(), key: key, recorder: event.NewNopRecorder()}
 	cr := object(false, dryRun)
 	for range 3 {
 		if _, err := e.Observe(context.Background(), cr); err != nil {
@@ -276,7 +281,7 @@ func TestCreate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var body *compute.NetworkEdgeSecurityService
 			f := &gcptest.EdgeServices{InsertFn: func(s *compute.NetworkEdgeSecurityService) error { body = s; return tc.insert }}
-			e := &external{services: f, key: key, recorder: event.NewNopRecorder()}
+			e := &external{services: f, projects: enterprise(), key: key, recorder: event.NewNopRecorder()}
 			_, err := e.Create(context.Background(), object(false))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -337,7 +342,7 @@ func TestUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var body *compute.NetworkEdgeSecurityService
 			f := &gcptest.EdgeServices{GetFn: holding(service()), PatchFn: func(s *compute.NetworkEdgeSecurityService, _ []string) error { body = s; return tc.patch }}
-			e := &external{services: f, key: key, recorder: event.NewNopRecorder()}
+			e := &external{services: f, projects: enterprise(), key: key, recorder: event.NewNopRecorder()}
 			_, err := e.Update(context.Background(), tc.cr)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -370,7 +375,7 @@ func TestDelete(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &gcptest.EdgeServices{DeleteFn: func() error { return tc.err }}
-			e := &external{services: f, key: key, recorder: event.NewNopRecorder()}
+			e := &external{services: f, projects: enterprise(), key: key, recorder: event.NewNopRecorder()}
 			cr := object(true, deleting)
 			_, err := e.Delete(context.Background(), cr)
 			if (err != nil) != tc.wantErr {

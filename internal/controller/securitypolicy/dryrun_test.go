@@ -199,7 +199,7 @@ func TestObserveDryRun(t *testing.T) {
 			if diff := cmp.Diff(tc.want.o, got, cmpIgnoreDiff); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.want.cr, tc.cr, test.EquateConditions()); diff != "" {
+			if diff := cmp.Diff(tc.want.cr, tc.cr, test.EquateConditions(), ignoreUsers); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want cr, +got cr:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(tc.want.calls, f.Methods()); diff != "" {

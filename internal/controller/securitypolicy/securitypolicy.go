@@ -55,7 +55,7 @@ var Kind = setup.Kind[*v1beta1.SecurityPolicy]{
 	PollGroup:      PollGroup,
 	Indexes:        setup.OwnershipIndexes,
 	Status:         setup.StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }),
-	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning},
+	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning, apivalues.TypeTier, TypeAttached},
 	Watches:        func(e setup.Env) []setup.Watch { return []setup.Watch{watchRules(e.Client)} },
 }
 
@@ -87,6 +87,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 	// A new external for each reconcile, so its reconcile state starts empty.
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
 		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")),
+		projects:  conn.Client.Projects(),
 		owners:    c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
 }
 
@@ -103,9 +104,13 @@ type external struct {
 	key      gcp.PolicyKey
 	// validator asks GCP with validateOnly, for an object in dry run.
 	validator gcp.PolicyValidator
-	owners    owners
-	labels    map[string]string // the owner and provenance labels cr's policy carries in GCP
-	recorder  event.Recorder
+	// projects reads the project's tier and which backend services use
+	// the policy, each kept for a poll interval and shared by every policy
+	// of the project under the same config.
+	projects gcp.ProjectClient
+	owners   owners
+	labels   map[string]string // the owner and provenance labels cr's policy carries in GCP
+	recorder event.Recorder
 
 	// reconcile is this reconcile's own: what its Observe concluded and the
 	// claims it read, for the Create or Update that follows. crossplane-
@@ -149,6 +154,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 			return ownership.Refuse(f, ownership.PolicyRefusal(e.key, owner))
 		}
 	}
+	e.reportTier(ctx, cr, writes)
 	sp, err := e.policies.Get(ctx, e.key.Name)
 	if gcp.IsNotFound(err) {
 		f.Presence = ownership.Missing
@@ -175,6 +181,9 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 	}
 	cr.Status.AtProvider = gcppolicy.GenerateObservation(sp)
 	cr.SetConditions(xpv2.Available())
+	if !f.Deleting {
+		e.reportUsers(ctx, cr, sp.Type)
+	}
 
 	c, err := e.claims(ctx, cr)
 	if err != nil {
@@ -202,6 +211,18 @@ func reportValues(cr *v1beta1.SecurityPolicy, rec event.Recorder, writes bool) {
 	apivalues.Report(cr, rec, findings)
 }
 
+// reportTier says, in the Tier condition, whether cr's project is on the
+// Cloud Armor tier the Enterprise features of its spec need, reading the
+// tier (kept for a poll interval) only when the spec uses any. An object
+// that writes nothing sends none.
+func (e *external) reportTier(ctx context.Context, cr *v1beta1.SecurityPolicy, writes bool) {
+	var fs []apivalues.Feature
+	if writes {
+		fs = apivalues.PolicyFeatures(cr.Spec.ForProvider)
+	}
+	apivalues.ReportTier(cr, e.key.Project, fs, func(p string) (string, error) { return e.projects.Tier(ctx, p) })
+}
+
 // claims returns what the cluster decided about cr's GCP policy, reading it
 // once per reconcile: the Create or Update that follows Observe plans with
 // the same claims instead of listing the policy's rules again.
@@ -227,6 +248,7 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	// Observe's event stands; the condition is set again because the
 	// reconciler wrote cr, and dropped it, before calling Create.
 	reportValues(cr, nil, true)
+	e.reportTier(ctx, cr, true)
 	c, err := e.claims(ctx, cr)
 	if err != nil {
 		return managed.ExternalCreation{}, err

@@ -69,7 +69,7 @@ var Kind = setup.Kind[*v1beta1.SecurityPolicyRule]{
 	// The identity is (policy, priority) from the spec, not metadata.name.
 	NamedBySpec:    true,
 	Status:         setup.StatusOf(func(cr *v1beta1.SecurityPolicyRule) *v1beta1.SecurityPolicyRuleStatus { return &cr.Status }),
-	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning},
+	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning, apivalues.TypeTier},
 	Gates:          gates,
 	Watches: func(e setup.Env) []setup.Watch {
 		return []setup.Watch{watchPolicies(e.Client), watchArrivals(e.Client)}
@@ -172,7 +172,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 	}
 	p := cr.Spec.ForProvider
 	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index,
-		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")), recorder: c.recorder}, nil
+		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")), projects: conn.Client.Projects(), recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.
@@ -188,8 +188,12 @@ type external struct {
 	key      gcp.PolicyKey // the GCP policy the rule belongs to
 	// validator asks GCP with validateOnly, for an object in dry run.
 	validator gcp.PolicyValidator
-	owners    owners
-	recorder  event.Recorder
+	// projects reads the project's Cloud Armor tier, kept for a poll
+	// interval and shared by every object of the project under the same
+	// config.
+	projects gcp.ProjectClient
+	owners   owners
+	recorder event.Recorder
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
@@ -220,6 +224,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 			return v.Observation(ownership.Details{})
 		}
 	}
+	e.reportTier(ctx, cr)
 	sp, err := e.policies.Get(ctx, policy)
 	if gcp.IsNotFound(err) {
 		// Not "the rule does not exist": Create would then call AddRule
@@ -271,6 +276,18 @@ func reportValues(cr *v1beta1.SecurityPolicyRule, rec event.Recorder) {
 	apivalues.Report(cr, rec, findings)
 }
 
+// reportTier says, in the Tier condition, whether cr's project is on the
+// Cloud Armor tier the Enterprise features of its rule need, reading the
+// tier (kept for a poll interval) only when the rule uses any. An object
+// that writes nothing sends none.
+func (e *external) reportTier(ctx context.Context, cr *v1beta1.SecurityPolicyRule) {
+	var fs []apivalues.Feature
+	if ownership.Writes(cr) {
+		fs = apivalues.RuleFeatures(cr.Spec.ForProvider.RuleParameters, "spec.forProvider.")
+	}
+	apivalues.ReportTier(cr, e.key.Project, fs, func(p string) (string, error) { return e.projects.Tier(ctx, p) })
+}
+
 // unresolved observes a rule whose policy name is not known: its reference
 // or selector waits for a SecurityPolicy (see resolver). A rule that names
 // no policy at all is an error, unless it is being deleted.
@@ -306,6 +323,7 @@ func (e *external) Create(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (
 	// Observe's event stands; the condition is set again because the
 	// reconciler wrote cr, and dropped it, before calling Create.
 	reportValues(cr, nil)
+	e.reportTier(ctx, cr)
 	policy, priority := policyName(cr), cr.Spec.ForProvider.Priority
 	var err error
 	if priority == v1beta1.DefaultRulePriority {
