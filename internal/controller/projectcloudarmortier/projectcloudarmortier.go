@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -30,6 +29,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -48,7 +48,6 @@ const (
 const (
 	msgFmtDryRun = "dry run: project %s is on %s, and this object would set %s; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
 	msgNotAsked  = "not asked: projects.setCloudArmorTier takes no validateOnly, so the change cannot be asked about"
-	msgUpToDate  = "GCP already holds the spec: there is no write to ask about"
 )
 
 // reasonTierSet is the event recorded when the object changed the tier.
@@ -153,7 +152,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.ProjectCloudArmorTi
 	if v == ownership.DryRun {
 		return dryRun(cr, tier, upToDate)
 	}
-	endDryRun(cr)
+	dryrun.End(&cr.Status.ConditionedStatus, nil)
 	d := ""
 	if !upToDate {
 		d = fmt.Sprintf("setCloudArmorTier %s -> %s", tier, cr.Spec.ForProvider.CloudArmorTier)
@@ -197,17 +196,10 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // dryRun reports, for cr in dry run, whether the tier matches the spec.
 func dryRun(cr *v1alpha1.ProjectCloudArmorTier, tier string, upToDate bool) (managed.ExternalObservation, error) {
 	if upToDate {
-		cr.SetConditions(v1beta1.Validated(corev1.ConditionTrue, v1beta1.ReasonUpToDate, msgUpToDate))
-		return ownership.DryRun.Observation(ownership.Details{})
+		return dryrun.UpToDate(cr, nil)
 	}
-	cr.SetConditions(v1beta1.DryRunUnavailable(fmt.Sprintf(msgFmtDryRun, cr.Status.AtProvider.Project, tier, cr.Spec.ForProvider.CloudArmorTier)),
-		v1beta1.Validated(corev1.ConditionUnknown, v1beta1.ReasonNotAsked, msgNotAsked))
-	return ownership.DryRun.Observation(ownership.Details{})
-}
-
-// endDryRun removes what a dry run reported from cr.
-func endDryRun(cr *v1alpha1.ProjectCloudArmorTier) {
-	cr.Status.Conditions = slices.DeleteFunc(cr.Status.Conditions, func(c xpv2.Condition) bool { return c.Type == v1beta1.TypeValidated })
+	dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRun, cr.Status.AtProvider.Project, tier, cr.Spec.ForProvider.CloudArmorTier))
+	return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 }
 
 // owners finds the object that writes a project's tier among every
