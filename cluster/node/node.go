@@ -66,6 +66,22 @@ func Lock(ctx context.Context, logf func(format string, args ...any)) (*os.File,
 	return lock(ctx, LockPath, logf)
 }
 
+// LockFDEnv names the descriptor number of a machine-wide lock a process
+// inherited from its parent (exec.Cmd.ExtraFiles; the first is 3). A parent
+// that holds the lock and hands it down leaves no moment in which a third
+// run could take it between the two: flock belongs to the open file, which
+// both then share.
+const LockFDEnv = "PROVIDER_CLOUDARMOR_NODE_LOCK_FD"
+
+// InheritedLock is the lock named by LockFDEnv, or nil.
+func InheritedLock() *os.File {
+	fd, err := strconv.Atoi(os.Getenv(LockFDEnv))
+	if err != nil || fd < 3 {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), LockPath)
+}
+
 // Node is a running node.
 type Node struct {
 	// Kubeconfig is an admin kubeconfig for https://127.0.0.1:APIPort on the host.

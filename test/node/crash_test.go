@@ -28,15 +28,18 @@ func TestCrashRecovery(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cluster/node/cmd/node: %v\n%s", err, out)
 	}
-	// The harness takes the machine's lock itself: wait until no other node
-	// runs before looking at the host.
-	_ = lockMachine(t).Close()
+	// The test holds the machine's lock from before it looks at the host to
+	// the end, and hands it to the harness and then to the second node: no
+	// other run on the machine can start in between (and clean up the
+	// killed node's leftovers, or change the host, before this test does).
+	lk := lockMachine(t)
 	before := snapshot(t, tools.Debs)
 
 	cmd := exec.Command(harness, "-crossplane=false")
 	cmd.Dir = root
 	// Killed, the harness leaves its temporary folder: put it in ours.
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, node.LockFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{lk}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +80,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: logf})
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: logf, Lock: lk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func run(crossplane bool) error {
 	if err != nil {
 		return err
 	}
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: log.Printf})
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: log.Printf, Lock: node.InheritedLock()})
 	if err != nil {
 		return err
 	}
