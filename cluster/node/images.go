@@ -318,8 +318,17 @@ func nodeImages(t Tools) []image {
 // their libraries) and pushes it to the node's registry. It returns the
 // reference pods and Crossplane use: RegistryHost/repo:tag.
 func (n *Node) PushImage(ctx context.Context, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
+	return pushImage(ctx, n.HostRegistry, repo, tag, entrypoint, files)
+}
+
+// PushImage is Node.PushImage for an attached node.
+func (a *Attached) PushImage(ctx context.Context, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
+	return pushImage(ctx, a.HostRegistry, repo, tag, entrypoint, files)
+}
+
+func pushImage(ctx context.Context, hostRegistry, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
 	img := image{repo: repo, tag: tag, entrypoint: entrypoint, user: nonRoot, files: files}
-	if err := img.push(ctx, n.HostRegistry); err != nil {
+	if err := img.push(ctx, hostRegistry); err != nil {
 		return "", err
 	}
 	debug.FreeOSMemory() // the layer's build copies; the registry keeps one
