@@ -426,10 +426,10 @@ func (s *suite) testQuotaBackoff(t *testing.T) {
 	t.Logf("converged %s after the quota was raised", time.Since(lifted).Round(100*time.Millisecond))
 }
 
-// 9. The provider's pod is killed (deleted with no grace period, as a node
-// failure or an OOM kill ends it) while objects are being created, and the
-// Deployment starts another: everything converges and GCP holds exactly what
-// is desired, with no duplicates and nothing left over.
+// 9. The provider is killed (SIGKILL, its pod then deleted) while objects
+// are being created, and the Deployment starts another pod: everything
+// converges and GCP holds exactly what is desired, with no duplicates and
+// nothing left over.
 func (s *suite) testRestart(t *testing.T) {
 	const prefix, policies = "e2e-restart-", 6
 	want := map[string][]string{}
@@ -464,8 +464,6 @@ func (s *suite) testRestart(t *testing.T) {
 	})
 	killed := time.Now()
 	n, writes := inGCP(), s.emu.Stats().Mutations
-	// The new pod takes the killed one's Lease once it expires (15 s): a
-	// killed leader does not release it.
 	pod, err := s.plat.RestartProvider(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)

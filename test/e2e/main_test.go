@@ -31,10 +31,11 @@
 //     --poll=1m, TestChangeLogs' sidecar) changes the provider's
 //     DeploymentRuntimeConfig through platform.ReconfigureProvider, which
 //     waits until a new pod leads and puts the config back afterwards.
-//   - Killing the provider is deleting its pod with no grace period
-//     (platform.RestartProvider); a wait fails at once when a Crossplane or
-//     package container restarts (platform.Err). On failure the provider
-//     pod's log is printed, through kubectl.
+//   - Killing the provider is SIGKILL to its process on the node, then its
+//     pod deleted with no grace period before the kubelet restarts it: the
+//     Deployment starts a new pod (platform.RestartProvider). A wait fails at
+//     once when a Crossplane or package container restarts (platform.Err).
+//     On failure the provider pod's log is printed, through kubectl.
 //   - The pod's metrics are cumulative over every suite the node ran:
 //     TestMetrics compares what they gained during the test.
 //   - TestGCP needs no node: against real GCP it still runs its own API

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 )
 
 // The provider's runtime, as a user changes it: its flags and containers are
@@ -200,9 +205,12 @@ func (p *Platform) providerPods(ctx context.Context) (map[string]bool, error) {
 }
 
 // RestartProvider deletes the provider's pods and waits for the Deployment's
-// replacement (see ProviderReplaced). With kill, they are deleted with no
-// grace period, as a node failure or an OOM kill ends a process: in-flight
-// work is cut off and the Lease is not released. It returns the new pod.
+// replacement (see ProviderReplaced). With kill, each pod's provider process
+// is first sent SIGKILL, as a node failure or the OOM killer ends it (no
+// clean stop: in-flight work is cut off, nothing is released), and
+// the pod is then deleted with no grace period, before the kubelet restarts
+// the container in it: the Deployment replaces the pod, as it would a lost
+// node's. It returns the new pod.
 func (p *Platform) RestartProvider(ctx context.Context, kill bool) (string, error) {
 	old, err := p.providerPods(ctx)
 	if err != nil {
@@ -213,6 +221,11 @@ func (p *Platform) RestartProvider(ctx context.Context, kill bool) (string, erro
 		opts = append(opts, client.GracePeriodSeconds(0))
 	}
 	for name := range old {
+		if kill {
+			if err := p.killProvider(name); err != nil {
+				return "", err
+			}
+		}
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = Namespace, name
 		if err := p.Kube.Client.Delete(ctx, pod, opts...); err != nil && !kerrors.IsNotFound(err) {
@@ -220,6 +233,38 @@ func (p *Platform) RestartProvider(ctx context.Context, kill bool) (string, erro
 		}
 	}
 	return p.ProviderReplaced(ctx, old)
+}
+
+// providerExe is the base name of the provider's executable in its image.
+const providerExe = "provider-cloudarmor"
+
+// killProvider sends SIGKILL to the provider process of pod, found among the
+// node's processes by its executable and its HOSTNAME, which the runtime
+// sets to the pod's name.
+func (p *Platform) killProvider(pod string) error {
+	pids, err := procstat.NamespacePIDs(p.Node.Holder)
+	if err != nil {
+		return err
+	}
+	killed := 0
+	for _, pid := range pids {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || filepath.Base(exe) != providerExe {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "HOSTNAME="+pod) {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("kill the provider of pod %s (PID %d): %w", pod, pid, err)
+		}
+		killed++
+	}
+	if killed == 0 {
+		return fmt.Errorf("no %s process of pod %s among the node's processes", providerExe, pod)
+	}
+	return nil
 }
 
 // ProviderReplaced waits, up to three minutes, until none of the old pods is
