@@ -58,13 +58,6 @@ func (p *Platform) ProviderArgs(ctx context.Context) ([]string, error) {
 	return ArgsIn(spec), nil
 }
 
-// SetProviderArgs is ReconfigureProvider with the provider container's args
-// set to what edit returns, given the current ones.
-func (p *Platform) SetProviderArgs(t *testing.T, edit func(args []string) []string) {
-	t.Helper()
-	p.ReconfigureProvider(t, func(spec map[string]any) { SetArgsIn(spec, edit(ArgsIn(spec))) })
-}
-
 // WithArg returns args with flag (e.g. "--poll") set to value: an earlier
 // value is replaced, not repeated.
 func WithArg(args []string, flag, value string) []string {
@@ -94,11 +87,7 @@ func (p *Platform) ReconfigureProvider(t *testing.T, edit func(spec map[string]a
 	if equality.Semantic.DeepEqual(orig, spec) {
 		return
 	}
-	start := time.Now()
-	if err := p.setRuntimeSpec(ctx, spec); err != nil {
-		t.Fatalf("reconfigure the provider: %v", err)
-	}
-	t.Logf("provider reconfigured, its new pod leading in %s: args %v", time.Since(start).Round(100*time.Millisecond), ArgsIn(spec))
+	// Registered first: a change that half happened is put back too.
 	t.Cleanup(func() {
 		start := time.Now()
 		if err := p.setRuntimeSpec(ctx, orig); err != nil {
@@ -107,25 +96,35 @@ func (p *Platform) ReconfigureProvider(t *testing.T, edit func(spec map[string]a
 		}
 		t.Logf("provider's runtime config restored in %s", time.Since(start).Round(100*time.Millisecond))
 	})
+	start := time.Now()
+	if err := p.setRuntimeSpec(ctx, spec); err != nil {
+		t.Fatalf("reconfigure the provider: %v", err)
+	}
+	t.Logf("provider reconfigured, its new pod ready in %s: args %v", time.Since(start).Round(100*time.Millisecond), ArgsIn(spec))
 }
 
 // setRuntimeSpec writes spec into the DeploymentRuntimeConfig and waits for
-// the provider's pod to be replaced.
+// the provider's pod to be replaced, unless the config holds spec already.
 func (p *Platform) setRuntimeSpec(ctx context.Context, spec map[string]any) error {
 	old, err := p.providerPods(ctx)
 	if err != nil {
 		return err
 	}
+	changed := false
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		drc := &unstructured.Unstructured{}
 		drc.SetGroupVersionKind(runtimeConfigGVK)
 		if err := p.Kube.Client.Get(ctx, types.NamespacedName{Name: RuntimeConfig}, drc); err != nil {
 			return err
 		}
+		if cur, _ := drc.Object["spec"].(map[string]any); equality.Semantic.DeepEqual(cur, spec) {
+			return nil
+		}
+		changed = true
 		drc.Object["spec"] = runtime.DeepCopyJSON(spec)
 		return p.Kube.Client.Update(ctx, drc)
 	})
-	if err != nil {
+	if err != nil || !changed {
 		return err
 	}
 	_, err = p.ProviderReplaced(ctx, old)
