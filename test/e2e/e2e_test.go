@@ -468,7 +468,7 @@ func (s *suite) testRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("provider killed with %d of %d policies in GCP (%d writes so far); pod %s leading %s later",
+	t.Logf("provider killed with %d of %d policies in GCP (%d writes so far); pod %s ready %s later",
 		n, policies, writes, pod, time.Since(killed).Round(100*time.Millisecond))
 
 	for _, o := range objs {
