@@ -40,12 +40,12 @@ KUBECTL             := $(CACHE_DIR)/bin/kubectl-$(KUBE_VERSION)/kubectl
 TOOL_ENV            := E2E_PROVIDER_BIN=$(abspath $(BIN_DIR))/provider KUBEBUILDER_ASSETS=$(abspath $(ENVTEST_ASSETS)) CROSSPLANE_BIN=$(CROSSPLANE) CROSSPLANE_CORE_BIN=$(CROSSPLANE_CORE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) KUBECTL_BIN=$(KUBECTL) ARGOCD_BIN=$(ARGOCD)
 
 # Test suites that drive separate processes rather than our code in-process.
-PROCESS_SUITES := /test/(e2e|chaos|security|ha|xpkg|validate|render)$$
+PROCESS_SUITES := /test/(chaos|security|ha|xpkg|validate|render)$$
 # Suites that run on the real node (root): the node's own tests boot theirs
-# (their subject is its lifecycle); test/platform, test/tenancy, test/argocd
-# and test/gitops need Crossplane and share one node that hack/shared-node.sh
-# boots.
-NODE_SUITES := /cluster/node$$|/test/(node|platform|tenancy|argocd|gitops)$$
+# (their subject is its lifecycle); test/e2e, test/platform, test/tenancy,
+# test/argocd and test/gitops need Crossplane and share one node that
+# hack/shared-node.sh boots.
+NODE_SUITES := /cluster/node$$|/test/(node|e2e|platform|tenancy|argocd|gitops)$$
 FUZZTIME ?= 10s
 
 .PHONY: help
@@ -241,7 +241,7 @@ node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 	@if [ "$$(id -u)" != 0 ]; then echo "make test boots a real node (namespaces, mounts, containerd, a bridge) and needs root: run it as root" >&2; exit 1; fi
 	go build -o $(BIN_DIR)/local ./cluster/local
 	LOCAL=$(abspath $(BIN_DIR))/local NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) $(TOOL_ENV) go test -p 1 -count=1 -timeout 30m ./cluster/node/ ./test/node/
-	LOCAL=$(abspath $(BIN_DIR))/local $(TOOL_ENV) hack/shared-node.sh go test -p 1 -count=1 -timeout 30m ./test/platform/ ./test/tenancy/ ./test/argocd/ ./test/gitops/
+	LOCAL=$(abspath $(BIN_DIR))/local $(TOOL_ENV) hack/shared-node.sh go test -p 1 -count=1 -timeout 45m ./test/e2e/ ./test/platform/ ./test/tenancy/ ./test/argocd/ ./test/gitops/
 
 # Only the node's suites, for work on them (root): builds what they need.
 # Its packages and emulator go under $(NODE_OUT), not _output/xpkg and

@@ -3,7 +3,7 @@
 # packages by `crossplane xpkg install`, the emulator as a pod), runs the
 # command given with NODE_ATTACH naming it, and tears the node down whatever
 # the command's outcome, Ctrl-C included. `make test` runs the suites that
-# need Crossplane (test/platform, test/tenancy, test/argocd, test/gitops) through it, one
+# need Crossplane (test/e2e, test/platform, test/tenancy, test/argocd, test/gitops) through it, one
 # package at a time: they share the node and each test cleans up after itself.
 #
 # Crossplane runs with its XR circuit breaker raised through the chart's

@@ -342,6 +342,11 @@ func (n *Node) PushImage(ctx context.Context, repo, tag string, entrypoint []str
 	return PushImage(ctx, n.Registry(), repo, tag, entrypoint, files)
 }
 
+// PushImage is Node.PushImage for an attached node.
+func (a *Attached) PushImage(ctx context.Context, repo, tag string, entrypoint []string, files map[string]string) (string, error) {
+	return PushImage(ctx, Registry{Push: a.HostRegistry, Pull: RegistryHost, PlainHTTP: true}, repo, tag, entrypoint, files)
+}
+
 // PushImage builds a single-layer image running as uid 65532 from files (a
 // path in the image to a file or tree on the host; dynamic executables get
 // their libraries) and pushes it to r anonymously. It returns the reference

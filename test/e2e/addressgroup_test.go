@@ -60,7 +60,7 @@ func (s *suite) testAddressGroup(t *testing.T) {
 		})
 	}
 
-	cr := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "e2e-group", Namespace: "default"}}
+	cr := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "e2e-group", Namespace: s.ns}}
 	cr.Spec.ForProvider = v1alpha1.AddressGroupParameters{Type: "IPV4", Capacity: 10, Items: []string{"10.1.0.1", "10.1.0.2", "10.1.1.0/24"}}
 	s.create(t, cr)
 	s.waitReady(t, cr)
@@ -94,13 +94,13 @@ func (s *suite) testAddressGroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("direct GCP removeItems: %v (operation %v)", err, op)
 	}
-	// The provider sees it at its next poll (every 3 s): the removal is
-	// seen first, then its repair.
+	// The provider sees it at its next poll: the removal is seen first,
+	// then its repair.
 	waitItems("e2e-group", "10.1.0.1/32", "10.1.1.0/24")
 	waitItems("e2e-group", "10.1.0.3/32", "10.1.0.1/32", "10.1.1.0/24")
 
 	// The example's rule uses the "partners" group (testExamples applied it).
-	partners := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "partners", Namespace: "default"}}
+	partners := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "partners", Namespace: s.ns}}
 	s.eventually(t, 2*poll+5*time.Second, "AddressGroup partners to list the rule that uses it", func() error {
 		s.get(t, partners)
 		for _, r := range partners.Status.AtProvider.References {
@@ -119,7 +119,7 @@ func (s *suite) testAddressGroup(t *testing.T) {
 		t.Fatalf("direct GCP create: %v", err)
 	}
 	s.eventually(t, 10*time.Second, "the foreign group to exist", func() error { _, err := items("e2e-foreign"); return err })
-	foreign := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "e2e-foreign", Namespace: "default"}}
+	foreign := &v1alpha1.AddressGroup{ObjectMeta: metav1.ObjectMeta{Name: "e2e-foreign", Namespace: s.ns}}
 	foreign.Spec.ForProvider = v1alpha1.AddressGroupParameters{Type: "IPV4", Capacity: 5, Items: []string{"10.9.0.2"}}
 	s.create(t, foreign)
 	s.waitCondition(t, foreign, "to refuse a group another owner labelled", func(c map[string]condition) error {

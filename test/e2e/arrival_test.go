@@ -33,11 +33,7 @@ const (
 // rules applied before their policy wait quietly (one status, no churn) and
 // are created as soon as the policy arrives, long before their next poll.
 func TestArrival(t *testing.T) {
-	s := setup(t)
-	s.prov.Kill()
-	s.prov.Args = slices.DeleteFunc(s.prov.Args, func(a string) bool { return strings.HasPrefix(a, "--poll=") })
-	s.prov.Args = append(s.prov.Args, "--poll="+arrivalPoll.String())
-	s.prov.Start(t)
+	s := setup(t, "--poll="+arrivalPoll.String())
 
 	t.Run("1-Together", func(t *testing.T) {
 		s.testArrival(t, "arrival-together", func(policy client.Object, rules []client.Object) {
@@ -132,7 +128,7 @@ func (s *suite) waitQuiet(t *testing.T, rules []client.Object) {
 func (s *suite) warnings(t *testing.T, objs []client.Object) []string {
 	t.Helper()
 	l := &corev1.EventList{}
-	if err := s.kube.List(context.Background(), l, client.InNamespace(armor.Namespace)); err != nil {
+	if err := s.kube.List(context.Background(), l, client.InNamespace(s.ns)); err != nil {
 		t.Fatal(err)
 	}
 	names := map[string]bool{}

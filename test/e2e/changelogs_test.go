@@ -1,15 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,8 +17,9 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
+	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
-	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
 // changeSummary is what TestChangeLogs compares of one change log entry.
@@ -33,22 +33,38 @@ type changeSummary struct {
 	Error                               string
 }
 
-// TestChangeLogs runs the provider with --enable-changelogs against the
-// change logs sidecar on a unix socket, as a DeploymentRuntimeConfig sets
-// them up in a pod (docs/security.md), and reads back the entries the
-// sidecar wrote: one per create, update and delete of a SecurityPolicy and
-// a SecurityPolicyRule, and one for the correction of a change made in GCP
+// TestChangeLogs runs the provider with --enable-changelogs and the change
+// logs sidecar beside it in its pod, on an emptyDir they share, as
+// docs/security.md's DeploymentRuntimeConfig sets them up (the sidecar's
+// image is cmd/changelogs-sidecar, which stands in for Crossplane's, pushed
+// to the node's registry), and reads back the entries the sidecar logged:
+// one per create, update and delete of a SecurityPolicy and a
+// SecurityPolicyRule, and one for the correction of a change made in GCP
 // behind the provider's back, each with the object, the operation, what GCP
 // held before and what was asked for, and no credentials.
 func TestChangeLogs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: skipped with -short")
+	s := setupRuntime(t, func(p *platform.Platform, spec map[string]any) {
+		img, err := p.Node.PushImage(context.Background(), "crossplane/changelogs-sidecar", "v0.0.1",
+			[]string{"/changelogs-sidecar"}, map[string]string{"/changelogs-sidecar": sidecarBin(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mounts := []any{map[string]any{"name": "changelogs", "mountPath": "/var/run/changelogs"}}
+		platform.SetArgsIn(spec, append(platform.ArgsIn(spec), "--enable-changelogs"))
+		platform.ContainerIn(spec, platform.ProviderContainer)["volumeMounts"] = mounts
+		sidecar := platform.ContainerIn(spec, "changelogs-sidecar")
+		sidecar["image"], sidecar["volumeMounts"] = img, mounts
+		platform.PodSpecIn(spec)["volumes"] = []any{map[string]any{"name": "changelogs", "emptyDir": map[string]any{}}}
+	})
+	pod, _, err := s.plat.ProviderPod(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "changelogs.sock")
-	entries := filepath.Join(dir, "changelogs.jsonl")
-	startSidecar(t, socket, entries)
-	s := setup(t, "--enable-changelogs", "--changelogs-socket-path="+socket)
+	// The sidecar's log: the entries on its stdout, its own errors (not
+	// JSON) on stderr.
+	sidecarLog := func() (string, error) {
+		return s.plat.Node.Kubectl(context.Background(), "-n", platform.Namespace, "logs", pod, "-c", "changelogs-sidecar")
+	}
 
 	const policyName, ruleName = "changelogs-policy", "changelogs-rule"
 	sp := armor.NewPolicy(policyName, func(p *v1beta1.SecurityPolicyParameters) {
@@ -87,24 +103,34 @@ func TestChangeLogs(t *testing.T) {
 
 	// Each entry is written before the reconcile that made the change goes
 	// on, so all seven are there once the objects are gone.
+	var entries []map[string]any
 	var lines [][]byte
 	s.eventually(t, 10*time.Second, "seven change log entries", func() error {
-		var err error
-		if lines, err = readLines(entries); err != nil {
+		out, err := sidecarLog()
+		if err != nil {
 			return err
 		}
-		if len(lines) < 7 {
-			return fmt.Errorf("%d entries", len(lines))
+		entries, lines = nil, nil
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, "{") {
+				continue
+			}
+			var e map[string]any
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("entry %q is not JSON: %v", l, err)
+			}
+			if e["name"] == policyName || e["name"] == ruleName {
+				entries, lines = append(entries, e), append(lines, []byte(l))
+			}
+		}
+		if len(entries) < 7 {
+			return fmt.Errorf("%d entries", len(entries))
 		}
 		return nil
 	})
 	var got []changeSummary
 	var sample []byte
-	for _, l := range lines {
-		var e map[string]any
-		if err := json.Unmarshal(l, &e); err != nil {
-			t.Fatalf("entry %q is not JSON: %v", l, err)
-		}
+	for i, e := range entries {
 		if p, _ := e["provider"].(string); !strings.HasPrefix(p, "provider-cloudarmor:") {
 			t.Errorf("entry %s %s: provider %q, want provider-cloudarmor:<version>", e["kind"], e["name"], p)
 		}
@@ -117,7 +143,7 @@ func TestChangeLogs(t *testing.T) {
 		got = append(got, summarize(e))
 		t.Logf("entry: %s %s %s %s %s", e["timestamp"], e["provider"], e["kind"], e["name"], e["operation"])
 		if sample == nil && e["kind"] == v1beta1.SecurityPolicyKind && e["operation"] == "OPERATION_TYPE_UPDATE" {
-			sample = l
+			sample = lines[i]
 		}
 	}
 	want := []changeSummary{
@@ -146,12 +172,12 @@ func TestChangeLogs(t *testing.T) {
 	// The entries hold the objects, never the credentials they use: the
 	// token is in a Secret the objects only name through their
 	// ProviderConfig.
-	raw, err := os.ReadFile(entries)
+	raw, err := sidecarLog()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, secret := range []string{exampleToken, "Bearer", "cloudarmor-emulator-token"} {
-		if bytes.Contains(raw, []byte(secret)) {
+		if strings.Contains(raw, secret) {
 			t.Errorf("the change logs hold %q", secret)
 		}
 	}
@@ -217,76 +243,24 @@ func ruleString(r map[string]any) string {
 	return fmt.Sprintf("%v:%v:%s", r["priority"], r["action"], strings.Join(ranges, ","))
 }
 
-// readLines returns the lines of the file at path.
-func readLines(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close() //nolint:errcheck // read only
-	var lines [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-		}
-	}
-	return lines, sc.Err()
-}
-
-// startSidecar runs the change logs sidecar (cmd/changelogs-sidecar: the
-// one `make build` put beside the provider binary, else built now) on the
-// unix socket at socket, its stdout, the entries, going to the file at out,
-// and waits for the socket. It is stopped after the provider.
-func startSidecar(t *testing.T, socket, out string) {
+// sidecarBin is cmd/changelogs-sidecar: the one `make build` put beside the
+// provider binary, else built now.
+func sidecarBin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(filepath.Dir(providerBin), "changelogs-sidecar")
-	if _, err := os.Stat(bin); err != nil {
-		bin = filepath.Join(t.TempDir(), "changelogs-sidecar")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/changelogs-sidecar")
-		build.Dir = repo.Root()
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build ./cmd/changelogs-sidecar: %v\n%s", err, b)
-		}
+	dir := repo.Path("_output", "bin")
+	if bin := os.Getenv(provider.BinEnv); bin != "" {
+		dir = filepath.Dir(bin)
 	}
-	stdout, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
+	bin := filepath.Join(dir, "changelogs-sidecar")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "--socket-path="+socket)
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	bin = filepath.Join(t.TempDir(), "changelogs-sidecar")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/changelogs-sidecar")
+	build.Dir = repo.Root()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ./cmd/changelogs-sidecar: %v\n%s", err, b)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		_ = stdout.Close()
-		if t.Failed() {
-			t.Logf("changelogs-sidecar stderr:\n%s", stderr.String())
-		}
-	})
-	abort := func() error {
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("the sidecar exited: %v\n%s", err, stderr.String())
-		default:
-			return nil
-		}
-	}
-	wait.Eventually(t, 30*time.Second, "the change logs sidecar's socket", func() error {
-		_, err := os.Stat(socket)
-		return err
-	}, wait.AbortOn(abort))
+	return bin
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,8 +22,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
-// TestE2E runs every scenario against one control plane, one emulator and
-// one provider process. Scenarios run in order and use distinct names.
+// TestE2E runs every scenario against the shared node's provider pod and one
+// emulator. Scenarios run in order and use distinct names.
 func TestE2E(t *testing.T) {
 	s := setup(t)
 	for _, sc := range []struct {
@@ -425,9 +426,10 @@ func (s *suite) testQuotaBackoff(t *testing.T) {
 	t.Logf("converged %s after the quota was raised", time.Since(lifted).Round(100*time.Millisecond))
 }
 
-// 9. The provider process is killed while objects are being created and
-// started again: everything converges and GCP holds exactly what is desired,
-// with no duplicates and nothing left over.
+// 9. The provider is killed (SIGKILL, its pod then deleted) while objects
+// are being created, and the Deployment starts another pod: everything
+// converges and GCP holds exactly what is desired, with no duplicates and
+// nothing left over.
 func (s *suite) testRestart(t *testing.T) {
 	const prefix, policies = "e2e-restart-", 6
 	want := map[string][]string{}
@@ -460,11 +462,14 @@ func (s *suite) testRestart(t *testing.T) {
 		}
 		return nil
 	})
-	s.prov.Kill()
-	st := s.emu.Stats()
-	t.Logf("provider killed with %d of %d policies in GCP (%d writes so far)", inGCP(), policies, st.Mutations)
-	time.Sleep(time.Second)
-	s.prov.Start(t)
+	killed := time.Now()
+	n, writes := inGCP(), s.emu.Stats().Mutations
+	pod, err := s.plat.RestartProvider(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("provider killed with %d of %d policies in GCP (%d writes so far); pod %s ready %s later",
+		n, policies, writes, pod, time.Since(killed).Round(100*time.Millisecond))
 
 	for _, o := range objs {
 		s.waitReady(t, o)

@@ -3,31 +3,34 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/api/compute/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
-	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
-	"github.com/armorplane/provider-cloudarmor/test/framework/provider"
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
 const (
-	// exampleAddr is where examples/providerconfig expects the emulator.
-	exampleAddr = "127.0.0.1:8787"
 	// exampleToken is the token in the examples' Secret; the emulator
 	// accepts only it, so a request without it fails.
 	exampleToken = "local-emulator-token"
 
-	// poll is the provider's --poll: drift must be corrected within it.
-	poll = 3 * time.Second
-	// pollJitter is the provider's --poll-jitter.
+	// poll is the provider's --poll on the shared node (hack/shared-node.sh
+	// sets it in the provider's DeploymentRuntimeConfig): drift must be
+	// corrected within it. setup fails if the node runs another.
+	poll = 5 * time.Second
+	// pollJitter is the node's --poll-jitter, checked the same way.
 	pollJitter = 500 * time.Millisecond
 	// opLatency keeps the emulator's operations RUNNING for a while, as GCP
 	// does, so writes overlap and the restart test kills in-flight work.
@@ -37,85 +40,97 @@ const (
 	waitFor = 60 * time.Second
 )
 
-// suite is one control plane, one emulator and one provider process shared
-// by every scenario; scenarios use distinct object names.
+// suite is the shared node's provider pod and one emulator the test runs,
+// for one test; scenarios use distinct object names.
 type suite struct {
-	cp      *controlplane.ControlPlane
-	kube    client.Client
-	emu     *emulator.Running
-	gcp     *compute.Service // talks to the emulator directly, behind the provider's back
-	prov    *provider.Process
-	project string // the examples' ClusterProviderConfig projectID
-	// metricsURL is the provider's Prometheus endpoint, on a free loopback
-	// port.
-	metricsURL string
+	plat *platform.Platform // nil in TestGCP, which runs its own provider
+	kube client.Client
+	emu  *emulator.Running
+	gcp  *compute.Service // talks to the emulator directly, behind the provider's back
+	// project is the examples' ClusterProviderConfig projectID.
+	project string
+	// ns is the test's namespace: what the suite creates or applies in
+	// armor.Namespace ("default") goes there instead.
+	ns string
+	// namespaces are every namespace the test made, ns first; its cleanup
+	// deletes them.
+	namespaces []string
+	// expose makes a host loopback address reachable from the provider's
+	// pod and returns the address the pod uses.
+	expose func(t *testing.T, hostAddr string) string
+	// endpoint is the emulator's compute API as the provider's pod reaches
+	// it, for ProviderConfigs.
+	endpoint string
+	// abort reports a failure no wait should sit out (a crashed provider).
+	abort func() error
+	// metricsURL is the provider pod's /metrics through a forwarder, and
+	// metricsBase what it served when TestMetrics began.
+	metricsURL  string
+	metricsBase scrape
 }
 
-// setup starts the control plane (CRDs from package/crds), the emulator
-// (on 127.0.0.1:8787 when free) and the provider binary, with args after
-// its usual flags, and applies the examples' ProviderConfigs pointed at the
-// emulator.
+// setup runs the test against the provider pod on the shared node
+// (platform.Attach: skipped when there is none), with args (each --flag=value)
+// set on it through its DeploymentRuntimeConfig for the test's duration, and
+// an emulator in this process exposed to the node. See the package comment.
 func setup(t *testing.T, args ...string) *suite {
+	t.Helper()
+	return setupRuntime(t, func(_ *platform.Platform, spec map[string]any) {
+		a := platform.ArgsIn(spec)
+		for _, arg := range args {
+			flag, value, _ := strings.Cut(arg, "=")
+			a = platform.WithArg(a, flag, value)
+		}
+		platform.SetArgsIn(spec, a)
+	})
+}
+
+// setupRuntime is setup with the provider's DeploymentRuntimeConfig spec
+// changed by edit instead (given the node, e.g. to push an image).
+func setupRuntime(t *testing.T, edit func(p *platform.Platform, spec map[string]any)) *suite {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
 	start := time.Now()
-	s := &suite{}
-	s.cp = controlplane.StartT(t, controlplane.Options{
-		CRDDirs: []string{repo.CRDDir()},
-		Scheme:  kube.SchemeT(t),
-	})
-	s.kube = s.cp.Client
-	t.Logf("control plane up in %s at %s", s.cp.StartDuration.Round(time.Millisecond), s.cp.URL)
+	ctx := context.Background()
+	plat := platform.Attach(t, kube.SchemeT(t))
+	s := &suite{plat: plat, kube: plat.Kube.Client, abort: plat.Err}
+	s.ns = "e2e-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))
+
+	// The bounds of the scenarios follow the node's flags.
+	nodeArgs, err := plat.ProviderArgs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--poll=" + poll.String(), "--poll-jitter=" + pollJitter.String()} {
+		if !slices.Contains(nodeArgs, want) {
+			t.Fatalf("the shared node's provider runs with %v; this suite's bounds assume %s (hack/shared-node.sh)", nodeArgs, want)
+		}
+	}
 
 	opts := emulator.Options{OpLatency: opLatency, Auth: emulator.AuthToken, Token: exampleToken}
-	emu, err := emulator.Listen(exampleAddr, opts)
-	if err != nil {
-		t.Logf("emulator: %s is taken (%v): using a random port and rewriting ProviderConfig endpoints", exampleAddr, err)
-		emu = emulator.Start(t, opts)
-	} else {
-		t.Cleanup(func() { _ = emu.Close() })
-	}
-	s.emu = emu
-	if s.gcp, err = emu.NewService(context.Background()); err != nil {
+	s.emu = emulator.Start(t, opts)
+	if s.gcp, err = s.emu.NewService(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("emulator at %s", emu.Endpoint())
-
-	logDir, err := os.MkdirTemp("", "provider-cloudarmor-e2e-logs-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := freeLoopbackAddr(t)
-	s.metricsURL = "http://" + metricsAddr + "/metrics"
-	s.prov = &provider.Process{
-		Bin:        providerBin,
-		Kubeconfig: s.cp.KubeconfigPath,
-		LogPath:    filepath.Join(logDir, "provider.log"),
-		Label:      "e2e",
-		Args: append([]string{
-			"--debug",
-			"--poll=" + poll.String(),
-			"--poll-jitter=" + pollJitter.String(),
-			"--snapshot-ttl=1s",
-			"--max-reconcile-rate=10",
-			"--timeout=30s",
-			"--metrics-bind-address=" + metricsAddr,
-			"--health-probe-bind-address=0",
-		}, args...),
-	}
-	// Registered after the control plane's and the emulator's cleanups, so
-	// it runs before them: the provider never outlives its API server.
-	t.Cleanup(func() {
-		s.prov.Kill()
-		if t.Failed() {
-			t.Logf("emulator stats: %+v", s.emu.Stats())
-			t.Logf("provider log (%s), last 80 lines:\n%s", s.prov.LogPath, s.prov.Tail(80))
-			return
+	s.expose = func(t *testing.T, hostAddr string) string {
+		t.Helper()
+		addr, err := plat.Node.Expose(hostAddr)
+		if err != nil {
+			t.Fatal(err)
 		}
-		_ = os.RemoveAll(logDir)
-	})
+		return addr
+	}
+	s.endpoint = "http://" + s.expose(t, strings.TrimPrefix(s.emu.URL(), "http://")) + "/compute/v1/"
+	t.Logf("emulator at %s, %s from the provider's pod", s.emu.Endpoint(), s.endpoint)
+
+	// Restored after the cleanup below, which needs the provider as the
+	// test ran it.
+	plat.ReconfigureProvider(t, func(spec map[string]any) { edit(plat, spec) })
+
+	s.namespace(t, s.ns)
+	t.Cleanup(func() { s.cleanup(t) })
 
 	objs := readObjects(t, repo.Path("examples", "providerconfig"))
 	s.apply(t, objs)
@@ -127,9 +142,62 @@ func setup(t *testing.T, args ...string) *suite {
 	if err := s.emu.SetTier(s.project, emulator.TierEnterprisePaygo); err != nil {
 		t.Fatal(err)
 	}
-	s.prov.Start(t)
-	t.Logf("suite ready in %s (provider log: %s)", time.Since(start).Round(time.Millisecond), s.prov.LogPath)
+	// Registered last, so it runs first: the log of the pod that failed,
+	// before the cleanup changes anything.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("emulator stats: %+v", s.emu.Stats())
+			t.Logf("provider log, last 80 lines:\n%s", plat.ProviderLog(context.Background(), 80))
+		}
+	})
+	pod, _, err := plat.ProviderPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("suite ready in %s: provider pod %s, namespace %s", time.Since(start).Round(time.Millisecond), pod, s.ns)
 	return s
+}
+
+// namespace creates namespace name for the test; its cleanup deletes it.
+func (s *suite) namespace(t *testing.T, name string) {
+	t.Helper()
+	if err := s.kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("namespace %s: %v (left by an earlier run?)", name, err)
+	}
+	s.namespaces = append(s.namespaces, name)
+}
+
+// cleanup leaves the node as the test found it, for the suites after it: the
+// managed resources go first, through the provider, while the emulator still
+// answers its deletes and their ProviderConfigs and Secrets are still there;
+// then the ClusterProviderConfig "default" (test/argocd makes one of its own)
+// and the namespaces.
+func (s *suite) cleanup(t *testing.T) {
+	start := time.Now()
+	if forced := s.plat.DeleteManaged(t, s.namespaces...); len(forced) > 0 {
+		t.Errorf("cleanup: the provider could not delete %v", forced)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cpc := &pcv1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := s.kube.Delete(ctx, cpc); err != nil && !kerrors.IsNotFound(err) {
+		t.Errorf("cleanup: %v", err)
+	}
+	for {
+		err := s.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc)
+		if kerrors.IsNotFound(err) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Errorf("cleanup: ClusterProviderConfig default still there after a minute: %v, finalizers %v", err, cpc.Finalizers)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if forced := s.plat.DeleteNamespaces(t, s.namespaces...); len(forced) > 0 {
+		t.Errorf("cleanup: deleting the namespaces forced out %v", forced)
+	}
+	t.Logf("cleanup: %v and what was in them deleted in %s", s.namespaces, time.Since(start).Round(100*time.Millisecond))
 }
 
 // clusterProviderConfigProject returns spec.projectID of the named

@@ -111,12 +111,12 @@ func isProviderConfig(o *unstructuredObject) bool {
 // ownGroups are the API groups this provider serves (package/crds).
 var ownGroups = []string{"armorplane.io", v1beta1.Group}
 
-// apply server-side applies objs, dependencies first, with every
-// ProviderConfig's endpoint set to the emulator's (the examples name
-// 127.0.0.1:8787, which may be taken). Objects of kinds the API server does
-// not serve and that are not this provider's (e.g. an XR that needs
-// Crossplane and a Configuration package) are skipped and logged; it
-// returns the objects applied.
+// apply server-side applies objs, dependencies first, as the test's: what
+// names armor.Namespace is moved to the test's namespace (see inTestNamespace)
+// and every ProviderConfig's endpoint is the emulator's as the provider's
+// pod reaches it (the examples name the one `make run` runs). Objects of
+// kinds the API server does not serve and that are not this provider's are
+// skipped and logged; it returns the objects applied.
 func (s *suite) apply(t *testing.T, objs []*unstructuredObject) []*unstructuredObject {
 	t.Helper()
 	objs = slices.Clone(objs)
@@ -129,10 +129,18 @@ func (s *suite) apply(t *testing.T, objs []*unstructuredObject) []*unstructuredO
 				continue
 			}
 		}
+		s.inTestNamespace(o)
+		if o.GetKind() == "ClusterProviderConfig" && s.ns != "" {
+			if ns, _, _ := unstructured.NestedString(o.Object, "spec", "credentials", "secretRef", "namespace"); ns == armor.Namespace {
+				if err := unstructured.SetNestedField(o.Object, s.ns, "spec", "credentials", "secretRef", "namespace"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		applied = append(applied, o)
 		o = o.DeepCopy()
 		if isProviderConfig(o) {
-			if err := unstructured.SetNestedField(o.Object, s.emu.Endpoint(), "spec", "endpoint"); err != nil {
+			if err := unstructured.SetNestedField(o.Object, s.endpoint, "spec", "endpoint"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -144,11 +152,21 @@ func (s *suite) apply(t *testing.T, objs []*unstructuredObject) []*unstructuredO
 	return applied
 }
 
+// inTestNamespace moves o to the test's namespace when it is in
+// armor.Namespace, where the examples and armor's objects are: the shared
+// node's "default" namespace outlives every test, the test's own namespace
+// goes with everything in it.
+func (s *suite) inTestNamespace(o client.Object) {
+	if s.ns != "" && o.GetNamespace() == armor.Namespace {
+		o.SetNamespace(s.ns)
+	}
+}
+
 // eventually polls cond until it returns nil, failing the test with what and
-// cond's last error after timeout, or at once if the provider has died.
+// cond's last error after timeout, or at once if the provider has crashed.
 func (s *suite) eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	wait.Eventually(t, timeout, what, cond, wait.AbortOn(s.prov.ExitedUnexpectedly))
+	wait.Eventually(t, timeout, what, cond, wait.AbortOn(s.abort))
 }
 
 // condition is one entry of status.conditions.
@@ -261,6 +279,7 @@ func (s *suite) get(t *testing.T, o client.Object) {
 func (s *suite) create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
+		s.inTestNamespace(o)
 		if err := s.kube.Create(context.Background(), o); err != nil {
 			t.Fatalf("create %s: %v", describe(t, s, o), err)
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -20,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,15 +40,35 @@ import (
 // and HTTP status as sent back) and by the emulator's per-method counters
 // (/_emulator/stats). The three must agree by method, and the provider and
 // the proxy by method and code, once the counts have settled.
+//
+// The provider's pod serves /metrics on :8080 (its --metrics-bind-address
+// default), reached through a forwarder to the pod's IP. Its counters count
+// every suite that ran on the node since the pod started: what is compared
+// is each series less its value when the test began (scrape.since).
 func TestMetrics(t *testing.T) {
 	s := setup(t)
+	pod, ip, err := s.plat.ProviderPod(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, err := s.plat.Node.Forward("127.0.0.1:0", net.JoinHostPort(ip, "8080"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.metricsURL = "http://" + fwd + "/metrics"
+	s.metricsBase = s.scrapeTotal(t)
+	t.Logf("pod %s's /metrics at %s", pod, s.metricsURL)
 	rec := newCallRecorder(t, s.emu.URL())
-	const ns, other, region = "e2e-metrics", "e2e-metrics-other", "europe-west1"
+	rec.endpoint = "http://" + s.expose(t, strings.TrimPrefix(rec.srv.URL, "http://")) + "/compute/v1/"
+	ns, other, region := s.ns, s.ns+"-other", "europe-west1"
 	for _, n := range []string{ns, other} {
 		s.recordedConfig(t, n, rec.endpoint)
 	}
+	// Over a poll with no managed resource of this test: what the counts
+	// below hold is this test's alone.
+	time.Sleep(poll + pollJitter)
 	if got := s.scrape(t).calls(); len(got) != 0 {
-		t.Fatalf("the provider made GCP calls before any managed resource existed: %v", got)
+		t.Fatalf("the provider made GCP calls before any managed resource of this test existed: %v", got)
 	}
 
 	// A global policy with inline rules, one of which a rule object claims;
@@ -163,12 +185,14 @@ func inNamespace[T interface {
 	return o
 }
 
-// recordedConfig creates namespace ns with a token Secret and a
-// ProviderConfig "recorded" whose endpoint is endpoint.
+// recordedConfig creates namespace ns (unless it is the test's own) with a
+// token Secret and a ProviderConfig "recorded" whose endpoint is endpoint.
 func (s *suite) recordedConfig(t *testing.T, ns, endpoint string) {
 	t.Helper()
+	if ns != s.ns {
+		s.namespace(t, ns)
+	}
 	s.create(t,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, StringData: map[string]string{"token": exampleToken}},
 		&pcv1beta1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "recorded"}, Spec: pcv1beta1.ProviderConfigSpec{
 			ProjectID: s.project,
@@ -307,7 +331,14 @@ func (s *suite) agree(t *testing.T, rec *callRecorder, idle bool) error {
 // scrape is one read of the provider's /metrics.
 type scrape map[string]*dto.MetricFamily
 
+// scrape reads the provider's /metrics since the test began.
 func (s *suite) scrape(t *testing.T) scrape {
+	t.Helper()
+	return s.scrapeTotal(t).since(s.metricsBase)
+}
+
+// scrapeTotal reads the provider's /metrics as its pod serves them.
+func (s *suite) scrapeTotal(t *testing.T) scrape {
 	t.Helper()
 	resp, err := http.Get(s.metricsURL) //nolint:noctx // A test against a loopback port.
 	if err != nil {
@@ -320,6 +351,39 @@ func (s *suite) scrape(t *testing.T) scrape {
 		t.Fatalf("parse %s: %v", s.metricsURL, err)
 	}
 	return mfs
+}
+
+// since is sc less base: each counter and each histogram's count, sum and
+// buckets less their value in base (a series base lacks counts from zero).
+// Gauges are left as they are.
+func (sc scrape) since(base scrape) scrape {
+	out := scrape{}
+	for name, mf := range sc {
+		mf = proto.Clone(mf).(*dto.MetricFamily)
+		was := map[string]*dto.Metric{}
+		for _, m := range base[name].GetMetric() {
+			was[renderLabels(labelsOf(m))] = m
+		}
+		for _, m := range mf.GetMetric() {
+			b := was[renderLabels(labelsOf(m))]
+			switch {
+			case b == nil:
+			case m.GetCounter() != nil:
+				m.Counter.Value = proto.Float64(m.GetCounter().GetValue() - b.GetCounter().GetValue())
+			case m.GetHistogram() != nil:
+				h, bh := m.GetHistogram(), b.GetHistogram()
+				h.SampleCount = proto.Uint64(h.GetSampleCount() - bh.GetSampleCount())
+				h.SampleSum = proto.Float64(h.GetSampleSum() - bh.GetSampleSum())
+				for i, bk := range h.GetBucket() {
+					if i < len(bh.GetBucket()) && bh.GetBucket()[i].GetUpperBound() == bk.GetUpperBound() {
+						bk.CumulativeCount = proto.Uint64(bk.GetCumulativeCount() - bh.GetBucket()[i].GetCumulativeCount())
+					}
+				}
+			}
+		}
+		out[name] = mf
+	}
+	return out
 }
 
 // calls returns cloudarmor_gcp_calls_total by method and code, zeros left
@@ -475,7 +539,10 @@ func (st emuStats) byProviderMethod() (map[string]int64, error) {
 // the calls it passed on by the provider's method label and the HTTP status
 // the emulator answered.
 type callRecorder struct {
-	endpoint string // for a ProviderConfig's spec.endpoint
+	// endpoint is the proxy as the provider's pod reaches it, for a
+	// ProviderConfig's spec.endpoint.
+	endpoint string
+	srv      *httptest.Server
 	proxy    *httputil.ReverseProxy
 
 	mu    sync.Mutex
@@ -489,9 +556,8 @@ func newCallRecorder(t *testing.T, emulatorURL string) *callRecorder {
 		t.Fatal(err)
 	}
 	r := &callRecorder{proxy: httputil.NewSingleHostReverseProxy(target), calls: map[string]map[string]int64{}}
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	r.endpoint = srv.URL + "/compute/v1/"
+	r.srv = httptest.NewServer(r)
+	t.Cleanup(r.srv.Close)
 	return r
 }
 
@@ -558,19 +624,4 @@ func methodOf(req *http.Request) string {
 		}
 	}
 	return req.Method + " " + req.URL.Path
-}
-
-// freeLoopbackAddr returns a 127.0.0.1 address with a port nothing listens
-// on now, for the provider to bind a moment later.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }

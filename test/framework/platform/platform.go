@@ -140,6 +140,8 @@ func (p *Platform) Err() error {
 	if err != nil {
 		return nil // a slow API server is not a crash
 	}
+	// Keyed by pod: a pod that replaced another (a new runtime config, a
+	// deleted pod) starts from zero, so only its own restarts count.
 	for c, n := range now {
 		if n > p.restarts[c] {
 			p.lastErr = fmt.Errorf("container %s/%s restarted (%d times since the suite attached)", Namespace, c, n-p.restarts[c])
@@ -283,28 +285,84 @@ func (p *Platform) DeleteNamespaces(t *testing.T, names ...string) (forcedOut []
 			continue
 		}
 		forced = true
-		if logs, err := p.Node.Kubectl(ctx, "-n", Namespace, "logs", "-l", "pkg.crossplane.io/provider="+ProviderName, "--tail=60"); err == nil {
-			t.Logf("cleanup: the provider's log, last 60 lines:\n%s", logs)
-		}
-		for _, n := range left {
-			for _, gvk := range managedKinds {
-				l := &unstructured.UnstructuredList{}
-				l.SetGroupVersionKind(gvk)
-				if err := p.Kube.Client.List(ctx, l, client.InNamespace(n)); err != nil {
-					continue
-				}
-				for i := range l.Items {
-					o := &l.Items[i]
-					_, _, msg := ConditionOf(o, "Synced")
-					t.Logf("cleanup: %s %s/%s not deleted after 90 s (Synced: %s); removing its finalizers", o.GetKind(), n, o.GetName(), msg)
-					forcedOut = append(forcedOut, o.GetKind()+" "+n+"/"+o.GetName())
-					patch := []byte(`{"metadata":{"finalizers":null}}`)
-					if err := p.Kube.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); err != nil && !kerrors.IsNotFound(err) {
-						t.Errorf("cleanup: %v", err)
-					}
-				}
+		forcedOut = append(forcedOut, p.forceOut(ctx, t, left)...)
+	}
+}
+
+// forceOut logs the provider's log and removes the finalizers of the managed
+// resources left in namespaces, logging each with its Synced message.
+func (p *Platform) forceOut(ctx context.Context, t *testing.T, namespaces []string) (forcedOut []string) {
+	t.Logf("cleanup: the provider's log, last 60 lines:\n%s", p.ProviderLog(ctx, 60))
+	for _, n := range namespaces {
+		left, _ := p.managed(ctx, n)
+		for _, o := range left {
+			_, _, msg := ConditionOf(o, "Synced")
+			t.Logf("cleanup: %s %s/%s not deleted after 90 s (Synced: %s); removing its finalizers", o.GetKind(), n, o.GetName(), msg)
+			forcedOut = append(forcedOut, o.GetKind()+" "+n+"/"+o.GetName())
+			patch := []byte(`{"metadata":{"finalizers":null}}`)
+			if err := p.Kube.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); err != nil && !kerrors.IsNotFound(err) {
+				t.Errorf("cleanup: %v", err)
 			}
 		}
+	}
+	return forcedOut
+}
+
+// managed lists the managed resources in namespace.
+func (p *Platform) managed(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, gvk := range managedKinds {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk)
+		if err := p.Kube.Client.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			return out, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// DeleteManaged deletes every managed resource in namespaces and waits until
+// they are gone, each through the provider while the namespace's Secrets and
+// ProviderConfigs are still there (register it after the test's emulator
+// starts, so that GCP still answers). What is left after 90 s is forced out
+// as DeleteNamespaces does, and returned.
+func (p *Platform) DeleteManaged(t *testing.T, namespaces ...string) (forcedOut []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, n := range namespaces {
+		mrs, err := p.managed(ctx, n)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		for _, o := range mrs {
+			if err := p.Kube.Client.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
+				t.Errorf("cleanup: delete %s %s/%s: %v", o.GetKind(), n, o.GetName(), err)
+			}
+		}
+	}
+	forced := false
+	for begin := time.Now(); ; time.Sleep(250 * time.Millisecond) {
+		if ctx.Err() != nil {
+			t.Errorf("cleanup: managed resources still in %v after 3 minutes", namespaces)
+			return forcedOut
+		}
+		var left []string
+		for _, n := range namespaces {
+			if mrs, err := p.managed(ctx, n); err != nil || len(mrs) > 0 {
+				left = append(left, n)
+			}
+		}
+		if len(left) == 0 {
+			return forcedOut
+		}
+		if forced || time.Since(begin) < 90*time.Second {
+			continue
+		}
+		forced = true
+		forcedOut = append(forcedOut, p.forceOut(ctx, t, left)...)
 	}
 }
 
