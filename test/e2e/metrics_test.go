@@ -292,7 +292,7 @@ func (s *suite) agree(t *testing.T, rec *callRecorder, idle bool) error {
 	for m, codes := range calls {
 		for code, n := range codes {
 			byMethod[m] += n
-			if code == "200" && m != "Get" && m != "WaitOperation" {
+			if code == "200" && !reads[m] {
 				writes += n
 			}
 		}
@@ -312,7 +312,7 @@ func (s *suite) agree(t *testing.T, rec *callRecorder, idle bool) error {
 	}
 	queued := 0.0
 	for m, codes := range calls {
-		if m == "Get" || m == "WaitOperation" {
+		if reads[m] {
 			continue
 		}
 		for _, n := range codes {
@@ -518,12 +518,30 @@ var emulatorMethods = map[string]string{
 	"wait": "WaitOperation",
 }
 
+// reads are the provider's method labels that start no operation: the
+// policy reads, operation waits and the project-wide reads (tier, backend
+// and edge services, shared by a project's policies).
+var reads = map[string]bool{"Get": true, "WaitOperation": true, "ProjectGet": true,
+	"BackendServiceAggregatedList": true, "EdgeServiceAggregatedList": true}
+
+// projectWide maps the emulator's names of the project-wide calls to the
+// provider's method labels.
+var projectWide = map[string]string{
+	"projects.get": "ProjectGet", "projects.setCloudArmorTier": "SetCloudArmorTier",
+	"backendServices.aggregatedList":             "BackendServiceAggregatedList",
+	"networkEdgeSecurityServices.aggregatedList": "EdgeServiceAggregatedList",
+}
+
 // byProviderMethod sums the emulator's counts, global and regional, by the
 // provider's method label. A method the provider has no label for is an
 // error: the provider made a call its metrics do not show.
 func (st emuStats) byProviderMethod() (map[string]int64, error) {
 	out := map[string]int64{}
 	for name, n := range st.Methods {
+		if m, ok := projectWide[name]; ok {
+			out[m] += n
+			continue
+		}
 		service, method, _ := strings.Cut(name, ".")
 		isOp := strings.HasSuffix(service, "Operations")
 		m, ok := emulatorMethods[method]
@@ -600,6 +618,9 @@ func (r *callRecorder) counts() map[string]map[string]int64 {
 var (
 	policyCall = regexp.MustCompile(`^/compute/v1/projects/[^/]+/(?:global|regions/[^/]+)/securityPolicies(/[^/]+)?(?:/(addRule|patchRule|removeRule|setLabels))?$`)
 	waitCall   = regexp.MustCompile(`^/compute/v1/projects/[^/]+/(?:global|regions/[^/]+)/operations/[^/]+/wait$`)
+	// Project-wide reads: the tier and the aggregated lists of backend and
+	// edge security services.
+	projectCall = regexp.MustCompile(`^/compute/v1/projects/[^/]+(/aggregated/(backendServices|networkEdgeSecurityServices))?$`)
 )
 
 // methodOf names a request by the provider's method label; anything else is
@@ -607,6 +628,10 @@ var (
 func methodOf(req *http.Request) string {
 	if waitCall.MatchString(req.URL.Path) && req.Method == http.MethodPost {
 		return "WaitOperation"
+	}
+	if m := projectCall.FindStringSubmatch(req.URL.Path); m != nil && req.Method == http.MethodGet {
+		return map[string]string{"": "ProjectGet", "backendServices": "BackendServiceAggregatedList",
+			"networkEdgeSecurityServices": "EdgeServiceAggregatedList"}[m[2]]
 	}
 	if m := policyCall.FindStringSubmatch(req.URL.Path); m != nil {
 		named := m[1] != ""
