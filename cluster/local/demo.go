@@ -34,13 +34,17 @@ const (
 	demoProject      = "demo-project"
 	demoOpLatency    = time.Second
 	importedPolicy   = "legacy-console-policy"
-	readyTimeout     = 3 * time.Minute
+	// legacyBackend is the backend service, made outside Kubernetes like the
+	// policy it uses, that the imported policy's status lists (usedBy).
+	legacyBackend = "legacy-console"
+	readyTimeout  = 3 * time.Minute
 )
 
 // The example folders `make run` applies, in order. examples/allowlist is
 // composed by Crossplane from the Nodes startDemo creates (through the
 // AddressSet the provider keeps from them).
-var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist"}
+var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist",
+	"features/network-edge-security-service.yaml", "features/project-tier.yaml"}
 
 // demoNodes are Node objects `make run` creates besides the real one: three
 // in the pool the example IPAllowlist selects and one outside it, with
@@ -156,14 +160,31 @@ func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root stri
 }
 
 // seed creates, straight in GCP (the emulator), the policy examples/import
-// observes.
+// observes and a backend service that uses it, as a load balancer made
+// outside Kubernetes would: the policy's status lists it (usedBy).
 func seed(ctx context.Context, emulator string) error {
 	svc, err := compute.NewService(ctx, option.WithEndpoint("http://"+emulator+"/compute/v1/"), option.WithoutAuthentication())
 	if err != nil {
 		return err
 	}
-	_, err = svc.SecurityPolicies.Insert(demoProject, &compute.SecurityPolicy{Name: importedPolicy,
-		Description: "created outside Kubernetes; examples/import observes it"}).Context(ctx).Do()
+	if _, err := svc.SecurityPolicies.Insert(demoProject, &compute.SecurityPolicy{Name: importedPolicy,
+		Description: "created outside Kubernetes; examples/import observes it"}).Context(ctx).Do(); err != nil {
+		return err
+	}
+	// The emulator answers an insert once it is done (its operations take
+	// demoOpLatency): wait for the policy before a backend names it.
+	for {
+		if _, err := svc.SecurityPolicies.Get(demoProject, importedPolicy).Context(ctx).Do(); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	_, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: legacyBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
+		SecurityPolicy: "projects/" + demoProject + "/global/securityPolicies/" + importedPolicy}).Context(ctx).Do()
 	return err
 }
 
@@ -192,6 +213,8 @@ var readyKinds = []schema.GroupVersionKind{
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicy"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRule"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSet"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "NetworkEdgeSecurityService"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "ProjectCloudArmorTier"},
 }
 
 // waitReady polls until every object of readyKinds is Ready=True and
@@ -208,6 +231,9 @@ func (d *demo) waitReady(ctx context.Context, logf func(string, ...any)) error {
 				ready, synced, msg := conditions(o)
 				if ready != "True" || synced != "True" {
 					pending = append(pending, fmt.Sprintf("%s %s/%s: Ready=%s Synced=%s %s", o.GetKind(), o.GetNamespace(), o.GetName(), ready, synced, msg))
+				}
+				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/"+importedPolicy && !strings.Contains(usedBy(o), legacyBackend) {
+					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s yet", o.GetNamespace(), o.GetName(), legacyBackend))
 				}
 			}
 		}
@@ -275,7 +301,7 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		fmt.Fprintf(out, "reading the emulator: %v\n", err)
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "\nKIND\tNAME\tREADY\tSYNCED\tGCP POLICY\tGCP RULES\tCOMPOSED FOR")
+	fmt.Fprintln(w, "\nKIND\tNAME\tREADY\tSYNCED\tGCP POLICY\tGCP RULES\tCOMPOSED FOR\tUSED BY")
 	for _, o := range d.list(ctx, readyKinds[0]) {
 		ready, synced, _ := conditions(o)
 		policy, _, _ := unstructured.NestedString(o.Object, "status", "policyName")
@@ -287,10 +313,39 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		for _, o := range d.list(ctx, gvk) {
 			ready, synced, _ := conditions(o)
 			policy := gcpPolicyOf(o)
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GetKind(), o.GetName(), ready, synced, policy, rules[policy], o.GetLabels()["crossplane.io/composite"])
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GetKind(), o.GetName(), ready, synced, policy, rules[policy], o.GetLabels()["crossplane.io/composite"], usedBy(o))
 		}
 	}
+	for _, o := range d.list(ctx, readyKinds[4]) {
+		ready, synced, _ := conditions(o)
+		region, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "region")
+		policy, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "securityPolicyRef", "name")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\t\n", o.GetKind(), o.GetName(), ready, synced, region+"/"+policy, rules[region+"/"+policy])
+	}
+	for _, o := range d.list(ctx, readyKinds[5]) {
+		ready, synced, _ := conditions(o)
+		tier, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "cloudArmorTier")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t(project tier %s)\t\t\t\n", o.GetKind(), o.GetName(), ready, synced, tier)
+	}
 	_ = w.Flush()
+}
+
+// usedBy names what uses a SecurityPolicy, from its status: the backend
+// services (by name) or "-" for none.
+func usedBy(o *unstructured.Unstructured) string {
+	users, _, _ := unstructured.NestedSlice(o.Object, "status", "atProvider", "usedBy")
+	if o.GetKind() != "SecurityPolicy" {
+		return ""
+	}
+	if len(users) == 0 {
+		return "-"
+	}
+	var names []string
+	for _, u := range users {
+		name, _, _ := unstructured.NestedString(u.(map[string]any), "name")
+		names = append(names, name[strings.LastIndex(name, "/")+1:])
+	}
+	return strings.Join(names, ",")
 }
 
 // ruleCounts maps "region/name" ("global/name") to the number of rules the

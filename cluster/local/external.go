@@ -15,9 +15,12 @@ import (
 // demoKinds are the IPAllowlists and our managed resources: every one must be
 // gone before Crossplane and the provider are, or its finalizer keeps it (and
 // its CRD) forever.
-const demoKinds = "ipallowlists.platform.armorplane.io,securitypolicies.cloudarmor.armorplane.io,securitypolicyrules.cloudarmor.armorplane.io," +
-	"addresssets.cloudarmor.armorplane.io,addressgroups.cloudarmor.armorplane.io," +
-	"networkedgesecurityservices.cloudarmor.armorplane.io"
+var demoKinds = []string{"ipallowlists.platform.armorplane.io", "securitypolicies.cloudarmor.armorplane.io",
+	"securitypolicyrules.cloudarmor.armorplane.io", "addresssets.cloudarmor.armorplane.io",
+	"addressgroups.cloudarmor.armorplane.io", "networkedgesecurityservices.cloudarmor.armorplane.io",
+	"projectcloudarmortiers.cloudarmor.armorplane.io",
+	// Last: the provider lets a config go once nothing uses it.
+	"providerconfigs.armorplane.io", "clusterproviderconfigs.armorplane.io"}
 
 // runExternal is `make run KUBECONFIG=… REGISTRY=…`: the install and demo of
 // run, into a cluster the user already has. Every image (Crossplane core, the
@@ -120,32 +123,21 @@ Press Ctrl-C to remove everything make run installed.
 // deleted every managed resource (and with them their GCP objects) and
 // Crossplane every IPAllowlist.
 func removeDemo(ctx context.Context, ext *stack.External, applied []string, logf func(string, ...any)) error {
+	// One file or folder at a time: kubectl stops at a kind the cluster does
+	// not have (an apply that failed part way), and the rest must still go.
+	for _, p := range applied {
+		if _, err := ext.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=false", "-f", p); err != nil &&
+			!strings.Contains(err.Error(), "ensure CRDs are installed first") {
+			return err
+		}
+	}
+	if err := ext.WaitGone(ctx, 5*time.Minute, demoKinds...); err != nil {
+		return fmt.Errorf("the examples are not all deleted: %w", err)
+	}
 	if len(applied) > 0 {
-		args := []string{"delete", "--ignore-not-found", "--wait=false"}
-		for _, p := range applied {
-			args = append(args, "-f", p)
-		}
-		if _, err := ext.Kubectl(ctx, args...); err != nil {
-			return err
-		}
+		logf("removed the examples and what they made in GCP")
 	}
-	for {
-		left, err := ext.Kubectl(ctx, "get", demoKinds, "-A", "-o", "name", "--ignore-not-found")
-		if err != nil && !strings.Contains(err.Error(), "the server doesn't have a resource type") {
-			return err
-		}
-		if strings.TrimSpace(left) == "" {
-			if len(applied) > 0 {
-				logf("removed the examples and what they made in GCP")
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("managed resources not deleted: %s", strings.Join(strings.Fields(left), ", "))
-		case <-time.After(time.Second):
-		}
-	}
+	return nil
 }
 
 func joinErr(a, b error) error {

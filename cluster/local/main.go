@@ -218,7 +218,10 @@ func installOptions(tools node.Tools, root string, cfg config, logf func(string,
 	}
 	return stack.Options{
 		Tools: tools, RepoRoot: root, Crossplane: cli, XpkgDir: xpkg,
-		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any"},
+		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any",
+			// The NetworkEdgeSecurityService example needs Cloud Armor
+			// Enterprise: the demo's projects are enrolled.
+			"--default-tier=CA_ENTERPRISE_PAYGO"},
 		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
 	}, nil
 }

@@ -135,6 +135,11 @@ func (e *External) Uninstall(ctx context.Context, repoRoot string, logf func(str
 		return func() error { _, err := e.Kubectl(ctx, args...); return err }
 	}
 	do("the packages", kubectl("delete", "configurations.pkg.crossplane.io,providers.pkg.crossplane.io,functions.pkg.crossplane.io", "--all", "--wait", "--timeout=3m"))
+	// What the packages made goes with them, through Crossplane (the
+	// XRD's finalizer removes its CRD): wait for it while Crossplane runs.
+	do("what the packages made (XRDs, Compositions, revisions)", func() error {
+		return e.WaitGone(ctx, 2*time.Minute, packageMade...)
+	})
 	do("the provider's runtime config and RBAC", kubectl("delete", "--ignore-not-found", "--wait", "-f", filepath.Join(repoRoot, "cluster/rbac/provider-runtime.yaml")))
 	do("the ImageConfig", kubectl("delete", "imageconfigs.pkg.crossplane.io", ImageConfigName, "--ignore-not-found"))
 	do("Crossplane's Helm release", func() error {
@@ -150,11 +155,76 @@ func (e *External) Uninstall(ctx context.Context, repoRoot string, logf func(str
 		if err != nil || len(crds) == 0 {
 			return err
 		}
+		// Nothing that would act on a finalizer runs any more, and what
+		// the objects stood for outside the cluster is gone: an object
+		// still held by one (a ProviderConfig whose usage Crossplane's
+		// last moments left, a lock) would keep its CRD forever.
+		if err := e.dropFinalizers(ctx, crds); err != nil {
+			return err
+		}
 		_, err = e.Kubectl(ctx, append([]string{"delete", "--wait", "--timeout=3m"}, crds...)...)
 		return err
 	})
 	if len(errs) > 0 {
 		return fmt.Errorf("the cluster may keep some of what make run installed: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// packageMade are the kinds of what Crossplane makes from our packages.
+var packageMade = []string{"compositeresourcedefinitions.apiextensions.crossplane.io", "compositions.apiextensions.crossplane.io",
+	"compositionrevisions.apiextensions.crossplane.io", "providerrevisions.pkg.crossplane.io",
+	"functionrevisions.pkg.crossplane.io", "configurationrevisions.pkg.crossplane.io"}
+
+// WaitGone waits until no object of kinds (resource.group) is left, or
+// fails after limit naming those that are.
+func (e *External) WaitGone(ctx context.Context, limit time.Duration, kinds ...string) error {
+	deadline := time.Now().Add(limit)
+	for {
+		var left []string
+		for _, k := range kinds {
+			out, err := e.Kubectl(ctx, "get", k, "-A", "-o", "name", "--ignore-not-found")
+			if err != nil && !strings.Contains(err.Error(), "the server doesn't have a resource type") {
+				return err
+			}
+			left = append(left, strings.Fields(out)...)
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still there after %s: %s", limit, strings.Join(left, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// dropFinalizers clears the finalizers of every object of crds
+// (customresourcedefinition.apiextensions.k8s.io/<resource>.<group>).
+func (e *External) dropFinalizers(ctx context.Context, crds []string) error {
+	for _, c := range crds {
+		kind := strings.TrimPrefix(c, "customresourcedefinition.apiextensions.k8s.io/")
+		out, err := e.Kubectl(ctx, "get", kind, "-A", "-o", `jsonpath={range .items[?(@.metadata.finalizers)]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}`)
+		if err != nil {
+			continue // a CRD not served (any more) has nothing to clear
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			args := []string{"patch", kind, f[len(f)-1], "--type=merge", "-p", `{"metadata":{"finalizers":null}}`}
+			if len(f) == 2 {
+				args = append(args, "-n", f[0])
+			}
+			if _, err := e.Kubectl(ctx, args...); err != nil && !strings.Contains(err.Error(), "NotFound") {
+				return err
+			}
+		}
 	}
 	return nil
 }
