@@ -49,6 +49,10 @@ const (
 	MethodSetTier
 	MethodBackendAggregatedList
 	MethodEdgeAggregatedList
+	MethodOrgList
+	MethodOrgAddAssociation
+	MethodOrgRemoveAssociation
+	MethodOrgListAssociations
 	methodCount
 )
 
@@ -84,6 +88,14 @@ var methodNames = [methodCount]string{
 	MethodSetTier:               "SetCloudArmorTier",
 	MethodBackendAggregatedList: "BackendServiceAggregatedList",
 	MethodEdgeAggregatedList:    "EdgeServiceAggregatedList",
+	// Organization policy calls (compute v1 organizationSecurityPolicies)
+	// other than those a project policy has too: get, insert, patch,
+	// delete and the rule calls count under the policy methods above, and
+	// each read of a global organization operation under WaitOperation.
+	MethodOrgList:              "OrganizationPolicyList",
+	MethodOrgAddAssociation:    "OrganizationPolicyAddAssociation",
+	MethodOrgRemoveAssociation: "OrganizationPolicyRemoveAssociation",
+	MethodOrgListAssociations:  "OrganizationPolicyListAssociations",
 }
 
 // String returns the method's name, suitable for a metric label.

@@ -1,17 +1,24 @@
 package gcp
 
 // A PolicyKey identifies one security policy across all credential sets.
-// Region is empty for a global policy.
+// Region is empty for a global policy. An organization policy has a Parent
+// (organizations/N or folders/N) instead of a Project, and its Name is the
+// numeric id GCP gave it.
 type PolicyKey struct {
 	Project string
 	Region  string
 	Name    string
+	Parent  string
 }
 
 // String returns the policy's relative resource name, the form GCP uses in
 // its own messages: projects/p/global/securityPolicies/n or
-// projects/p/regions/r/securityPolicies/n.
+// projects/p/regions/r/securityPolicies/n, or
+// locations/global/securityPolicies/id for an organization policy.
 func (k PolicyKey) String() string {
+	if k.Parent != "" {
+		return "locations/global/securityPolicies/" + k.Name
+	}
 	if k.Region == "" {
 		return "projects/" + k.Project + "/global/securityPolicies/" + k.Name
 	}

@@ -37,6 +37,9 @@ type waitConfig struct {
 	maxInterval time.Duration
 	onPoll      func(error)
 	now         func() time.Time
+	// poll replaces the wait call: global organization operations have
+	// no wait method, only get.
+	poll func(ctx context.Context, name string) (*compute.Operation, error)
 }
 
 // A waitOption configures WaitForOperation. Only the Client (to count wait
@@ -52,6 +55,12 @@ func withOperationTimeout(d time.Duration) waitOption {
 // that returned an unfinished operation.
 func withPollInterval(first, largest time.Duration) waitOption {
 	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
+}
+
+// withPoller makes WaitForOperation read the operation with poll instead of
+// calling a wait method.
+func withPoller(poll func(ctx context.Context, name string) (*compute.Operation, error)) waitOption {
+	return func(c *waitConfig) { c.poll = poll }
 }
 
 // withPollHook calls fn with the outcome of each wait call, so a Client can
@@ -81,7 +90,7 @@ func WaitForOperation(ctx context.Context, svc *compute.Service, project, region
 	start := cfg.now()
 	pause := cfg.interval
 	for op.Status != operationDone {
-		next, err := waitOnce(ctx, svc, project, region, op.Name, cfg.onPoll)
+		next, err := waitOnce(ctx, svc, project, region, op.Name, cfg)
 		if err != nil && !retryWait(ctx, err) {
 			return pollError(op.Name, err, cfg.now().Sub(start))
 		}
@@ -104,16 +113,19 @@ func WaitForOperation(ctx context.Context, svc *compute.Service, project, region
 
 // waitOnce asks GCP to wait for the operation. The wait call may return
 // early with the operation still running.
-func waitOnce(ctx context.Context, svc *compute.Service, project, region, name string, onPoll func(error)) (*compute.Operation, error) {
+func waitOnce(ctx context.Context, svc *compute.Service, project, region, name string, cfg waitConfig) (*compute.Operation, error) {
 	var op *compute.Operation
 	var err error
-	if region == "" {
+	switch {
+	case cfg.poll != nil:
+		op, err = cfg.poll(ctx, name)
+	case region == "":
 		op, err = svc.GlobalOperations.Wait(project, name).Context(ctx).Do()
-	} else {
+	default:
 		op, err = svc.RegionOperations.Wait(project, region, name).Context(ctx).Do()
 	}
-	if onPoll != nil {
-		onPoll(err)
+	if cfg.onPoll != nil {
+		cfg.onPoll(err)
 	}
 	return op, err
 }

@@ -68,13 +68,16 @@ type policyClient struct {
 	*Client
 	project string
 	region  string
-	api     policyAPI
+	// parent is set instead of project for an organization policy, whose
+	// operations are global organization operations.
+	parent string
+	api    policyAPI
 }
 
 var _ PolicyClient = &policyClient{}
 
 func (p *policyClient) key(name string) PolicyKey {
-	return PolicyKey{Project: p.project, Region: p.region, Name: name}
+	return PolicyKey{Project: p.project, Region: p.region, Name: name, Parent: p.parent}
 }
 
 func (p *policyClient) fetch(name string) FetchFn {
@@ -107,7 +110,11 @@ func (p *policyClient) mutate(ctx context.Context, name string, m Method, call f
 		if err != nil {
 			return err
 		}
-		err = p.wait(ctx, p.project, p.region, op)
+		if p.parent != "" {
+			err = p.waitOrg(ctx, op)
+		} else {
+			err = p.wait(ctx, p.project, p.region, op)
+		}
 		p.calls.operation(m, start, err)
 		return err
 	})
