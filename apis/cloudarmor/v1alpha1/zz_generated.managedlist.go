@@ -38,6 +38,24 @@ func (l *NetworkEdgeSecurityServiceList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this OrganizationSecurityPolicyAssociationList.
+func (l *OrganizationSecurityPolicyAssociationList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+// GetItems of this OrganizationSecurityPolicyList.
+func (l *OrganizationSecurityPolicyList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this ProjectCloudArmorTierList.
 func (l *ProjectCloudArmorTierList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))

@@ -52,3 +52,30 @@ func (mg *NetworkEdgeSecurityService) ResolveReferences(ctx context.Context, c c
 
 	return nil
 }
+
+// ResolveReferences of this OrganizationSecurityPolicyAssociation.
+func (mg *OrganizationSecurityPolicyAssociation) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.SecurityPolicyID),
+		Extract:      reference.ExternalName(),
+		Namespace:    mg.GetNamespace(),
+		Reference:    mg.Spec.ForProvider.SecurityPolicyRef,
+		Selector:     mg.Spec.ForProvider.SecurityPolicySelector,
+		To: reference.To{
+			List:    &OrganizationSecurityPolicyList{},
+			Managed: &OrganizationSecurityPolicy{},
+		},
+	})
+	if err != nil {
+		return errors.Wrap(err, "mg.Spec.ForProvider.SecurityPolicyID")
+	}
+	mg.Spec.ForProvider.SecurityPolicyID = reference.ToPtrValue(rsp.ResolvedValue)
+	mg.Spec.ForProvider.SecurityPolicyRef = rsp.ResolvedReference
+
+	return nil
+}
