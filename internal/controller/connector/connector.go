@@ -45,6 +45,7 @@ const (
 
 	errFmtNotAdmitted    = "ClusterProviderConfig %q does not admit namespace %q: its spec.namespaceSelector does not match the namespace's labels, so resources here may not use it"
 	errFmtNotProjectWide = "ClusterProviderConfig %q does not let namespace %q change project-wide settings such as the project's Cloud Armor tier: its spec.projectSettingsNamespaceSelector is unset or does not match the namespace's labels. Ask your platform team to select this namespace there, or use a ProviderConfig in this namespace with credentials of its own"
+	errFmtNotOrgWide     = "an organization-level resource affects every project below its organization, folder or attachment point, so it may only use a ClusterProviderConfig: providerConfigRef names %s %q, which is refused. Ask your platform team for a ClusterProviderConfig"
 	errFmtAmbient        = "ProviderConfig %s/%s uses credentials.source %s, which would act with the provider's own GCP identity: a namespaced ProviderConfig may only use Secret or AccessToken (the provider runs without --namespaced-ambient-credentials). Use a ClusterProviderConfig that admits this namespace"
 )
 
@@ -157,6 +158,19 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 		return nil, errors.Wrap(err, errBuildClient)
 	}
 	return &Connection{Client: cl, Project: cfg.project}, nil
+}
+
+// ConnectOrganizationWide is Connect for a resource that changes what every
+// project below an organization or folder enforces (an organization policy
+// or its association). Only a ClusterProviderConfig may serve one: a
+// namespaced ProviderConfig is refused before anything is read, whatever
+// its credentials, so a namespace's own config can never reach past its
+// projects. Admission refuses the same; this holds if a CRD did not.
+func (c *Connector) ConnectOrganizationWide(ctx context.Context, mg resource.ModernManaged) (*Connection, error) {
+	if ref := mg.GetProviderConfigReference(); ref != nil && ref.Kind != v1beta1.ClusterProviderConfigKind {
+		return nil, errors.Errorf(errFmtNotOrgWide, ref.Kind, ref.Name)
+	}
+	return c.Connect(ctx, mg)
 }
 
 // AdmitProjectWide checks that mg's config lets it change settings of a

@@ -660,3 +660,51 @@ func TestAdmitProjectWide(t *testing.T) {
 		})
 	}
 }
+
+func TestConnectOrganizationWide(t *testing.T) {
+	refused := `an organization-level resource affects every project below its organization, folder or attachment point, ` +
+		`so it may only use a ClusterProviderConfig: providerConfigRef names ProviderConfig "default", which is refused. Ask your platform team for a ClusterProviderConfig`
+	cases := map[string]struct {
+		reason   string
+		mg       *cav1beta1.SecurityPolicy
+		objs     []client.Object
+		want     string
+		wantRead bool
+	}{
+		"ProviderConfig": {
+			reason: "A namespaced ProviderConfig is refused before it is read, whatever its credentials.",
+			mg:     mr(v1beta1.ProviderConfigKind, configName),
+			objs:   []client.Object{pc()},
+			want:   refused,
+		},
+		"ClusterProviderConfig": {
+			reason:   "A ClusterProviderConfig connects as Connect does.",
+			mg:       mr(v1beta1.ClusterProviderConfigKind, configName),
+			objs:     []client.Object{cpc()},
+			wantRead: true,
+		},
+		"NoConfig": {
+			reason: "A resource without a config reference is Connect's error.",
+			mg:     mr("", ""),
+			want:   errNoConfigRef,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var keys, secretKeys []types.NamespacedName
+			c := New(reader(&keys, nil, tc.objs...), reader(&secretKeys, nil, secret(map[string][]byte{secretKey: []byte(fakeKey)})),
+				resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return nil }), gcp.NewClientCache(0),
+				func(context.Context, gcp.Credentials) (*gcp.Client, error) { return &gcp.Client{}, nil })
+			got := ""
+			if _, err := c.ConnectOrganizationWide(context.Background(), tc.mg); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nConnectOrganizationWide(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if read := len(keys) > 0; read != tc.wantRead {
+				t.Errorf("\n%s\nConnectOrganizationWide(...): want config read %t, got %t", tc.reason, tc.wantRead, read)
+			}
+		})
+	}
+}
