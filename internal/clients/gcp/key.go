@@ -1,14 +1,15 @@
 package gcp
 
 // A PolicyKey identifies one security policy across all credential sets.
-// Region is empty for a global policy. An organization policy has a Parent
-// (organizations/N or folders/N) instead of a Project, and its Name is the
-// numeric id GCP gave it.
+// Region is empty for a global policy. An organization policy has no
+// Project: Org is set and its Name is the numeric id GCP gave it, unique
+// across organizations, so that every object reading one policy shares its
+// snapshot whether or not it knows the policy's parent.
 type PolicyKey struct {
 	Project string
 	Region  string
 	Name    string
-	Parent  string
+	Org     bool
 }
 
 // String returns the policy's relative resource name, the form GCP uses in
@@ -16,7 +17,7 @@ type PolicyKey struct {
 // projects/p/regions/r/securityPolicies/n, or
 // locations/global/securityPolicies/id for an organization policy.
 func (k PolicyKey) String() string {
-	if k.Parent != "" {
+	if k.Org {
 		return "locations/global/securityPolicies/" + k.Name
 	}
 	if k.Region == "" {

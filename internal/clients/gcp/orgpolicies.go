@@ -56,13 +56,14 @@ type OrgPolicyClient interface {
 }
 
 // OrgPolicies returns an OrgPolicyClient for the policies whose parent is
-// organizations/N or folders/N.
+// organizations/N or folders/N. parent "" gives a client for policies
+// known by id only (an association's): its Create and Find fail.
 func (c *Client) OrgPolicies(parent string) (OrgPolicyClient, error) {
-	if !ValidOrgParent(parent) {
+	if parent != "" && !ValidOrgParent(parent) {
 		return nil, errors.Errorf(errFmtOrgParent, parent)
 	}
 	api := orgAPI{svc: c.svc, parent: parent}
-	return &orgPolicyClient{policyClient: &policyClient{Client: c, parent: parent, api: api}, api: api}, nil
+	return &orgPolicyClient{policyClient: &policyClient{Client: c, org: true, api: api}, api: api, parent: parent}, nil
 }
 
 // ValidOrgParent reports whether parent is organizations/N or folders/N.
@@ -78,17 +79,21 @@ func ValidOrgParent(parent string) bool {
 
 type orgPolicyClient struct {
 	*policyClient
-	api orgAPI
+	api    orgAPI
+	parent string
 }
 
 var _ OrgPolicyClient = &orgPolicyClient{}
 
 func (o *orgPolicyClient) Create(ctx context.Context, sp *compute.SecurityPolicy) (string, error) {
+	if o.parent == "" {
+		return "", errors.Errorf(errFmtOrgParent, o.parent)
+	}
 	body := withRulePriorities(sp)
 	var id string
 	// The id is unknown until GCP answers, so inserts of one shortName
 	// queue behind each other under a key of their own.
-	queued := PolicyKey{Parent: o.parent, Name: "shortName/" + sp.ShortName}
+	queued := PolicyKey{Org: true, Name: o.parent + "/" + sp.ShortName}
 	err := o.queue.Do(ctx, queued, func(ctx context.Context) error {
 		start := time.Now()
 		op, err := o.api.insert(ctx, "", body)
@@ -136,6 +141,9 @@ func (o *orgPolicyClient) PatchRule(ctx context.Context, id string, priority int
 }
 
 func (o *orgPolicyClient) Find(ctx context.Context, shortName string) (*compute.SecurityPolicy, error) {
+	if o.parent == "" {
+		return nil, errors.Errorf(errFmtOrgParent, o.parent)
+	}
 	var found *compute.SecurityPolicy
 	err := o.api.svc.OrganizationSecurityPolicies.List().ParentId(o.parent).Context(ctx).Pages(ctx, func(l *compute.SecurityPolicyList) error {
 		o.calls.record(MethodOrgList, nil)

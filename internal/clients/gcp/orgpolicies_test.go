@@ -110,7 +110,7 @@ func findRule(sp *compute.SecurityPolicy, prio int64) *compute.SecurityPolicyRul
 
 func TestOrgPoliciesParent(t *testing.T) {
 	c := NewClient(nil, nil, nil)
-	for parent, ok := range map[string]bool{"organizations/1": true, "folders/22": true, "projects/p": false, "organizations/x": false, "": false} {
+	for parent, ok := range map[string]bool{"organizations/1": true, "folders/22": true, "projects/p": false, "organizations/x": false, "": true} {
 		if _, err := c.OrgPolicies(parent); (err == nil) != ok {
 			t.Errorf("OrgPolicies(%q): want ok=%t, got %v", parent, ok, err)
 		}

@@ -68,16 +68,16 @@ type policyClient struct {
 	*Client
 	project string
 	region  string
-	// parent is set instead of project for an organization policy, whose
-	// operations are global organization operations.
-	parent string
-	api    policyAPI
+	// org is set for organization policies, which have no project and
+	// whose operations are global organization operations.
+	org bool
+	api policyAPI
 }
 
 var _ PolicyClient = &policyClient{}
 
 func (p *policyClient) key(name string) PolicyKey {
-	return PolicyKey{Project: p.project, Region: p.region, Name: name, Parent: p.parent}
+	return PolicyKey{Project: p.project, Region: p.region, Name: name, Org: p.org}
 }
 
 func (p *policyClient) fetch(name string) FetchFn {
@@ -110,7 +110,7 @@ func (p *policyClient) mutate(ctx context.Context, name string, m Method, call f
 		if err != nil {
 			return err
 		}
-		if p.parent != "" {
+		if p.org {
 			err = p.waitOrg(ctx, op)
 		} else {
 			err = p.wait(ctx, p.project, p.region, op)
