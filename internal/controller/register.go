@@ -8,6 +8,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/networkedgesecurityservice"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicyassociation"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/projectcloudarmortier"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
@@ -19,6 +21,8 @@ import (
 // ManagedResourceActivationPolicy a CRD may appear long after the provider
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o setup.Options) error {
+	// The organization-level kinds are not listed: admission and the
+	// connector keep them off namespaced ProviderConfigs.
 	if err := config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
 		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK); err != nil {
 		return err
@@ -38,5 +42,11 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := setup.AddGated(mgr, o, networkedgesecurityservice.Kind); err != nil {
 		return err
 	}
-	return setup.AddGated(mgr, o, projectcloudarmortier.Kind)
+	if err := setup.AddGated(mgr, o, projectcloudarmortier.Kind); err != nil {
+		return err
+	}
+	if err := setup.AddGated(mgr, o, organizationsecuritypolicy.Kind); err != nil {
+		return err
+	}
+	return setup.AddGated(mgr, o, organizationsecuritypolicyassociation.Kind)
 }
