@@ -69,7 +69,7 @@ func TestAdmissionOrganizationPolicy(t *testing.T) {
 		},
 		"AssociationProject": {
 			reason: "An association to a project, by policy id, is accepted.",
-			object: orgAssociationYAML("one-project", "", "securityPolicyId: \"1234567890\"", "attachmentId: projects/demo-project"),
+			object: orgAssociationYAML("one-project", "", "securityPolicy: \"1234567890\"", "attachmentId: projects/demo-project"),
 		},
 		"AssociationProviderConfig": {
 			reason:  "A namespaced ProviderConfig is refused, with a message saying why.",
@@ -79,7 +79,7 @@ func TestAdmissionOrganizationPolicy(t *testing.T) {
 		"AssociationNoPolicy": {
 			reason:  "An association must say which policy.",
 			object:  orgAssociationYAML("no-policy", "", "attachmentId: organizations/123"),
-			wantErr: "set securityPolicyId, securityPolicyRef or securityPolicySelector",
+			wantErr: "set securityPolicy, securityPolicyRef or securityPolicySelector",
 		},
 		"AssociationBadAttachment": {
 			reason:  "An attachment point is an organization, a folder or a project.",
@@ -120,7 +120,7 @@ func TestAdmissionOrganizationPolicyDefaults(t *testing.T) {
 	ctx := context.Background()
 	for name, object := range map[string]string{
 		"Policy":      orgPolicyYAML("defaulted", "", "parent: organizations/123"),
-		"Association": orgAssociationYAML("defaulted", "", "securityPolicyId: \"1\"", "attachmentId: folders/9"),
+		"Association": orgAssociationYAML("defaulted", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := &unstructured.Unstructured{}
@@ -166,14 +166,14 @@ func TestAdmissionOrganizationPolicyImmutable(t *testing.T) {
 			wantErr: "shortName is immutable",
 		},
 		"Attachment": {
-			object: orgAssociationYAML("imm-attachment", "", "securityPolicyId: \"1\"", "attachmentId: folders/9"),
+			object: orgAssociationYAML("imm-attachment", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
 			path:   []string{"spec", "forProvider", "attachmentId"}, value: "folders/10",
 			wantErr: "attachmentId is immutable",
 		},
 		"PolicyID": {
-			object: orgAssociationYAML("imm-policy", "", "securityPolicyId: \"1\"", "attachmentId: folders/9"),
-			path:   []string{"spec", "forProvider", "securityPolicyId"}, value: "2",
-			wantErr: "securityPolicyId is immutable",
+			object: orgAssociationYAML("imm-policy", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
+			path:   []string{"spec", "forProvider", "securityPolicy"}, value: "2",
+			wantErr: "securityPolicy is immutable",
 		},
 	}
 	for name, tc := range cases {

@@ -14,21 +14,19 @@ import (
 // OrganizationSecurityPolicyAssociationParameters are the configurable
 // fields of an association of an organization security policy: where the
 // policy applies.
-// +kubebuilder:validation:XValidation:rule="has(self.securityPolicyId) || has(self.securityPolicyRef) || has(self.securityPolicySelector)",message="set securityPolicyId, securityPolicyRef or securityPolicySelector"
+// +kubebuilder:validation:XValidation:rule="has(self.securityPolicy) || has(self.securityPolicyRef) || has(self.securityPolicySelector)",message="set securityPolicy, securityPolicyRef or securityPolicySelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicyRef) || !has(self.securityPolicyRef.namespace)",message="securityPolicyRef must name an OrganizationSecurityPolicy in this object's namespace: remove securityPolicyRef.namespace"
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicySelector) || !has(self.securityPolicySelector.namespace)",message="securityPolicySelector must select an OrganizationSecurityPolicy in this object's namespace: remove securityPolicySelector.namespace"
 // +kubebuilder:validation:XValidation:rule="has(self.name) == has(oldSelf.name)",message="name is immutable"
 type OrganizationSecurityPolicyAssociationParameters struct {
-	// SecurityPolicyID is the numeric id of the organization policy to
+	// SecurityPolicy is the numeric id of the organization policy to
 	// attach. Usually resolved from securityPolicyRef or
 	// securityPolicySelector. Immutable once set.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,20}$`
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="securityPolicyId is immutable: create an association of the other policy"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="securityPolicy is immutable: create an association of the other policy"
 	// +crossplane:generate:reference:type=OrganizationSecurityPolicy
-	// +crossplane:generate:reference:refFieldName=SecurityPolicyRef
-	// +crossplane:generate:reference:selectorFieldName=SecurityPolicySelector
-	SecurityPolicyID *string `json:"securityPolicyId,omitempty"`
+	SecurityPolicy *string `json:"securityPolicy,omitempty"`
 
 	// SecurityPolicyRef references an OrganizationSecurityPolicy in the
 	// same namespace.
@@ -99,7 +97,7 @@ type OrganizationSecurityPolicyAssociationStatus struct {
 // it, refused otherwise at admission and by the provider.
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
-// +kubebuilder:printcolumn:name="POLICY",type="string",JSONPath=".spec.forProvider.securityPolicyId"
+// +kubebuilder:printcolumn:name="POLICY",type="string",JSONPath=".spec.forProvider.securityPolicy"
 // +kubebuilder:printcolumn:name="ATTACHMENT",type="string",JSONPath=".spec.forProvider.attachmentId"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

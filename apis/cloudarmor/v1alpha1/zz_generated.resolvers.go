@@ -61,7 +61,7 @@ func (mg *OrganizationSecurityPolicyAssociation) ResolveReferences(ctx context.C
 	var err error
 
 	rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
-		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.SecurityPolicyID),
+		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.SecurityPolicy),
 		Extract:      reference.ExternalName(),
 		Namespace:    mg.GetNamespace(),
 		Reference:    mg.Spec.ForProvider.SecurityPolicyRef,
@@ -72,9 +72,9 @@ func (mg *OrganizationSecurityPolicyAssociation) ResolveReferences(ctx context.C
 		},
 	})
 	if err != nil {
-		return errors.Wrap(err, "mg.Spec.ForProvider.SecurityPolicyID")
+		return errors.Wrap(err, "mg.Spec.ForProvider.SecurityPolicy")
 	}
-	mg.Spec.ForProvider.SecurityPolicyID = reference.ToPtrValue(rsp.ResolvedValue)
+	mg.Spec.ForProvider.SecurityPolicy = reference.ToPtrValue(rsp.ResolvedValue)
 	mg.Spec.ForProvider.SecurityPolicyRef = rsp.ResolvedReference
 
 	return nil

@@ -77,8 +77,8 @@ func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.Organiza
 // PollGroup is the policy an association reads, polled with the policy's
 // own object (organizationsecuritypolicy.PollGroup).
 func PollGroup(mg resource.Managed) string {
-	if cr, ok := mg.(*v1alpha1.OrganizationSecurityPolicyAssociation); ok && cr.Spec.ForProvider.SecurityPolicyID != nil {
-		return "organizationsecuritypolicy/" + *cr.Spec.ForProvider.SecurityPolicyID
+	if cr, ok := mg.(*v1alpha1.OrganizationSecurityPolicyAssociation); ok && cr.Spec.ForProvider.SecurityPolicy != nil {
+		return "organizationsecuritypolicy/" + *cr.Spec.ForProvider.SecurityPolicy
 	}
 	return "organizationsecuritypolicyassociation/" + mg.GetNamespace() + "/" + mg.GetName()
 }
@@ -117,7 +117,7 @@ func Name(cr *v1alpha1.OrganizationSecurityPolicyAssociation) string {
 }
 
 func policyID(cr *v1alpha1.OrganizationSecurityPolicyAssociation) string {
-	if id := cr.Spec.ForProvider.SecurityPolicyID; id != nil {
+	if id := cr.Spec.ForProvider.SecurityPolicy; id != nil {
 		return *id
 	}
 	return ""

@@ -49,7 +49,7 @@ func object(id string, mod ...func(*v1alpha1.OrganizationSecurityPolicyAssociati
 	cr := &v1alpha1.OrganizationSecurityPolicyAssociation{ObjectMeta: metav1.ObjectMeta{Name: "whole-org", Namespace: "platform"}}
 	cr.Spec.ForProvider = v1alpha1.OrganizationSecurityPolicyAssociationParameters{AttachmentID: parent}
 	if id != "" {
-		cr.Spec.ForProvider.SecurityPolicyID = &id
+		cr.Spec.ForProvider.SecurityPolicy = &id
 	}
 	for _, m := range mod {
 		m(cr)
