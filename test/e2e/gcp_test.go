@@ -56,6 +56,10 @@ const (
 // applies them only with E2E_GCP_ENTERPRISE=true.
 var enterpriseExamples = []string{"network-udf.yaml", "address-group.yaml", "network-edge-security-service.yaml"}
 
+// organizationExamples name an organization TestGCP's project credentials
+// do not administer; TestGCP never applies them.
+var organizationExamples = []string{"organization-policy.yaml"}
+
 // gcpReadyWithin bounds each object's wait for Ready against real GCP, where
 // one operation takes seconds to tens of seconds and a policy's operations
 // run one at a time.
@@ -295,6 +299,19 @@ func gcpExamples(t *testing.T, env gcpEnv, prefix string) []*unstructuredObject 
 		}
 		out = kept
 	}
+	skipOrg := map[string]bool{}
+	for _, f := range organizationExamples {
+		for _, o := range readObjects(t, repo.Path("examples", "features", f)) {
+			skipOrg[o.GetKind()+"/"+o.GetName()] = true
+		}
+	}
+	out = slices.DeleteFunc(out, func(o *unstructuredObject) bool {
+		if skipOrg[o.GetKind()+"/"+o.GetName()] {
+			t.Logf("not applying %s %s: it needs an organization these credentials administer", o.GetKind(), o.GetName())
+			return true
+		}
+		return false
+	})
 	for _, o := range out {
 		if o.GroupVersionKind().Group != v1beta1.Group {
 			continue
