@@ -44,7 +44,7 @@ const (
 // composed by Crossplane from the Nodes startDemo creates (through the
 // AddressSet the provider keeps from them).
 var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist",
-	"features/network-edge-security-service.yaml", "features/project-tier.yaml"}
+	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml"}
 
 // demoNodes are Node objects `make run` creates besides the real one: three
 // in the pool the example IPAllowlist selects and one outside it, with
@@ -215,6 +215,8 @@ var readyKinds = []schema.GroupVersionKind{
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSet"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "NetworkEdgeSecurityService"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "ProjectCloudArmorTier"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicy"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyAssociation"},
 }
 
 // waitReady polls until every object of readyKinds is Ready=True and
