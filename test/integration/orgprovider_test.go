@@ -15,19 +15,18 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
 
-// TestOrganizationPolicy runs the provider against the emulator with an
+// testOrganizationPolicy runs the provider against the emulator with an
 // organization policy and an association referencing it: both Ready, the
 // policy's id its external name, one insert and one addAssociation; a rule
 // change is one addRule; deleting both removes the association, then the
 // policy (GCP refuses the other order).
-func TestOrganizationPolicy(t *testing.T) {
-	e := startProvider(t, emulator.Options{})
+func (e *env) testOrganizationPolicy(t *testing.T) {
 	ctx := context.Background()
 	const parent = "organizations/123"
+	start := e.emu.Stats().Methods
 
 	rule := func(prio int64, r v1beta1.IPRange) v1beta1.PolicyRule {
 		return v1beta1.PolicyRule{Priority: prio, RuleParameters: v1beta1.RuleParameters{Action: "deny(403)",
@@ -80,7 +79,7 @@ func TestOrganizationPolicy(t *testing.T) {
 			t.Errorf("%s calls for one new rule: want %d, got %d", m, want, got)
 		}
 	}
-	if n := after["organizationSecurityPolicies.addAssociation"]; n != 1 {
+	if n := after["organizationSecurityPolicies.addAssociation"] - start["organizationSecurityPolicies.addAssociation"]; n != 1 {
 		t.Errorf("organizationSecurityPolicies.addAssociation calls in all: want 1, got %d", n)
 	}
 
@@ -97,7 +96,7 @@ func TestOrganizationPolicy(t *testing.T) {
 			return nil
 		})
 	}
-	if got := len(e.emu.OrganizationSecurityPolicies()); got != 0 {
-		t.Errorf("organization policies left in GCP: want 0, got %d", got)
+	if _, ok := e.emu.OrganizationSecurityPolicies()[path]; ok {
+		t.Errorf("policy %s left in GCP after its object was deleted", path)
 	}
 }

@@ -32,6 +32,7 @@ func TestProvider(t *testing.T) {
 	t.Run("DefaultRuleObject", e.testDefaultRuleObject)
 	t.Run("ProjectReads", e.testProjectReads)
 	t.Run("TierAndUsers", e.testTierAndUsers)
+	t.Run("OrganizationPolicy", e.testOrganizationPolicy)
 }
 
 func (e *env) testLifecycle(t *testing.T) {
