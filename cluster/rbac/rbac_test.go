@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,5 +136,54 @@ func TestProviderRuntimeBinding(t *testing.T) {
 		if diff := cmp.Diff(o.Object, found[key].UnstructuredContent()); diff != "" {
 			t.Errorf("examples/allowlist/rbac.yaml's %s differs from %s's (-install +example):\n%s", key, ProviderRuntimeFile, diff)
 		}
+	}
+}
+
+// TestClusterRoleCoversManagedKinds: every managed resource kind the package
+// defines (CRD category "managed") is in clusterrole.yaml as the reconciler
+// needs it: read and watched, its status and finalizers written. A new kind
+// missing here would leave the provider pod unable to list it (a "forbidden"
+// per informer retry, and the kind never reconciled).
+func TestClusterRoleCoversManagedKinds(t *testing.T) {
+	root := repo.Root()
+	role, err := ClusterRole(filepath.Join(root, ClusterRoleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, PackageDir, "crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in %s/crds: %v", PackageDir, err)
+	}
+	managed := 0
+	for _, f := range files {
+		objs, err := Objects(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			cats, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "names", "categories")
+			if !slices.Contains(cats, "managed") {
+				continue
+			}
+			managed++
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+			var want []Grant
+			for _, v := range []string{"get", "list", "watch", "update", "patch"} {
+				want = append(want, Grant{Group: group, Resource: plural, Verb: v})
+			}
+			for _, v := range []string{"get", "update", "patch"} {
+				want = append(want, Grant{Group: group, Resource: plural + "/status", Verb: v})
+			}
+			want = append(want, Grant{Group: group, Resource: plural + "/finalizers", Verb: "update"})
+			for _, g := range want {
+				if !Allows(role.Rules, g) {
+					t.Errorf("%s does not allow %s (%s)", ClusterRoleFile, g, filepath.Base(f))
+				}
+			}
+		}
+	}
+	if managed == 0 {
+		t.Errorf("no CRD of category managed in %s/crds: the test checks nothing", PackageDir)
 	}
 }
