@@ -262,3 +262,24 @@ func priorities(p map[string]any) []float64 {
 	}
 	return out
 }
+
+// TestUpdateCannotClear checks that a change compute v1 cannot make in place
+// (clearing a rule's field needs an updateMask, which an organization
+// policy's patchRule lacks) is an error, not a patch that leaves the field
+// set and a diff that never ends.
+func TestUpdateCannotClear(t *testing.T) {
+	ctx := context.Background()
+	c, _ := orgPolicies(t)
+	e := &external{policies: c}
+	described := denyRule(10, "192.0.2.0/24")
+	described.Description = new("known bad")
+	cr := object(withRules(described))
+	if _, err := e.Create(ctx, cr); err != nil {
+		t.Fatalf("Create(...): %v", err)
+	}
+	withRules(denyRule(10, "192.0.2.0/24"))(cr)
+	_, err := e.Update(ctx, cr)
+	if err == nil || !strings.Contains(err.Error(), "cannot clear fields in place") {
+		t.Errorf("Update(...) clearing a rule's description: want the missing updateMask reported, got %v", err)
+	}
+}
