@@ -72,6 +72,12 @@ func (q *WriteQueue) Do(ctx context.Context, key PolicyKey, fn func(ctx context.
 		q.waits.Add(1)
 		select {
 		case s.token <- struct{}{}:
+			// The turn and the cancellation may come together, and select
+			// then picks either: a caller that has gone starts no write.
+			if err := ctx.Err(); err != nil {
+				<-s.token
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
