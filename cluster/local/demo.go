@@ -324,6 +324,24 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		policy, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "securityPolicyRef", "name")
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\t\n", o.GetKind(), o.GetName(), ready, synced, region+"/"+policy, rules[region+"/"+policy])
 	}
+	for _, o := range d.list(ctx, readyKinds[6]) {
+		ready, synced, _ := conditions(o)
+		parent, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "parent")
+		short, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "shortName")
+		n, _, _ := unstructured.NestedInt64(o.Object, "status", "atProvider", "ruleCount")
+		users, _, _ := unstructured.NestedSlice(o.Object, "status", "atProvider", "associations")
+		var attached []string
+		for _, u := range users {
+			id, _, _ := unstructured.NestedString(u.(map[string]any), "attachmentId")
+			attached = append(attached, id)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s/%s\t%d\t\t%s\n", o.GetKind(), o.GetName(), ready, synced, parent, short, n, strings.Join(attached, ","))
+	}
+	for _, o := range d.list(ctx, readyKinds[7]) {
+		ready, synced, _ := conditions(o)
+		id, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "attachmentId")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t(attached to %s)\t\t\t\n", o.GetKind(), o.GetName(), ready, synced, id)
+	}
 	for _, o := range d.list(ctx, readyKinds[5]) {
 		ready, synced, _ := conditions(o)
 		tier, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "cloudArmorTier")
