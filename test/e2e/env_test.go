@@ -177,7 +177,10 @@ func (s *suite) cleanup(t *testing.T) {
 	if forced := s.plat.DeleteManaged(t, s.namespaces...); len(forced) > 0 {
 		t.Errorf("cleanup: the provider could not delete %v", forced)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The config goes once the provider sees no usage of it; the usages go
+	// with their managed resources, through the node's garbage collector,
+	// which a loaded machine slows (a minute was once not enough).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cpc := &pcv1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := s.kube.Delete(ctx, cpc); err != nil && !kerrors.IsNotFound(err) {
@@ -189,7 +192,13 @@ func (s *suite) cleanup(t *testing.T) {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Errorf("cleanup: ClusterProviderConfig default still there after a minute: %v, finalizers %v", err, cpc.Finalizers)
+			usages := &pcv1beta1.ProviderConfigUsageList{}
+			_ = s.kube.List(context.Background(), usages)
+			var left []string
+			for _, u := range usages.Items {
+				left = append(left, fmt.Sprintf("%s/%s (of %s %s)", u.Namespace, u.Name, u.ResourceReference.Kind, u.ResourceReference.Name))
+			}
+			t.Errorf("cleanup: ClusterProviderConfig default still there after 3 minutes: %v, finalizers %v, usages %v", err, cpc.Finalizers, left)
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
