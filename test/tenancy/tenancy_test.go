@@ -180,14 +180,15 @@ spec:
 	}
 
 	for name, fn := range map[string]func(*testing.T){
-		"ReadsDoNotLeak":                 s.testReadsDoNotLeak,
-		"ClaimsAreNamespaceScoped":       s.testClaimsAreNamespaceScoped,
-		"OnePolicyOwner":                 s.testOnePolicyOwner,
-		"OneRuleOwner":                   s.testOneRuleOwner,
-		"OwnerLabel":                     s.testOwnerLabel,
-		"AmbientCredentialsAdmission":    s.testAmbientCredentialsAdmission,
-		"NamespaceSelector":              s.testNamespaceSelector,
-		"EdgeServiceStaysInItsNamespace": s.testEdgeServiceStaysInItsNamespace,
+		"ReadsDoNotLeak":                     s.testReadsDoNotLeak,
+		"ClaimsAreNamespaceScoped":           s.testClaimsAreNamespaceScoped,
+		"OnePolicyOwner":                     s.testOnePolicyOwner,
+		"OneRuleOwner":                       s.testOneRuleOwner,
+		"OwnerLabel":                         s.testOwnerLabel,
+		"AmbientCredentialsAdmission":        s.testAmbientCredentialsAdmission,
+		"NamespaceSelector":                  s.testNamespaceSelector,
+		"EdgeServiceStaysInItsNamespace":     s.testEdgeServiceStaysInItsNamespace,
+		"OrganizationKindsNeedClusterConfig": s.testOrganizationKindsNeedClusterConfig,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -676,6 +677,43 @@ spec:
 			}
 			if src, _, _ := unstructured.NestedString(got.Object, "spec", "credentials", "source"); src != name {
 				t.Fatalf("ClusterProviderConfig stored with credentials.source %q, want %q", src, name)
+			}
+		})
+	}
+}
+
+// testOrganizationKindsNeedClusterConfig: an organization or folder policy
+// and its association affect every project below them, so a tenant may not
+// point one at its own namespaced ProviderConfig (its credentials would act
+// on the whole organization): the CRDs the package installed refuse it at
+// admission, with a message saying why; with no providerConfigRef the object
+// defaults to the platform's ClusterProviderConfig "default".
+func (s *suite) testOrganizationKindsNeedClusterConfig(t *testing.T) {
+	ctx := context.Background()
+	const wantMsg = "may only use a ClusterProviderConfig"
+	for kind, forProvider := range map[string]string{
+		"OrganizationSecurityPolicy":            `{parent: organizations/123456789012, description: a tenant's baseline}`,
+		"OrganizationSecurityPolicyAssociation": `{securityPolicy: "1234", attachmentId: organizations/123456789012}`,
+	} {
+		t.Run(kind, func(t *testing.T) {
+			u := decode(t, fmt.Sprintf(`apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: %s
+metadata: {name: tenant-org, namespace: tenant-a}
+spec:
+  providerConfigRef: {kind: ProviderConfig, name: default}
+  forProvider: %s`, kind, forProvider))
+			err := s.Admin.Create(ctx, u, client.FieldValidation("Strict"), client.DryRunAll)
+			if err == nil || !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), wantMsg) {
+				t.Fatalf("%s naming tenant-a's ProviderConfig: got error %v, want Invalid containing %q", kind, err, wantMsg)
+			}
+			// The positive control: the same object with no reference is
+			// admitted, defaulted to the ClusterProviderConfig.
+			unstructured.RemoveNestedField(u.Object, "spec", "providerConfigRef")
+			if err := s.Admin.Create(ctx, u, client.FieldValidation("Strict"), client.DryRunAll); err != nil {
+				t.Fatalf("%s with no providerConfigRef was refused: %v", kind, err)
+			}
+			if k, _, _ := unstructured.NestedString(u.Object, "spec", "providerConfigRef", "kind"); k != "ClusterProviderConfig" {
+				t.Fatalf("%s with no providerConfigRef defaulted to kind %q, want ClusterProviderConfig", kind, k)
 			}
 		})
 	}
