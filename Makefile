@@ -87,12 +87,14 @@ $(SIGN): $(CROSSPLANE)
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready, Argo CD and the real node's tools (cached).
+tools: ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticcheck, the crossplane CLI and core, function-auto-ready, Argo CD, the package signer and the real node's tools (cached).
 	@# In parallel: on a cold machine the module downloads and links overlap.
+	@# hack/sign too: built (and tested) alone by the first `make xpkg` it took
+	@# 5 min of a cold make test on 2026-11-27.
 	@# Measured with `make run`'s seven tools: 16.5 min cold in all at nice 19
 	@# beside a benchmark, the longest (the crossplane CLI) 13 min of it.
 	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps \
-		node-tool-kube-node node-tool-coredns node-tool-helm node-tool-node-debs
+		node-tool-kube-node node-tool-coredns node-tool-helm node-tool-node-debs $(SIGN)
 
 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
 	cluster/toolchain/build.sh assets >/dev/null
