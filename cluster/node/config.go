@@ -21,10 +21,14 @@ const (
 	bridge       = "nodebr0"
 
 	// APIPort is the API server's port inside the node and on host loopback.
-	APIPort = 36443
+	// The ports the host listens on are below Linux's ephemeral range
+	// (32768-60999): in it, a busy machine's outgoing connection can hold
+	// the port as its source (a node once failed to start with 35000 taken
+	// by one, which had gone a second later).
+	APIPort = 26443
 	// RegistryPort is the registry's port on NodeIP inside the node and on
 	// host loopback.
-	RegistryPort = 35000
+	RegistryPort = 25000
 	etcdPort     = 32379
 	etcdPeerPort = 32380
 )
