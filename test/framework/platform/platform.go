@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -235,13 +237,46 @@ func (p *Platform) Cleanup(t *testing.T) {
 	}
 }
 
-// managedKinds are the namespaced kinds of the provider.
-var managedKinds = []schema.GroupVersionKind{
-	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
-	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
-	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSetList"},
-	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressGroupList"},
-	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "NetworkEdgeSecurityServiceList"},
+// managedKinds are the namespaced kinds of the provider, read from the CRDs
+// the package installed (group cloudarmor.armorplane.io, at their storage
+// version), so that a kind added to the provider is cleaned up without a
+// list here to keep: a fixed list once missed two new kinds, whose objects
+// kept the ClusterProviderConfig they used. Rules and associations come
+// first, so they are deleted before the policies they belong to.
+func (p *Platform) managedKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
+	if err := p.Kube.Client.List(ctx, crds); err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionKind
+	for _, crd := range crds.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		scope, _, _ := unstructured.NestedString(crd.Object, "spec", "scope")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		if group != "cloudarmor.armorplane.io" || scope != "Namespaced" {
+			continue
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			if storage, _ := v["storage"].(bool); storage {
+				name, _ := v["name"].(string)
+				out = append(out, schema.GroupVersionKind{Group: group, Version: name, Kind: kind + "List"})
+			}
+		}
+	}
+	first := func(k string) bool { return strings.Contains(k, "Rule") || strings.Contains(k, "Association") }
+	sort.SliceStable(out, func(i, j int) bool {
+		if first(out[i].Kind) != first(out[j].Kind) {
+			return first(out[i].Kind)
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no CRD of group cloudarmor.armorplane.io: is the provider installed?")
+	}
+	return out, nil
 }
 
 // DeleteNamespaces deletes the namespaces a test made and waits until they
@@ -310,8 +345,12 @@ func (p *Platform) forceOut(ctx context.Context, t *testing.T, namespaces []stri
 
 // managed lists the managed resources in namespace.
 func (p *Platform) managed(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	kinds, err := p.managedKinds(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []*unstructured.Unstructured
-	for _, gvk := range managedKinds {
+	for _, gvk := range kinds {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)
 		if err := p.Kube.Client.List(ctx, l, client.InNamespace(namespace)); err != nil {
