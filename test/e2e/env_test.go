@@ -178,8 +178,9 @@ func (s *suite) cleanup(t *testing.T) {
 		t.Errorf("cleanup: the provider could not delete %v", forced)
 	}
 	// The config goes once the provider sees no usage of it; the usages go
-	// with their managed resources, through the node's garbage collector,
-	// which a loaded machine slows (a minute was once not enough).
+	// with their managed resources, through the node's garbage collector.
+	// If one stays (a managed kind the cleanup did not delete did that
+	// once), the failure names it.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cpc := &pcv1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
