@@ -124,12 +124,12 @@ func (a *Attached) Expose(hostTarget string) (string, error) {
 
 // Kubectl runs kubectl against the node and returns its stdout.
 func (a *Attached) Kubectl(ctx context.Context, args ...string) (string, error) {
-	return kubectl(ctx, a.Attachment.Kubectl, a.Kubeconfig, append(os.Environ(), "KUBECONFIG="+a.Kubeconfig), args...)
+	return RunKubectl(ctx, a.Attachment.Kubectl, a.Kubeconfig, append(os.Environ(), "KUBECONFIG="+a.Kubeconfig), args...)
 }
 
-// kubectl runs bin against kubeconfig with env and returns its stdout; an
-// error carries its stderr.
-func kubectl(ctx context.Context, bin, kubeconfig string, env []string, args ...string) (string, error) {
+// RunKubectl runs the kubectl bin against kubeconfig with env and returns
+// its stdout; an error carries its stderr.
+func RunKubectl(ctx context.Context, bin, kubeconfig string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

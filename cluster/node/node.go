@@ -443,7 +443,7 @@ func (n *Node) Apply(ctx context.Context, manifests string) error {
 
 // Kubectl runs kubectl against the node and returns its stdout.
 func (n *Node) Kubectl(ctx context.Context, args ...string) (string, error) {
-	return kubectl(ctx, n.cfg.Tools.Kubectl, n.Kubeconfig, n.ClientEnv(), args...)
+	return RunKubectl(ctx, n.cfg.Tools.Kubectl, n.Kubeconfig, n.ClientEnv(), args...)
 }
 
 func (n *Node) kubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
@@ -455,13 +455,17 @@ func (n *Node) kubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
 
 // ClientEnv is the environment for kubectl and helm run against the node:
 // their caches and config go under the work directory, not $HOME.
-func (n *Node) ClientEnv() []string {
+func (n *Node) ClientEnv() []string { return ClientEnv(n.Kubeconfig, n.l.dir) }
+
+// ClientEnv is the environment of kubectl and helm run against kubeconfig,
+// with their caches and config under dir, not $HOME.
+func ClientEnv(kubeconfig, dir string) []string {
 	return append(os.Environ(),
-		"KUBECONFIG="+n.Kubeconfig,
-		"KUBECACHEDIR="+n.l.p("client/kubecache"),
-		"HELM_CACHE_HOME="+n.l.p("client/helm/cache"),
-		"HELM_CONFIG_HOME="+n.l.p("client/helm/config"),
-		"HELM_DATA_HOME="+n.l.p("client/helm/data"),
+		"KUBECONFIG="+kubeconfig,
+		"KUBECACHEDIR="+filepath.Join(dir, "client/kubecache"),
+		"HELM_CACHE_HOME="+filepath.Join(dir, "client/helm/cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(dir, "client/helm/config"),
+		"HELM_DATA_HOME="+filepath.Join(dir, "client/helm/data"),
 	)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,14 +30,7 @@ type External struct {
 
 // Kubectl runs kubectl against the cluster and returns its stdout.
 func (e *External) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := e.command(ctx, e.KubectlBin, append([]string{"--kubeconfig=" + e.Kubeconfig}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return node.RunKubectl(ctx, e.KubectlBin, e.Kubeconfig, e.ClientEnv(), args...)
 }
 
 // Apply applies manifests.
@@ -52,15 +44,7 @@ func (e *External) Apply(ctx context.Context, manifests string) error {
 }
 
 // ClientEnv keeps the clients' caches and config under Dir, not $HOME.
-func (e *External) ClientEnv() []string {
-	return append(os.Environ(),
-		"KUBECONFIG="+e.Kubeconfig,
-		"KUBECACHEDIR="+filepath.Join(e.Dir, "client/kubecache"),
-		"HELM_CACHE_HOME="+filepath.Join(e.Dir, "client/helm/cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(e.Dir, "client/helm/config"),
-		"HELM_DATA_HOME="+filepath.Join(e.Dir, "client/helm/data"),
-	)
-}
+func (e *External) ClientEnv() []string { return node.ClientEnv(e.Kubeconfig, e.Dir) }
 
 // WorkDir is Dir.
 func (e *External) WorkDir() string { return e.Dir }
