@@ -70,6 +70,7 @@ type Platform struct {
 	forwards map[string]string // host forwarder by pod IP
 	checked  time.Time
 	lastErr  error
+	kinds    []schema.GroupVersionKind // managedKinds, once read
 }
 
 // Attach attaches to the shared node, or skips t when there is none: the
@@ -242,8 +243,15 @@ func (p *Platform) Cleanup(t *testing.T) {
 // version), so that a kind added to the provider is cleaned up without a
 // list here to keep: a fixed list once missed two new kinds, whose objects
 // kept the ClusterProviderConfig they used. Rules and associations come
-// first, so they are deleted before the policies they belong to.
+// first, so they are deleted before the policies they belong to. The CRDs
+// do not change while a suite runs: they are read once, not on each of a
+// cleanup's polls.
 func (p *Platform) managedKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.kinds != nil {
+		return p.kinds, nil
+	}
 	crds := &unstructured.UnstructuredList{}
 	crds.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
 	if err := p.Kube.Client.List(ctx, crds); err != nil {
@@ -276,6 +284,7 @@ func (p *Platform) managedKinds(ctx context.Context) ([]schema.GroupVersionKind,
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no CRD of group cloudarmor.armorplane.io: is the provider installed?")
 	}
+	p.kinds = out
 	return out, nil
 }
 
