@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -35,6 +37,13 @@ const (
 	// addressSetAPIVersion is the AddressSet's apiVersion.
 	addressSetAPIVersion = "cloudarmor.armorplane.io/v1alpha1"
 )
+
+// WaitingTTL is how soon the function asks Crossplane to run it again while the allowlist waits
+// for progress it cannot be told about for sure: sources still to report, or a switch between
+// rules and address groups under way. Crossplane otherwise runs it when a composed resource
+// changes, but its circuit breaker drops those events while open (a switch storm opens it), and
+// the default TTL of a minute would then leave a finished switch unreported that long.
+const WaitingTTL = 15 * time.Second
 
 // Function is the IPAllowlist composition function.
 type Function struct {
@@ -130,6 +139,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		desired[resource.Name(rulePrefix+strconv.FormatInt(r.Priority, 10))] = &resource.DesiredComposed{
 			Resource: RuleResource(spec, xrNamespace, xrName, r),
 		}
+	}
+	if hold != nil && hold.reason == ReasonSourcesPending || c.switching != "" {
+		rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 	}
 	if hold != nil || c.switching != "" {
 		// Crossplane's XR is Ready only when every composed resource is; these are not

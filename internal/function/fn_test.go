@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,6 +15,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -114,6 +116,9 @@ func TestRunFunction(t *testing.T) {
 		wantSeverity  []fnv1.Severity
 		wantCurrent   condition
 		wantFatalText string
+		// wantTTL is how soon Crossplane is to run the function again; 0 means the
+		// SDK's default.
+		wantTTL time.Duration
 	}{
 		"FirstPassComposesAddressSet": {
 			reason:       "Before its AddressSet has reported, the function composes it (and the policy) and no rule; nothing is Ready.",
@@ -121,6 +126,7 @@ func TestRunFunction(t *testing.T) {
 			wantDesired:  map[string]map[string]any{"policy": policy, "nodes-pool-web": desiredSet},
 			wantNotReady: []string{"nodes-pool-web", "policy"},
 			wantCurrent:  condition{"False", ReasonSourcesPending, `waiting for the AddressSet(s) of node source(s) "pool-web" to report their Nodes' addresses`},
+			wantTTL:      WaitingTTL,
 		},
 		"CreatePolicy": {
 			reason:       "With create, the policy is composed with a deny(403) default rule, and rules reference it.",
@@ -177,6 +183,7 @@ func TestRunFunction(t *testing.T) {
 			wantDesired:  map[string]map[string]any{"nodes-pool-web": desiredSet, "rule-1000": rule(1000, byName, "198.51.100.7/32")},
 			wantNotReady: []string{"nodes-pool-web", "rule-1000"},
 			wantCurrent:  condition{"False", ReasonSourcesPending, `waiting for the AddressSet(s) of node source(s) "pool-web" to report their Nodes' addresses`},
+			wantTTL:      WaitingTTL,
 		},
 		"HeldShrinkFollowedAndReported": {
 			reason:      "An AddressSet holding back a shrink publishes its kept addresses; the rules follow them and Current says why it is not current.",
@@ -251,6 +258,13 @@ func TestRunFunction(t *testing.T) {
 			}
 			if diff := cmp.Diff([]condition{tc.wantCurrent}, current); diff != "" {
 				t.Errorf("%s\nCurrent condition: -want, +got:\n%s", tc.reason, diff)
+			}
+			wantTTL := tc.wantTTL
+			if wantTTL == 0 {
+				wantTTL = response.DefaultTTL
+			}
+			if diff := cmp.Diff(wantTTL, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("%s\nTTL: -want, +got:\n%s", tc.reason, diff)
 			}
 			if tc.wantDesired == nil {
 				return

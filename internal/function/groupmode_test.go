@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 // gcp plays Crossplane and the provider around the function: what the function desires is
@@ -195,6 +197,8 @@ func TestModeSwitches(t *testing.T) {
 		current []string
 		// expression of the group rule, if any.
 		expression string
+		// ttl is how soon the last response asks Crossplane to run the function again.
+		ttl time.Duration
 	}
 	cases := map[string]struct {
 		reason     string
@@ -216,6 +220,7 @@ func TestModeSwitches(t *testing.T) {
 				inGCP:      []string{"group-rule-web", "group-web"},
 				current:    []string{"TRUE", ReasonComposed, "12 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
 				expression: "evaluateAddressGroup('web', origin.ip)",
+				ttl:        response.DefaultTTL,
 			},
 		},
 		"RulesToGroupIPv6Late": {
@@ -230,6 +235,7 @@ func TestModeSwitches(t *testing.T) {
 				inGCP:      []string{"group-rule-web", "group-web", "group-web-ipv6"},
 				current:    []string{"TRUE", ReasonComposed, "13 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
 				expression: "evaluateAddressGroup('web', origin.ip) || evaluateAddressGroup('web-ipv6', origin.ip)",
+				ttl:        response.DefaultTTL,
 			},
 		},
 		"GroupToRules": {
@@ -242,6 +248,7 @@ func TestModeSwitches(t *testing.T) {
 			want: want{
 				inGCP:   []string{"rule-1001", "rule-1002"},
 				current: []string{"TRUE", ReasonComposed, "12 source ranges in 2 rule(s) of policy web-allowlist"},
+				ttl:     response.DefaultTTL,
 			},
 		},
 		"RenameGroup": {
@@ -255,6 +262,7 @@ func TestModeSwitches(t *testing.T) {
 				inGCP:      []string{"group-rule-web-2", "group-web-2", "group-web-2-ipv6"},
 				current:    []string{"TRUE", ReasonComposed, "13 source ranges in address group web-2, allowed by the rule at priority 1001 of policy web-allowlist"},
 				expression: "evaluateAddressGroup('web-2', origin.ip) || evaluateAddressGroup('web-2-ipv6', origin.ip)",
+				ttl:        response.DefaultTTL,
 			},
 		},
 		"StandardTierKeepsRules": {
@@ -268,6 +276,9 @@ func TestModeSwitches(t *testing.T) {
 				inGCP: []string{"group-web", "rule-1000", "rule-1001"},
 				current: []string{"FALSE", ReasonSwitching, "the rule at priority 1002 that uses address group web is not in GCP yet: create failed: googleapi: Error 400: " +
 					standardRefusal + "; the previous rules stay in place until it is"},
+				// Progress would come with no event if the breaker dropped it: the tier
+				// changing in GCP, the rule's create retried.
+				ttl: WaitingTTL,
 			},
 		},
 		"NoFreePriority": {
@@ -280,6 +291,8 @@ func TestModeSwitches(t *testing.T) {
 			want: want{
 				inGCP:   []string{"rule-1000", "rule-1001"},
 				current: []string{"FALSE", ReasonCannotCompose, "priorityRange 1000-1001 has no free priority for the rule that uses address group web while the current rules stay in place: widen the range by one"},
+				// Only a spec edit mends this, and an edit is an event of its own.
+				ttl: response.DefaultTTL,
 			},
 		},
 	}
@@ -307,6 +320,9 @@ func TestModeSwitches(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.current, current(rsp)); diff != "" {
 				t.Errorf("%s\nCurrent: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.ttl, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("%s\nTTL: -want, +got:\n%s", tc.reason, diff)
 			}
 			var expr string
 			for name, spec := range g.inGCP {

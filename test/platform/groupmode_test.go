@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
@@ -156,9 +157,9 @@ func TestGroupMode(t *testing.T) {
 		}
 		storm := time.Since(begin)
 		// The last spec is group web-allowlist-nodes. So many composed
-		// objects created and deleted open core's circuit breaker, which
-		// then lets one event through every 30 s: settling takes up to a
-		// minute or two.
+		// objects created and deleted may open core's circuit breaker,
+		// which then drops the events of the composed objects; the
+		// function's 15 s TTL while switching runs it again anyway.
 		e.waitRuleKinds(t, 3*converge, map[string]int{"groups": 1})
 		e.waitAllowlist(t, c.want())
 		e.waitCurrent(ctx, t, "True", "Composed")
@@ -199,14 +200,44 @@ func (e *env) xrReady(ctx context.Context, t *testing.T) (string, string) {
 func (e *env) waitCurrent(ctx context.Context, t *testing.T, status, reason string) {
 	t.Helper()
 	wait.Eventually(t, converge, "the IPAllowlist's Current condition to be "+status+" "+reason, func() error {
-		if st, r, msg := e.xrCondition(ctx, t, "Current"); st != status || r != reason {
-			return fmt.Errorf("Current=%s %s %q", st, r, msg)
+		if st, r, _ := e.xrCondition(ctx, t, "Current"); st != status || r != reason {
+			return fmt.Errorf("%s; composed groups: %s", e.xrSays(t), e.groupObjects(ctx, t))
 		}
 		if st, msg := e.xrReady(ctx, t); (st == "True") != (status == "True") {
 			return fmt.Errorf("Ready=%s %q", st, msg)
 		}
 		return nil
 	})
+}
+
+// groupObjects says, for a failure's message, what the function reads of each
+// composed AddressGroup: its generation, whether it is being deleted, its Ready
+// and Synced conditions (with the generation Synced is about) and its item count.
+func (e *env) groupObjects(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion("cloudarmor.armorplane.io/v1alpha1")
+	l.SetKind("AddressGroupList")
+	if err := e.cp.Client.List(ctx, l, client.InNamespace("default")); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, g := range l.Items {
+		n, _, _ := unstructured.NestedInt64(g.Object, "status", "atProvider", "itemCount")
+		items, _, _ := unstructured.NestedStringSlice(g.Object, "spec", "forProvider", "items")
+		ready, _, _ := platform.ConditionOf(&g, "Ready")
+		synced, reason, msg := platform.ConditionOf(&g, "Synced")
+		var syncedGen int64
+		conds, _, _ := unstructured.NestedSlice(g.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Synced" {
+				syncedGen, _ = m["observedGeneration"].(int64)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s generation %d deleting=%t itemCount %d of %d items, Ready=%s, Synced=%s %s %q about generation %d",
+			g.GetName(), g.GetGeneration(), g.GetDeletionTimestamp() != nil, n, len(items), ready, synced, reason, msg, syncedGen))
+	}
+	return strings.Join(out, "; ")
 }
 
 // ruleKinds counts the allow rules in the allowlist's priority range: "ranges"
