@@ -173,7 +173,10 @@ func argoCD(t *testing.T, cp *controlplane.ControlPlane, kube client.Client, arg
 		return d
 	}
 	repoEnv := []string{"ARGOCD_BINARY_NAME=argocd-repo-server", "ARGOCD_GPG_ENABLED=false",
-		"ARGOCD_TLS_DATA_PATH=" + empty(), "ARGOCD_SSH_DATA_PATH=" + empty(), "TMPDIR=" + empty()}
+		"ARGOCD_TLS_DATA_PATH=" + empty(), "ARGOCD_SSH_DATA_PATH=" + empty(), "TMPDIR=" + empty(),
+		// The repo server's git credential socket, by default
+		// /tmp/reposerver-ask-pass.sock, which it leaves behind.
+		"ARGOCD_ASK_PASS_SOCK=" + filepath.Join(empty(), "ask-pass.sock")}
 	repo := run(t, dir, "repo-server", argocdBin, repoEnv, "--disable-tls", "--redis", redisAddr,
 		"--address", "127.0.0.1", "--port", strconv.Itoa(repoPort),
 		"--metrics-address", "127.0.0.1", "--metrics-port", strconv.Itoa(freePort(t)), "--loglevel", "info")
