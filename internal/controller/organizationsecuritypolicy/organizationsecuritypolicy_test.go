@@ -283,3 +283,28 @@ func TestUpdateCannotClear(t *testing.T) {
 		t.Errorf("Update(...) clearing a rule's description: want the missing updateMask reported, got %v", err)
 	}
 }
+
+// TestRulesUnsetLeavesRules checks that an object whose rules are unset
+// never touches GCP's non-default rules, so OrganizationSecurityPolicyRule
+// objects may own them: a rule it does not declare is neither a diff nor
+// removed by an Update made for another change.
+func TestRulesUnsetLeavesRules(t *testing.T) {
+	ctx := context.Background()
+	c, em := orgPolicies(t)
+	id := seed(t, c)
+	e := &external{policies: c}
+	cr := object(withID(id), withRules(), func(cr *v1alpha1.OrganizationSecurityPolicy) { cr.Spec.ForProvider.Description = new("changed") })
+	obs, err := e.Observe(ctx, cr)
+	if err != nil || !obs.ResourceExists || obs.ResourceUpToDate || strings.Contains(obs.Diff, "priority") {
+		t.Fatalf("Observe(...): want a description diff only, got %+v, %v", obs, err)
+	}
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatalf("Update(...): %v", err)
+	}
+	if got := priorities(em.OrganizationSecurityPolicies()["locations/global/securityPolicies/"+id]); !cmp.Equal(got, []float64{10, 2147483647}) {
+		t.Errorf("GCP rules after Update with rules unset: want [10 2147483647], got %v", got)
+	}
+	if n := em.Stats().Methods["organizationSecurityPolicies.removeRule"]; n != 0 {
+		t.Errorf("organizationSecurityPolicies.removeRule calls: want 0, got %d", n)
+	}
+}
