@@ -308,3 +308,30 @@ func TestRulesUnsetLeavesRules(t *testing.T) {
 		t.Errorf("organizationSecurityPolicies.removeRule calls: want 0, got %d", n)
 	}
 }
+
+// TestUpdatePatchesRule checks that a change to an inline rule that clears
+// no field is one patchRule without an updateMask. Regression: every inline
+// rule change was sent with an updateMask, which an organization policy's
+// patchRule does not take, so no existing rule could ever be changed.
+func TestUpdatePatchesRule(t *testing.T) {
+	ctx := context.Background()
+	c, em := orgPolicies(t)
+	e := &external{policies: c}
+	cr := object()
+	if _, err := e.Create(ctx, cr); err != nil {
+		t.Fatalf("Create(...): %v", err)
+	}
+	r := denyRule(10, "192.0.2.0/24", "198.51.100.0/24")
+	r.Action = "deny(404)"
+	withRules(r)(cr)
+	before := em.Stats().Methods["organizationSecurityPolicies.patchRule"]
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatalf("Update(...): %v", err)
+	}
+	if n := em.Stats().Methods["organizationSecurityPolicies.patchRule"] - before; n != 1 {
+		t.Errorf("organizationSecurityPolicies.patchRule calls: want 1, got %d", n)
+	}
+	if obs, err := e.Observe(ctx, cr); err != nil || !obs.ResourceUpToDate {
+		t.Errorf("Observe(...) after Update: want up to date, got %+v, %v", obs, err)
+	}
+}
