@@ -217,6 +217,7 @@ var readyKinds = []schema.GroupVersionKind{
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "ProjectCloudArmorTier"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicy"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyAssociation"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyRule"},
 }
 
 // waitReady polls until every object of readyKinds is Ready=True and

@@ -19,7 +19,8 @@ var demoKinds = []string{"ipallowlists.platform.armorplane.io", "securitypolicie
 	"securitypolicyrules.cloudarmor.armorplane.io", "addresssets.cloudarmor.armorplane.io",
 	"addressgroups.cloudarmor.armorplane.io", "networkedgesecurityservices.cloudarmor.armorplane.io",
 	"projectcloudarmortiers.cloudarmor.armorplane.io",
-	"organizationsecuritypolicyassociations.cloudarmor.armorplane.io", "organizationsecuritypolicies.cloudarmor.armorplane.io",
+	"organizationsecuritypolicyassociations.cloudarmor.armorplane.io", "organizationsecuritypolicyrules.cloudarmor.armorplane.io",
+	"organizationsecuritypolicies.cloudarmor.armorplane.io",
 	// Last: the provider lets a config go once nothing uses it.
 	"providerconfigs.armorplane.io", "clusterproviderconfigs.armorplane.io"}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/networkedgesecurityservice"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicyassociation"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/projectcloudarmortier"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
@@ -48,5 +49,8 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	if err := setup.AddGated(mgr, o, organizationsecuritypolicy.Kind); err != nil {
 		return err
 	}
-	return setup.AddGated(mgr, o, organizationsecuritypolicyassociation.Kind)
+	if err := setup.AddGated(mgr, o, organizationsecuritypolicyassociation.Kind); err != nil {
+		return err
+	}
+	return setup.AddGated(mgr, o, organizationsecuritypolicyrule.Kind)
 }

@@ -19,6 +19,7 @@ func TestAdmissionOrganizationPolicy(t *testing.T) {
 	const (
 		refusedPolicy      = "an OrganizationSecurityPolicy affects every project below its organization or folder, so it may only use a ClusterProviderConfig"
 		refusedAssociation = "an OrganizationSecurityPolicyAssociation changes what every project below its attachment point enforces, so it may only use a ClusterProviderConfig"
+		refusedRule        = "an OrganizationSecurityPolicyRule changes a rule every project below its organization or folder policy enforces, so it may only use a ClusterProviderConfig"
 	)
 	cases := map[string]struct {
 		reason  string
@@ -86,6 +87,39 @@ func TestAdmissionOrganizationPolicy(t *testing.T) {
 			object:  orgAssociationYAML("bad-attachment", "", "securityPolicyRef: {name: baseline}", "attachmentId: regions/us-central1"),
 			wantErr: "spec.forProvider.attachmentId in body should match",
 		},
+		"Rule": {
+			reason: "A rule of a referenced organization policy is accepted.",
+			object: orgRuleYAML("block-scanners", "", "policyRef: {name: baseline}", "priority: 100", `action: "deny(403)"`, orgRuleMatch),
+		},
+		"RuleByID": {
+			reason: "A rule of a policy named by id is accepted.",
+			object: orgRuleYAML("by-id", "providerConfigRef: {kind: ClusterProviderConfig, name: org-admin}", `policyId: "1234567890"`, "priority: 0", "action: allow", orgRuleMatch),
+		},
+		"RuleProviderConfig": {
+			reason:  "A namespaced ProviderConfig is refused, with a message saying why.",
+			object:  orgRuleYAML("tenant-rule", "providerConfigRef: {kind: ProviderConfig, name: default}", "policyRef: {name: baseline}", "priority: 100", "action: allow", orgRuleMatch),
+			wantErr: refusedRule,
+		},
+		"RuleDefaultPriority": {
+			reason:  "The default rule is the policy's (defaultRule), never a rule object's.",
+			object:  orgRuleYAML("default-rule", "", "policyRef: {name: baseline}", "priority: 2147483647", "action: allow", orgRuleMatch),
+			wantErr: "spec.forProvider.priority: Invalid value: 2147483647",
+		},
+		"RuleNoPolicy": {
+			reason:  "A rule must say which policy.",
+			object:  orgRuleYAML("no-policy", "", "priority: 100", "action: allow", orgRuleMatch),
+			wantErr: "one of policyId, policyRef or policySelector is required",
+		},
+		"RuleNoMatch": {
+			reason:  "A rule needs a match.",
+			object:  orgRuleYAML("no-match", "", "policyRef: {name: baseline}", "priority: 100", "action: allow"),
+			wantErr: "a rule needs match or networkMatch",
+		},
+		"RuleCrossNamespace": {
+			reason:  "The policy is referenced in the rule's own namespace.",
+			object:  orgRuleYAML("cross-ns-rule", "", "policyRef: {name: baseline, namespace: other}", "priority: 100", "action: allow", orgRuleMatch),
+			wantErr: "policyRef must name an OrganizationSecurityPolicy in this rule's namespace",
+		},
 		"AssociationCrossNamespace": {
 			reason:  "The policy is referenced in the association's own namespace.",
 			object:  orgAssociationYAML("cross-ns", "", "securityPolicyRef: {name: baseline, namespace: other}", "attachmentId: organizations/123"),
@@ -121,6 +155,7 @@ func TestAdmissionOrganizationPolicyDefaults(t *testing.T) {
 	for name, object := range map[string]string{
 		"Policy":      orgPolicyYAML("defaulted", "", "parent: organizations/123"),
 		"Association": orgAssociationYAML("defaulted", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
+		"Rule":        orgRuleYAML("defaulted", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := &unstructured.Unstructured{}
@@ -175,6 +210,16 @@ func TestAdmissionOrganizationPolicyImmutable(t *testing.T) {
 			path:   []string{"spec", "forProvider", "securityPolicy"}, value: "2",
 			wantErr: "securityPolicy is immutable",
 		},
+		"RulePriority": {
+			object: orgRuleYAML("imm-priority", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
+			path:   []string{"spec", "forProvider", "priority"}, value: int64(6),
+			wantErr: "priority is immutable",
+		},
+		"RulePolicyID": {
+			object: orgRuleYAML("imm-rule-policy", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
+			path:   []string{"spec", "forProvider", "policyId"}, value: "2",
+			wantErr: "policyId is immutable",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -203,6 +248,13 @@ func orgPolicyYAML(name, spec string, fields ...string) string {
 func orgAssociationYAML(name, spec string, fields ...string) string {
 	return orgYAML("OrganizationSecurityPolicyAssociation", name, spec, fields...)
 }
+
+func orgRuleYAML(name, spec string, fields ...string) string {
+	return orgYAML("OrganizationSecurityPolicyRule", name, spec, fields...)
+}
+
+// orgRuleMatch is a rule's match, one forProvider field.
+const orgRuleMatch = `match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["192.0.2.0/24"]}}`
 
 func orgYAML(kind, name, spec string, fields ...string) string {
 	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1

@@ -33,6 +33,7 @@ func TestProvider(t *testing.T) {
 	t.Run("ProjectReads", e.testProjectReads)
 	t.Run("TierAndUsers", e.testTierAndUsers)
 	t.Run("OrganizationPolicy", e.testOrganizationPolicy)
+	t.Run("OrganizationPolicyRules", e.testOrganizationPolicyRules)
 }
 
 func (e *env) testLifecycle(t *testing.T) {

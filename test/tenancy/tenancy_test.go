@@ -682,8 +682,8 @@ spec:
 	}
 }
 
-// testOrganizationKindsNeedClusterConfig: an organization or folder policy
-// and its association affect every project below them, so a tenant may not
+// testOrganizationKindsNeedClusterConfig: an organization or folder policy,
+// its rules and its association affect every project below them, so a tenant may not
 // point one at its own namespaced ProviderConfig (its credentials would act
 // on the whole organization): the CRDs the package installed refuse it at
 // admission, with a message saying why; with no providerConfigRef the object
@@ -694,6 +694,7 @@ func (s *suite) testOrganizationKindsNeedClusterConfig(t *testing.T) {
 	for kind, forProvider := range map[string]string{
 		"OrganizationSecurityPolicy":            `{parent: organizations/123456789012, description: a tenant's baseline}`,
 		"OrganizationSecurityPolicyAssociation": `{securityPolicy: "1234", attachmentId: organizations/123456789012}`,
+		"OrganizationSecurityPolicyRule":        `{policyId: "1234", priority: 100, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["192.0.2.0/24"]}}}`,
 	} {
 		t.Run(kind, func(t *testing.T) {
 			u := decode(t, fmt.Sprintf(`apiVersion: cloudarmor.armorplane.io/v1alpha1

@@ -180,6 +180,46 @@ func (mg *OrganizationSecurityPolicyAssociation) SetWriteConnectionSecretToRefer
 	mg.Spec.WriteConnectionSecretToReference = r
 }
 
+// GetCondition of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// GetManagementPolicies of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.ManagementPolicies
+}
+
+// GetProviderConfigReference of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.ProviderConfigReference
+}
+
+// GetWriteConnectionSecretToReference of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetConditions of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// SetManagementPolicies of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) SetManagementPolicies(r xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = r
+}
+
+// SetProviderConfigReference of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// SetWriteConnectionSecretToReference of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
 // GetCondition of this ProjectCloudArmorTier.
 func (mg *ProjectCloudArmorTier) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
 	return mg.Status.GetCondition(ct)

@@ -56,6 +56,15 @@ func (l *OrganizationSecurityPolicyList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this OrganizationSecurityPolicyRuleList.
+func (l *OrganizationSecurityPolicyRuleList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this ProjectCloudArmorTierList.
 func (l *ProjectCloudArmorTierList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))

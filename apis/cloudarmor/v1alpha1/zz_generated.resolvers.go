@@ -79,3 +79,30 @@ func (mg *OrganizationSecurityPolicyAssociation) ResolveReferences(ctx context.C
 
 	return nil
 }
+
+// ResolveReferences of this OrganizationSecurityPolicyRule.
+func (mg *OrganizationSecurityPolicyRule) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.PolicyID),
+		Extract:      reference.ExternalName(),
+		Namespace:    mg.GetNamespace(),
+		Reference:    mg.Spec.ForProvider.PolicyRef,
+		Selector:     mg.Spec.ForProvider.PolicySelector,
+		To: reference.To{
+			List:    &OrganizationSecurityPolicyList{},
+			Managed: &OrganizationSecurityPolicy{},
+		},
+	})
+	if err != nil {
+		return errors.Wrap(err, "mg.Spec.ForProvider.PolicyID")
+	}
+	mg.Spec.ForProvider.PolicyID = reference.ToPtrValue(rsp.ResolvedValue)
+	mg.Spec.ForProvider.PolicyRef = rsp.ResolvedReference
+
+	return nil
+}

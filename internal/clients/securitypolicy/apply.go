@@ -182,7 +182,7 @@ func ApplyPolicy(ctx context.Context, policies gcp.PolicyClient, name string, p 
 	}
 	if d.DefaultRule != "" {
 		want := GenerateDefaultRule(*p.DefaultRule)
-		mask := RuleUpdateMask(want, FindRule(sp, v1beta1.DefaultRulePriority))
+		mask := patchRuleMask(policies, want, FindRule(sp, v1beta1.DefaultRulePriority))
 		if err := policies.PatchRule(ctx, name, v1beta1.DefaultRulePriority, want, mask...); err != nil {
 			return errors.Wrap(err, errPatchDefault)
 		}
@@ -215,12 +215,24 @@ func addAndPatch(ctx context.Context, policies gcp.PolicyClient, name string, sp
 	// Widened rules carry the same fields as their final versions, so
 	// both get the mask computed against what GCP held before.
 	for _, r := range append(slices.Clone(plan.Widen), plan.Patch...) {
-		mask := RuleUpdateMask(r, FindRule(sp, r.Priority))
+		mask := patchRuleMask(policies, r, FindRule(sp, r.Priority))
 		if err := policies.PatchRule(ctx, name, r.Priority, r, mask...); err != nil {
 			return errors.Wrapf(err, errFmtPatchRule, r.Priority)
 		}
 	}
 	return nil
+}
+
+// patchRuleMask is the updateMask of patchRule(want) over observed. An
+// organization policy's patchRule takes none (gcp.OrgPolicyClient): it is
+// given only the fields to clear, none when the patch clears nothing, so a
+// change that clears nothing is sent without a mask and one that would clear
+// a field fails with the client's error instead of leaving the field set.
+func patchRuleMask(policies gcp.PolicyClient, want, observed *compute.SecurityPolicyRule) []string {
+	if _, org := policies.(gcp.OrgPolicyClient); org {
+		return RuleClearedFields(want, observed)
+	}
+	return RuleUpdateMask(want, observed)
 }
 
 // remove removes the rules at priorities; one already gone is fine.

@@ -71,3 +71,19 @@ func orEmpty[T any](p *T) *T {
 	}
 	return p
 }
+
+// RuleClearedFields returns the paths of RuleUpdateMask(desired, observed)
+// that only observed sets: the fields patchRule(desired) must clear. A
+// patchRule without an updateMask (an organization policy's, which compute
+// v1 gives none) keeps them, so when this is empty a patch without a mask
+// makes observed desired, and when it is not, no such patch can.
+func RuleClearedFields(desired, observed *compute.SecurityPolicyRule) []string {
+	kept := RuleUpdateMask(desired, nil)
+	var cleared []string
+	for _, p := range RuleUpdateMask(desired, observed) {
+		if !slices.Contains(kept, p) {
+			cleared = append(cleared, p)
+		}
+	}
+	return cleared
+}

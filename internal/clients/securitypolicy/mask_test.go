@@ -80,3 +80,43 @@ func TestRuleUpdateMask(t *testing.T) {
 		})
 	}
 }
+
+func TestRuleClearedFields(t *testing.T) {
+	described := func(r *compute.SecurityPolicyRule) { r.Description = "old" }
+	cases := map[string]struct {
+		reason            string
+		desired, observed *compute.SecurityPolicyRule
+		want              []string
+	}{
+		"Missing": {
+			reason:  "Nothing observed: nothing to clear.",
+			desired: rule(1, "allow", withMatch(srcIPs("*"))),
+		},
+		"Changed": {
+			reason:   "Fields both sides set are replaced, not cleared.",
+			desired:  rule(1, "allow", withMatch(srcIPs("*"))),
+			observed: rule(1, "deny(403)", withMatch(srcIPs("192.0.2.0/24"))),
+		},
+		"DescriptionRemoved": {
+			reason:   "A field only GCP holds must be cleared.",
+			desired:  rule(1, "allow", withMatch(srcIPs("*"))),
+			observed: rule(1, "allow", withMatch(srcIPs("*")), described),
+			want:     []string{"description"},
+		},
+		"RateLimitRemoved": {
+			reason:  "rateLimitOptions no longer wanted is cleared as a whole.",
+			desired: rule(1, "allow", withMatch(srcIPs("*"))),
+			observed: rule(1, "throttle", withMatch(srcIPs("*")), func(r *compute.SecurityPolicyRule) {
+				r.RateLimitOptions = &compute.SecurityPolicyRuleRateLimitOptions{EnforceOnKey: "IP"}
+			}),
+			want: []string{"rate_limit_options"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, RuleClearedFields(tc.desired, tc.observed)); diff != "" {
+				t.Errorf("\n%s\nRuleClearedFields(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

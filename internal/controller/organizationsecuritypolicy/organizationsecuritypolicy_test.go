@@ -283,3 +283,55 @@ func TestUpdateCannotClear(t *testing.T) {
 		t.Errorf("Update(...) clearing a rule's description: want the missing updateMask reported, got %v", err)
 	}
 }
+
+// TestRulesUnsetLeavesRules checks that an object whose rules are unset
+// never touches GCP's non-default rules, so OrganizationSecurityPolicyRule
+// objects may own them: a rule it does not declare is neither a diff nor
+// removed by an Update made for another change.
+func TestRulesUnsetLeavesRules(t *testing.T) {
+	ctx := context.Background()
+	c, em := orgPolicies(t)
+	id := seed(t, c)
+	e := &external{policies: c}
+	cr := object(withID(id), withRules(), func(cr *v1alpha1.OrganizationSecurityPolicy) { cr.Spec.ForProvider.Description = new("changed") })
+	obs, err := e.Observe(ctx, cr)
+	if err != nil || !obs.ResourceExists || obs.ResourceUpToDate || strings.Contains(obs.Diff, "priority") {
+		t.Fatalf("Observe(...): want a description diff only, got %+v, %v", obs, err)
+	}
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatalf("Update(...): %v", err)
+	}
+	if got := priorities(em.OrganizationSecurityPolicies()["locations/global/securityPolicies/"+id]); !cmp.Equal(got, []float64{10, 2147483647}) {
+		t.Errorf("GCP rules after Update with rules unset: want [10 2147483647], got %v", got)
+	}
+	if n := em.Stats().Methods["organizationSecurityPolicies.removeRule"]; n != 0 {
+		t.Errorf("organizationSecurityPolicies.removeRule calls: want 0, got %d", n)
+	}
+}
+
+// TestUpdatePatchesRule checks that a change to an inline rule that clears
+// no field is one patchRule without an updateMask. Regression: every inline
+// rule change was sent with an updateMask, which an organization policy's
+// patchRule does not take, so no existing rule could ever be changed.
+func TestUpdatePatchesRule(t *testing.T) {
+	ctx := context.Background()
+	c, em := orgPolicies(t)
+	e := &external{policies: c}
+	cr := object()
+	if _, err := e.Create(ctx, cr); err != nil {
+		t.Fatalf("Create(...): %v", err)
+	}
+	r := denyRule(10, "192.0.2.0/24", "198.51.100.0/24")
+	r.Action = "deny(404)"
+	withRules(r)(cr)
+	before := em.Stats().Methods["organizationSecurityPolicies.patchRule"]
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatalf("Update(...): %v", err)
+	}
+	if n := em.Stats().Methods["organizationSecurityPolicies.patchRule"] - before; n != 1 {
+		t.Errorf("organizationSecurityPolicies.patchRule calls: want 1, got %d", n)
+	}
+	if obs, err := e.Observe(ctx, cr); err != nil || !obs.ResourceUpToDate {
+		t.Errorf("Observe(...) after Update: want up to date, got %+v, %v", obs, err)
+	}
+}

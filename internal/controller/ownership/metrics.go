@@ -3,6 +3,7 @@ package ownership
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 )
 
@@ -17,6 +18,10 @@ const (
 	// ConflictPriorityClaimed: an inline rule (or defaultRule) of the
 	// policy is ignored because a SecurityPolicyRule claims its priority.
 	ConflictPriorityClaimed = "PriorityClaimed"
+	// ConflictPolicyRules: an OrganizationSecurityPolicyRule is refused
+	// because the OrganizationSecurityPolicy of its GCP policy sets
+	// spec.forProvider.rules, and so owns every non-default rule.
+	ConflictPolicyRules = "PolicyRules"
 )
 
 // The counters are process-wide, like controller-runtime's own, because the
@@ -27,7 +32,7 @@ var (
 	conflicts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "cloudarmor_ownership_conflicts_total",
 		Help: "Reconciles in which an object of kind made no change to what it names, or left inline rules out, because another owns it, by reason " +
-			"(OlderOwner, OwnerLabel, PriorityClaimed). A standing conflict adds about one per poll interval.",
+			"(OlderOwner, OwnerLabel, PriorityClaimed, PolicyRules). A standing conflict adds about one per poll interval.",
 	}, []string{"kind", "reason"})
 	claimsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "cloudarmor_claims_refused_total",
@@ -44,6 +49,8 @@ func init() {
 		{v1beta1.SecurityPolicyKind, ConflictOwnerLabel},
 		{v1beta1.SecurityPolicyKind, ConflictPriorityClaimed},
 		{v1beta1.SecurityPolicyRuleKind, ConflictOlderOwner},
+		{v1alpha1.OrganizationSecurityPolicyRuleKind, ConflictOlderOwner},
+		{v1alpha1.OrganizationSecurityPolicyRuleKind, ConflictPolicyRules},
 	} {
 		conflicts.WithLabelValues(kr[0], kr[1])
 	}

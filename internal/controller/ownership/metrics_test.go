@@ -138,12 +138,14 @@ func TestCountersFromTheStart(t *testing.T) {
 		got[k] = true
 	}
 	want := map[string]bool{
-		"cloudarmor_claims_refused_total{kind=SecurityPolicy}":                             true,
-		"cloudarmor_claims_refused_total{kind=SecurityPolicyRule}":                         true,
-		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=OlderOwner}":      true,
-		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=OwnerLabel}":      true,
-		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=PriorityClaimed}": true,
-		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicyRule,reason=OlderOwner}":  true,
+		"cloudarmor_claims_refused_total{kind=SecurityPolicy}":                                         true,
+		"cloudarmor_claims_refused_total{kind=SecurityPolicyRule}":                                     true,
+		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=OlderOwner}":                  true,
+		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=OwnerLabel}":                  true,
+		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicy,reason=PriorityClaimed}":             true,
+		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicyRule,reason=OlderOwner}":              true,
+		"cloudarmor_ownership_conflicts_total{kind=OrganizationSecurityPolicyRule,reason=OlderOwner}":  true,
+		"cloudarmor_ownership_conflicts_total{kind=OrganizationSecurityPolicyRule,reason=PolicyRules}": true,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("series: -want, +got:\n%s", diff)
