@@ -44,7 +44,8 @@ const (
 // composed by Crossplane from the Nodes startDemo creates (through the
 // AddressSet the provider keeps from them).
 var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist",
-	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml"}
+	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
+	"features/organization-policy-rule.yaml"}
 
 // demoNodes are Node objects `make run` creates besides the real one: three
 // in the pool the example IPAllowlist selects and one outside it, with

@@ -58,7 +58,7 @@ var enterpriseExamples = []string{"network-udf.yaml", "address-group.yaml", "net
 
 // organizationExamples name an organization TestGCP's project credentials
 // do not administer; TestGCP never applies them.
-var organizationExamples = []string{"organization-policy.yaml"}
+var organizationExamples = []string{"organization-policy.yaml", "organization-policy-rule.yaml"}
 
 // gcpReadyWithin bounds each object's wait for Ready against real GCP, where
 // one operation takes seconds to tens of seconds and a policy's operations
