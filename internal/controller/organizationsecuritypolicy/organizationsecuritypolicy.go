@@ -141,11 +141,28 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	id := meta.GetExternalName(cr)
-	var sp *compute.SecurityPolicy
-	if id != "" {
-		var err error
+	var (
+		sp       *compute.SecurityPolicy
+		err      error
+		imported bool
+	)
+	switch {
+	case id != "":
 		sp, err = e.policies.Get(ctx, id)
-		if err != nil && !gcp.IsNotFound(err) {
+	case f.Role == ownership.Observer:
+		// An observe-only object without an id imports the policy of its
+		// shortName: one list of the parent's policies, uncached, each poll
+		// until the id is saved (managementPolicies with LateInitialize, or
+		// the annotation set by hand); then the shared snapshot serves it.
+		sp, err = e.policies.Find(ctx, ShortName(cr))
+		if err == nil {
+			id, imported = sp.Name, true
+			meta.SetExternalName(cr, id)
+		}
+	}
+	if err != nil {
+		sp = nil
+		if !gcp.IsNotFound(err) {
 			return ownership.Fail(errors.Wrap(err, errGet))
 		}
 	}
@@ -180,7 +197,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunDiffers, id))
 		return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 	}
-	return v.Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
+	return v.Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String(), LateInitialized: imported})
 }
 
 // Observation is what status.atProvider shows of sp.

@@ -91,6 +91,8 @@ func TestObserve(t *testing.T) {
 		diff             string // a substring of the observation's Diff
 		validated        string // the Validated condition's reason, "" for none
 		err              string // a substring of the error
+		lateInitialized  bool
+		importedID       bool // the object's external name is the seeded policy's id
 	}
 	cases := map[string]struct {
 		reason string
@@ -147,6 +149,18 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{exists: true, upToDate: true, validated: string(v1beta1.ReasonNotAsked)},
 		},
+		"ImportByShortName": {
+			reason: "An observer without an id finds the policy of its shortName, records the id and asks the reconciler to save it.",
+			seed:   true,
+			obj: func(string) *v1alpha1.OrganizationSecurityPolicy {
+				return object(observeOnly)
+			},
+			want: want{exists: true, upToDate: true, lateInitialized: true, importedID: true},
+		},
+		"ImportNotFound": {
+			reason: "An observer without an id whose shortName GCP does not have: the resource does not exist.",
+			obj:    func(string) *v1alpha1.OrganizationSecurityPolicy { return object(observeOnly) },
+		},
 		"ObserveOnly": {
 			reason: "An observer reports the diff; the reconciler does not update what it does not manage.",
 			seed:   true,
@@ -172,9 +186,14 @@ func TestObserve(t *testing.T) {
 			if tc.want.err == "" && gotErr != "" || !strings.Contains(gotErr, tc.want.err) {
 				t.Fatalf("\n%s\nObserve(...): want error %q, got %q", tc.reason, tc.want.err, gotErr)
 			}
-			if diff := cmp.Diff(managed.ExternalObservation{ResourceExists: tc.want.exists, ResourceUpToDate: tc.want.upToDate},
-				managed.ExternalObservation{ResourceExists: got.ResourceExists, ResourceUpToDate: got.ResourceUpToDate}); diff != "" {
+			if diff := cmp.Diff(managed.ExternalObservation{ResourceExists: tc.want.exists, ResourceUpToDate: tc.want.upToDate, ResourceLateInitialized: tc.want.lateInitialized},
+				managed.ExternalObservation{ResourceExists: got.ResourceExists, ResourceUpToDate: got.ResourceUpToDate, ResourceLateInitialized: got.ResourceLateInitialized}); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want.importedID {
+				if got := meta.GetExternalName(cr); got != id || cr.Status.AtProvider.ID != id {
+					t.Errorf("\n%s\nObserve(...): external name %q, status.atProvider.id %q, want both %q", tc.reason, got, cr.Status.AtProvider.ID, id)
+				}
 			}
 			if !strings.Contains(got.Diff, tc.want.diff) {
 				t.Errorf("\n%s\nObserve(...).Diff: want it to mention %q, got %q", tc.reason, tc.want.diff, got.Diff)

@@ -199,6 +199,10 @@ type Details struct {
 	// Adopt and ObserveOnly.
 	UpToDate bool
 	Diff     string
+	// LateInitialized: Observe set something on the object that the
+	// reconciler is to save (an imported object's external name): read for
+	// Own, Adopt and ObserveOnly.
+	LateInitialized bool
 	// Err says why: the refusal (Refused) or the failure (Failed).
 	Err error
 }
@@ -217,8 +221,9 @@ func (v Verdict) Observation(d Details) (managed.ExternalObservation, error) {
 	case Own, Adopt, ObserveOnly:
 		// Up to date: ReconcileSuccess, requeued after the poll interval.
 		// Not up to date: the reconciler logs Diff and calls Update when the
-		// management policies update.
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate, Diff: d.Diff}, nil
+		// management policies update. Late initialized: it saves the object
+		// when the management policies late-initialize.
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: d.UpToDate, Diff: d.Diff, ResourceLateInitialized: d.LateInitialized}, nil
 	case Delete:
 		// Being deleted, the reconciler reads only ResourceExists: it calls
 		// Delete and requeues to see the resource gone. Up to date, so that

@@ -197,6 +197,16 @@ func TestObservation(t *testing.T) {
 			args:   args{v: ObserveOnly, d: drift},
 			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "-want +got"}},
 		},
+		"ObserveOnlyImported": {
+			reason: "ObserveOnly of an object whose external name Observe found asks the reconciler to save the object.",
+			args:   args{v: ObserveOnly, d: Details{UpToDate: true, LateInitialized: true}},
+			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true}},
+		},
+		"DeleteDropsLateInit": {
+			reason: "Delete never asks the reconciler to save the object: it is being deleted.",
+			args:   args{v: Delete, d: Details{LateInitialized: true}},
+			want:   want{o: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}},
+		},
 		"Delete": {
 			reason: "Delete reports the resource there, so the reconciler calls Delete; the comparison is dropped.",
 			args:   args{v: Delete, d: drift},
