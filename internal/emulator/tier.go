@@ -22,14 +22,21 @@ func enterprise(tier string) bool {
 	return tier == TierEnterprisePaygo || tier == TierEnterpriseAnnual
 }
 
-// errTierDetail completes the refusal of a rule that uses an address group in
-// a project without Cloud Armor Enterprise. The wording is the emulator's:
+// Features of a rule expression that need Cloud Armor Enterprise, as
+// errTierDetail names them.
+const (
+	featureAddressGroups = "Address groups (evaluateAddressGroup, evaluateOrganizationAddressGroup)"
+	featureNamedIPLists  = "Named IP address lists (evaluatePreconfiguredExpr('sourceiplist-*'))"
+)
+
+// errTierDetail completes the refusal of a rule that uses feature in a
+// project without Cloud Armor Enterprise. The wording is the emulator's:
 // GCP's is not recorded.
-func errTierDetail(project, tier string) string {
+func errTierDetail(feature, project, tier string) string {
 	if tier == "" {
 		tier = TierStandard
 	}
-	return fmt.Sprintf("Address groups (evaluateAddressGroup, evaluateOrganizationAddressGroup) need Cloud Armor Enterprise; project '%s' is on %s.", project, tier)
+	return fmt.Sprintf("%s need Cloud Armor Enterprise; project '%s' is on %s.", feature, project, tier)
 }
 
 // A projectInfo is what the emulator knows of a project: a stable id and its

@@ -115,6 +115,36 @@ func TestAddressGroupRulesNeedEnterprise(t *testing.T) {
 	}
 }
 
+// TestNamedIPListsNeedEnterprise: a global policy's rule may use a named IP
+// address list (evaluatePreconfiguredExpr('sourceiplist-…')) only in a
+// project on an Enterprise tier; the tier is read at the write.
+func TestNamedIPListsNeedEnterprise(t *testing.T) {
+	const expr = "evaluatePreconfiguredExpr('sourceiplist-fastly')"
+	cases := map[string]struct {
+		tier string
+		want *apiErr
+	}{
+		"Standard": {tier: TierStandard, want: &apiErr{Code: 400, Reason: "invalid", Message: "Invalid value for field 'resource.match.expr.expression': '" + expr +
+			"'. Named IP address lists (evaluatePreconfiguredExpr('sourceiplist-*')) need Cloud Armor Enterprise; project '" + project + "' is on CA_STANDARD."}},
+		"EnterprisePaygo":  {tier: TierEnterprisePaygo},
+		"EnterpriseAnnual": {tier: TierEnterpriseAnnual},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			em := Start(t, Options{})
+			if err := em.SetTier(project, tc.tier); err != nil {
+				t.Fatal(err)
+			}
+			api := globalAPI{newService(t, em)}
+			waiter(t, api)(api.Insert(policyWith("p")))
+			_, err := api.AddRule("p", vRule(10, "allow", vExpr(expr)))
+			if diff := cmp.Diff(tc.want, asAPIErr(err)); diff != "" {
+				t.Errorf("addRule with a named IP list: -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestSetTierAllowsExistingRules: the tier is read at each write, so a rule
 // refused in a standard project is accepted once the project is Enterprise.
 func TestSetTierAllowsExistingRules(t *testing.T) {

@@ -378,7 +378,8 @@ func validateMatch(p *policy, r *compute.SecurityPolicyRule, field string) error
 // containing evaluatePreconfiguredExpr('sourceiplist-*') … are only supported
 // in Global Security Policies." Address groups need Cloud Armor Enterprise
 // ("You need an active Google Cloud Armor Enterprise subscription to use
-// address groups").
+// address groups"), and so do named IP address lists ("projects that are
+// enrolled in Cloud Armor Enterprise" may use them).
 func validateExpr(p *policy, text, field string) error {
 	c := checkExpr(text)
 	detail := c.problem
@@ -389,7 +390,9 @@ func validateExpr(p *policy, text, field string) error {
 	case c.sourceIPList && p.Scope.Region != "":
 		detail = "Expressions containing evaluatePreconfiguredExpr('sourceiplist-*') are only supported in Global Security Policies."
 	case c.addressGroups && !enterprise(p.tier):
-		detail = errTierDetail(p.Scope.Project, p.tier)
+		detail = errTierDetail(featureAddressGroups, p.Scope.Project, p.tier)
+	case c.sourceIPList && !enterprise(p.tier):
+		detail = errTierDetail(featureNamedIPLists, p.Scope.Project, p.tier)
 	default:
 		return nil
 	}

@@ -25,11 +25,11 @@ import (
 
 // testTierAndUsers drives what a user of an Enterprise feature and of an
 // unattached policy sees: a policy with a named IP list in a Standard
-// project says so (Tier=False) and that nothing uses it (Attached=False); a
+// project is refused by GCP and says why (Tier=False); a
 // ProjectCloudArmorTier is refused until the ClusterProviderConfig opens
 // project settings to its namespace, then sets the tier with one write; the
-// policy then says the tier suffices, and lists the backend service that
-// starts using it.
+// policy then says the tier suffices, is created, says that nothing uses it
+// (Attached=False), and lists the backend service that starts using it.
 func (e *env) testTierAndUsers(t *testing.T) {
 	ctx := context.Background()
 	start, startStats := time.Now(), e.emu.Stats().Methods
@@ -49,9 +49,10 @@ func (e *env) testTierAndUsers(t *testing.T) {
 	if err := e.kube.Create(ctx, sp); err != nil {
 		t.Fatal(err)
 	}
-	e.waitReady(t, sp)
+	// GCP refuses the named list in a Standard project; the Tier condition
+	// says why beside GCP's error.
+	e.waitCondition(t, sp, xpv2.TypeSynced, corev1.ConditionFalse, "Named IP address lists (evaluatePreconfiguredExpr('sourceiplist-*')) need Cloud Armor Enterprise; project '"+project+"' is on CA_STANDARD")
 	e.waitCondition(t, sp, apivalues.TypeTier, corev1.ConditionFalse, "Project "+project+" is on CA_STANDARD")
-	e.waitCondition(t, sp, spcontroller.TypeAttached, corev1.ConditionFalse, "No backend service uses this policy")
 
 	tier := &v1alpha1.ProjectCloudArmorTier{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "enterprise"},
 		Spec: v1alpha1.ProjectCloudArmorTierSpec{ForProvider: v1alpha1.ProjectCloudArmorTierParameters{CloudArmorTier: v1alpha1.TierEnterprisePaygo}}}
@@ -97,6 +98,9 @@ func (e *env) testTierAndUsers(t *testing.T) {
 		t.Errorf("projects.setCloudArmorTier calls for one change: want 1, got %d", n)
 	}
 	e.waitCondition(t, sp, apivalues.TypeTier, corev1.ConditionTrue, "is on CA_ENTERPRISE_PAYGO")
+	// The create the Standard tier refused is retried, and succeeds.
+	e.waitReady(t, sp)
+	e.waitCondition(t, sp, spcontroller.TypeAttached, corev1.ConditionFalse, "No backend service uses this policy")
 
 	// A backend service starts using the policy, behind the provider's back.
 	e.do(t, "")(e.gcp.BackendServices.Insert(project, &compute.BackendService{Name: "web"}).Do())
