@@ -252,7 +252,9 @@ func (cp *ControlPlane) startEnv(ctx context.Context) error {
 // dies without calling Stop (see startReaper).
 func (cp *ControlPlane) guard() {
 	plane := cp.Env.ControlPlane
-	dirs := []string{cp.tmpDir, plane.APIServer.CertDir}
+	// envtest's Start also makes /tmp/envtest-serving-certs-* for webhooks,
+	// which only its Stop removes.
+	dirs := []string{cp.tmpDir, plane.APIServer.CertDir, cp.Env.WebhookInstallOptions.LocalServingCertDir}
 	if cp.opts.EtcdDataDir == "" {
 		dirs = append(dirs, plane.Etcd.DataDir)
 	}
