@@ -89,36 +89,36 @@ func TestAdmissionOrganizationPolicy(t *testing.T) {
 		},
 		"Rule": {
 			reason: "A rule of a referenced organization policy is accepted.",
-			object: orgRuleYAML("block-scanners", "", "policyRef: {name: baseline}", "priority: 100", `action: "deny(403)"`, orgRuleMatch),
+			object: orgRuleYAML("block-scanners", "", "securityPolicyRef: {name: baseline}", "priority: 100", `action: "deny(403)"`, orgRuleMatch),
 		},
 		"RuleByID": {
 			reason: "A rule of a policy named by id is accepted.",
-			object: orgRuleYAML("by-id", "providerConfigRef: {kind: ClusterProviderConfig, name: org-admin}", `policyId: "1234567890"`, "priority: 0", "action: allow", orgRuleMatch),
+			object: orgRuleYAML("by-id", "providerConfigRef: {kind: ClusterProviderConfig, name: org-admin}", `securityPolicy: "1234567890"`, "priority: 0", "action: allow", orgRuleMatch),
 		},
 		"RuleProviderConfig": {
 			reason:  "A namespaced ProviderConfig is refused, with a message saying why.",
-			object:  orgRuleYAML("tenant-rule", "providerConfigRef: {kind: ProviderConfig, name: default}", "policyRef: {name: baseline}", "priority: 100", "action: allow", orgRuleMatch),
+			object:  orgRuleYAML("tenant-rule", "providerConfigRef: {kind: ProviderConfig, name: default}", "securityPolicyRef: {name: baseline}", "priority: 100", "action: allow", orgRuleMatch),
 			wantErr: refusedRule,
 		},
 		"RuleDefaultPriority": {
 			reason:  "The default rule is the policy's (defaultRule), never a rule object's.",
-			object:  orgRuleYAML("default-rule", "", "policyRef: {name: baseline}", "priority: 2147483647", "action: allow", orgRuleMatch),
+			object:  orgRuleYAML("default-rule", "", "securityPolicyRef: {name: baseline}", "priority: 2147483647", "action: allow", orgRuleMatch),
 			wantErr: "spec.forProvider.priority: Invalid value: 2147483647",
 		},
 		"RuleNoPolicy": {
 			reason:  "A rule must say which policy.",
 			object:  orgRuleYAML("no-policy", "", "priority: 100", "action: allow", orgRuleMatch),
-			wantErr: "one of policyId, policyRef or policySelector is required",
+			wantErr: "one of securityPolicy, securityPolicyRef or securityPolicySelector is required",
 		},
 		"RuleNoMatch": {
 			reason:  "A rule needs a match.",
-			object:  orgRuleYAML("no-match", "", "policyRef: {name: baseline}", "priority: 100", "action: allow"),
+			object:  orgRuleYAML("no-match", "", "securityPolicyRef: {name: baseline}", "priority: 100", "action: allow"),
 			wantErr: "a rule needs match or networkMatch",
 		},
 		"RuleCrossNamespace": {
 			reason:  "The policy is referenced in the rule's own namespace.",
-			object:  orgRuleYAML("cross-ns-rule", "", "policyRef: {name: baseline, namespace: other}", "priority: 100", "action: allow", orgRuleMatch),
-			wantErr: "policyRef must name an OrganizationSecurityPolicy in this rule's namespace",
+			object:  orgRuleYAML("cross-ns-rule", "", "securityPolicyRef: {name: baseline, namespace: other}", "priority: 100", "action: allow", orgRuleMatch),
+			wantErr: "securityPolicyRef must name an OrganizationSecurityPolicy in this rule's namespace",
 		},
 		"AssociationCrossNamespace": {
 			reason:  "The policy is referenced in the association's own namespace.",
@@ -155,7 +155,7 @@ func TestAdmissionOrganizationPolicyDefaults(t *testing.T) {
 	for name, object := range map[string]string{
 		"Policy":      orgPolicyYAML("defaulted", "", "parent: organizations/123"),
 		"Association": orgAssociationYAML("defaulted", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
-		"Rule":        orgRuleYAML("defaulted", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
+		"Rule":        orgRuleYAML("defaulted", "", `securityPolicy: "1"`, "priority: 5", "action: allow", orgRuleMatch),
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := &unstructured.Unstructured{}
@@ -205,20 +205,20 @@ func TestAdmissionOrganizationPolicyImmutable(t *testing.T) {
 			path:   []string{"spec", "forProvider", "attachmentId"}, value: "folders/10",
 			wantErr: "attachmentId is immutable",
 		},
-		"PolicyID": {
+		"SecurityPolicy": {
 			object: orgAssociationYAML("imm-policy", "", "securityPolicy: \"1\"", "attachmentId: folders/9"),
 			path:   []string{"spec", "forProvider", "securityPolicy"}, value: "2",
 			wantErr: "securityPolicy is immutable",
 		},
 		"RulePriority": {
-			object: orgRuleYAML("imm-priority", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
+			object: orgRuleYAML("imm-priority", "", `securityPolicy: "1"`, "priority: 5", "action: allow", orgRuleMatch),
 			path:   []string{"spec", "forProvider", "priority"}, value: int64(6),
 			wantErr: "priority is immutable",
 		},
 		"RulePolicyID": {
-			object: orgRuleYAML("imm-rule-policy", "", `policyId: "1"`, "priority: 5", "action: allow", orgRuleMatch),
-			path:   []string{"spec", "forProvider", "policyId"}, value: "2",
-			wantErr: "policyId is immutable",
+			object: orgRuleYAML("imm-rule-policy", "", `securityPolicy: "1"`, "priority: 5", "action: allow", orgRuleMatch),
+			path:   []string{"spec", "forProvider", "securityPolicy"}, value: "2",
+			wantErr: "securityPolicy is immutable",
 		},
 	}
 	for name, tc := range cases {

@@ -54,9 +54,9 @@ func (e *env) testOrganizationPolicyRules(t *testing.T) {
 		return o
 	}
 	byRef := func(p *v1alpha1.OrganizationSecurityPolicyRuleParameters) {
-		p.PolicyRef = &xpv2.NamespacedReference{Name: "shared"}
+		p.SecurityPolicyRef = &xpv2.NamespacedReference{Name: "shared"}
 	}
-	byID := func(p *v1alpha1.OrganizationSecurityPolicyRuleParameters) { p.PolicyID = armor.Ptr(id) }
+	byID := func(p *v1alpha1.OrganizationSecurityPolicyRuleParameters) { p.SecurityPolicy = armor.Ptr(id) }
 
 	before := e.emu.Stats().Methods
 	r100 := newRule(armor.Namespace, "shared-100", 100, "192.0.2.0/24", byRef)
@@ -72,8 +72,8 @@ func (e *env) testOrganizationPolicyRules(t *testing.T) {
 	if got := meta.GetExternalName(r100); got != id+"/100" {
 		t.Errorf("external name of %s: want %s/100, got %q", r100.GetName(), id, got)
 	}
-	if got := ptrOr(r100.Spec.ForProvider.PolicyID); got != id {
-		t.Errorf("spec.forProvider.policyId resolved from policyRef: want %s, got %q", id, got)
+	if got := ptrOr(r100.Spec.ForProvider.SecurityPolicy); got != id {
+		t.Errorf("spec.forProvider.securityPolicy resolved from securityPolicyRef: want %s, got %q", id, got)
 	}
 	e.wantOrgRuleCalls(t, before, 2, 0, 0)
 

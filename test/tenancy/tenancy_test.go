@@ -694,7 +694,7 @@ func (s *suite) testOrganizationKindsNeedClusterConfig(t *testing.T) {
 	for kind, forProvider := range map[string]string{
 		"OrganizationSecurityPolicy":            `{parent: organizations/123456789012, description: a tenant's baseline}`,
 		"OrganizationSecurityPolicyAssociation": `{securityPolicy: "1234", attachmentId: organizations/123456789012}`,
-		"OrganizationSecurityPolicyRule":        `{policyId: "1234", priority: 100, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["192.0.2.0/24"]}}}`,
+		"OrganizationSecurityPolicyRule":        `{securityPolicy: "1234", priority: 100, action: allow, match: {versionedExpr: SRC_IPS_V1, config: {srcIpRanges: ["192.0.2.0/24"]}}}`,
 	} {
 		t.Run(kind, func(t *testing.T) {
 			u := decode(t, fmt.Sprintf(`apiVersion: cloudarmor.armorplane.io/v1alpha1

@@ -14,31 +14,29 @@ import (
 // OrganizationSecurityPolicyRuleParameters are the configurable fields of
 // one rule of an organization security policy. The rule is identified by
 // (policy id, priority).
-// +kubebuilder:validation:XValidation:rule="has(self.policyId) || has(self.policyRef) || has(self.policySelector)",message="one of policyId, policyRef or policySelector is required"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.policyId) || (has(self.policyId) && self.policyId == oldSelf.policyId)",message="policyId is immutable: delete this rule and create one for the other policy"
-// +kubebuilder:validation:XValidation:rule="!has(self.policyRef) || !has(self.policyRef.namespace)",message="policyRef must name an OrganizationSecurityPolicy in this rule's namespace: remove policyRef.namespace"
-// +kubebuilder:validation:XValidation:rule="!has(self.policySelector) || !has(self.policySelector.namespace)",message="policySelector must select an OrganizationSecurityPolicy in this rule's namespace: remove policySelector.namespace"
+// +kubebuilder:validation:XValidation:rule="has(self.securityPolicy) || has(self.securityPolicyRef) || has(self.securityPolicySelector)",message="one of securityPolicy, securityPolicyRef or securityPolicySelector is required"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.securityPolicy) || (has(self.securityPolicy) && self.securityPolicy == oldSelf.securityPolicy)",message="securityPolicy is immutable: delete this rule and create one for the other policy"
+// +kubebuilder:validation:XValidation:rule="!has(self.securityPolicyRef) || !has(self.securityPolicyRef.namespace)",message="securityPolicyRef must name an OrganizationSecurityPolicy in this rule's namespace: remove securityPolicyRef.namespace"
+// +kubebuilder:validation:XValidation:rule="!has(self.securityPolicySelector) || !has(self.securityPolicySelector.namespace)",message="securityPolicySelector must select an OrganizationSecurityPolicy in this rule's namespace: remove securityPolicySelector.namespace"
 // +kubebuilder:validation:XValidation:rule="has(self.match) || has(self.networkMatch)",message="a rule needs match or networkMatch"
 type OrganizationSecurityPolicyRuleParameters struct {
-	// PolicyID is the numeric id of the organization policy this rule
-	// belongs to. Usually resolved from policyRef or policySelector.
-	// Immutable once set.
+	// SecurityPolicy is the numeric id of the organization policy this rule
+	// belongs to. Usually resolved from securityPolicyRef or
+	// securityPolicySelector. Immutable once set.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,20}$`
 	// +crossplane:generate:reference:type=OrganizationSecurityPolicy
-	// +crossplane:generate:reference:refFieldName=PolicyRef
-	// +crossplane:generate:reference:selectorFieldName=PolicySelector
-	PolicyID *string `json:"policyId,omitempty"`
+	SecurityPolicy *string `json:"securityPolicy,omitempty"`
 
-	// PolicyRef references an OrganizationSecurityPolicy in the same
+	// SecurityPolicyRef references an OrganizationSecurityPolicy in the same
 	// namespace.
 	// +optional
-	PolicyRef *xpv2.NamespacedReference `json:"policyRef,omitempty"`
+	SecurityPolicyRef *xpv2.NamespacedReference `json:"securityPolicyRef,omitempty"`
 
-	// PolicySelector selects an OrganizationSecurityPolicy in the same
+	// SecurityPolicySelector selects an OrganizationSecurityPolicy in the same
 	// namespace.
 	// +optional
-	PolicySelector *xpv2.NamespacedSelector `json:"policySelector,omitempty"`
+	SecurityPolicySelector *xpv2.NamespacedSelector `json:"securityPolicySelector,omitempty"`
 
 	// Priority of the rule: 0 is evaluated first. 2147483647 is the
 	// policy's default rule, set through the OrganizationSecurityPolicy's
@@ -54,13 +52,13 @@ type OrganizationSecurityPolicyRuleParameters struct {
 // OrganizationSecurityPolicyRuleObservation is the observed state of an
 // OrganizationSecurityPolicyRule.
 type OrganizationSecurityPolicyRuleObservation struct {
-	// PolicyID is the id of the organization policy the rule lives in.
+	// SecurityPolicyID is the id of the organization policy the rule lives in.
 	// +optional
-	PolicyID string `json:"policyId,omitempty"`
+	SecurityPolicyID string `json:"securityPolicyId,omitempty"`
 
-	// PolicySelfLink of the policy the rule lives in.
+	// SecurityPolicySelfLink of the policy the rule lives in.
 	// +optional
-	PolicySelfLink string `json:"policySelfLink,omitempty"`
+	SecurityPolicySelfLink string `json:"securityPolicySelfLink,omitempty"`
 
 	// Rule as GCP reports it.
 	// +optional
@@ -108,7 +106,7 @@ type OrganizationSecurityPolicyRuleStatus struct {
 // and by the provider.
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
-// +kubebuilder:printcolumn:name="POLICY",type="string",JSONPath=".spec.forProvider.policyId"
+// +kubebuilder:printcolumn:name="POLICY",type="string",JSONPath=".spec.forProvider.securityPolicy"
 // +kubebuilder:printcolumn:name="PRIORITY",type="integer",JSONPath=".spec.forProvider.priority"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

@@ -88,21 +88,21 @@ func (mg *OrganizationSecurityPolicyRule) ResolveReferences(ctx context.Context,
 	var err error
 
 	rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
-		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.PolicyID),
+		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.SecurityPolicy),
 		Extract:      reference.ExternalName(),
 		Namespace:    mg.GetNamespace(),
-		Reference:    mg.Spec.ForProvider.PolicyRef,
-		Selector:     mg.Spec.ForProvider.PolicySelector,
+		Reference:    mg.Spec.ForProvider.SecurityPolicyRef,
+		Selector:     mg.Spec.ForProvider.SecurityPolicySelector,
 		To: reference.To{
 			List:    &OrganizationSecurityPolicyList{},
 			Managed: &OrganizationSecurityPolicy{},
 		},
 	})
 	if err != nil {
-		return errors.Wrap(err, "mg.Spec.ForProvider.PolicyID")
+		return errors.Wrap(err, "mg.Spec.ForProvider.SecurityPolicy")
 	}
-	mg.Spec.ForProvider.PolicyID = reference.ToPtrValue(rsp.ResolvedValue)
-	mg.Spec.ForProvider.PolicyRef = rsp.ResolvedReference
+	mg.Spec.ForProvider.SecurityPolicy = reference.ToPtrValue(rsp.ResolvedValue)
+	mg.Spec.ForProvider.SecurityPolicyRef = rsp.ResolvedReference
 
 	return nil
 }

@@ -52,7 +52,7 @@ import (
 const (
 	errConnect        = "cannot connect to GCP"
 	errClient         = "cannot build the organization policy client"
-	errNoPolicy       = "spec.forProvider.policyId is not set: set it or resolve policyRef/policySelector"
+	errNoPolicy       = "spec.forProvider.securityPolicy is not set: set it or resolve securityPolicyRef/securityPolicySelector"
 	errGetPolicy      = "cannot get organization security policy"
 	errAddRule        = "cannot add rule"
 	errPatchRule      = "cannot patch rule"
@@ -105,8 +105,8 @@ func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.Organiza
 // PollGroup is the policy a rule reads, polled with the policy's own object
 // (organizationsecuritypolicy.PollGroup).
 func PollGroup(mg resource.Managed) string {
-	if cr, ok := mg.(*v1alpha1.OrganizationSecurityPolicyRule); ok && cr.Spec.ForProvider.PolicyID != nil {
-		return "organizationsecuritypolicy/" + *cr.Spec.ForProvider.PolicyID
+	if cr, ok := mg.(*v1alpha1.OrganizationSecurityPolicyRule); ok && cr.Spec.ForProvider.SecurityPolicy != nil {
+		return "organizationsecuritypolicy/" + *cr.Spec.ForProvider.SecurityPolicy
 	}
 	return "organizationsecuritypolicyrule/" + mg.GetNamespace() + "/" + mg.GetName()
 }
@@ -152,10 +152,10 @@ func related(ctx context.Context, kube client.Reader, p *v1alpha1.OrganizationSe
 		r := &l.Items[n]
 		fp := r.Spec.ForProvider
 		switch {
-		case fp.PolicyID != nil:
+		case fp.SecurityPolicy != nil:
 			continue
-		case fp.PolicyRef != nil && fp.PolicyRef.Name == p.GetName(),
-			fp.PolicyRef == nil && fp.PolicySelector != nil && labels.SelectorFromSet(fp.PolicySelector.MatchLabels).Matches(labels.Set(p.GetLabels())):
+		case fp.SecurityPolicyRef != nil && fp.SecurityPolicyRef.Name == p.GetName(),
+			fp.SecurityPolicyRef == nil && fp.SecurityPolicySelector != nil && labels.SelectorFromSet(fp.SecurityPolicySelector.MatchLabels).Matches(labels.Set(p.GetLabels())):
 			out = append(out, client.ObjectKeyFromObject(r))
 		}
 	}
@@ -186,7 +186,7 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.Organizati
 // read from the cache, or "": a rule's calls name the policy by id, which
 // needs no parent.
 func (c *externalConnector) parent(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) string {
-	ref := cr.Spec.ForProvider.PolicyRef
+	ref := cr.Spec.ForProvider.SecurityPolicyRef
 	if ref == nil {
 		return ""
 	}
@@ -211,7 +211,7 @@ type external struct {
 }
 
 func policyID(cr *v1alpha1.OrganizationSecurityPolicyRule) string {
-	if id := cr.Spec.ForProvider.PolicyID; id != nil {
+	if id := cr.Spec.ForProvider.SecurityPolicy; id != nil {
 		return *id
 	}
 	return ""
@@ -230,7 +230,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 	}
 	id, prio := policyID(cr), cr.Spec.ForProvider.Priority
 	if id == "" {
-		if p := cr.Spec.ForProvider; !f.Deleting && p.PolicyRef == nil && p.PolicySelector == nil {
+		if p := cr.Spec.ForProvider; !f.Deleting && p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil {
 			return ownership.Fail(errors.New(errNoPolicy))
 		}
 		return noPolicy(cr, f)
@@ -265,7 +265,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 	}
 	f.Presence = ownership.Present
 	obs := gcppolicy.GenerateRuleObservation(observed)
-	cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyRuleObservation{PolicyID: id, PolicySelfLink: sp.SelfLink, Rule: &obs}
+	cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyRuleObservation{SecurityPolicyID: id, SecurityPolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
 	v := ownership.Decide(f)
@@ -300,18 +300,18 @@ func waitMessage(cr *v1alpha1.OrganizationSecurityPolicyRule) string {
 	p := cr.Spec.ForProvider
 	var from string
 	switch {
-	case p.PolicyRef != nil:
-		from = fmt.Sprintf("OrganizationSecurityPolicy %s/%s", cr.GetNamespace(), p.PolicyRef.Name)
-	case p.PolicySelector != nil:
-		from = fmt.Sprintf("an OrganizationSecurityPolicy in namespace %s matching spec.forProvider.policySelector (%s)", cr.GetNamespace(), labels.SelectorFromSet(p.PolicySelector.MatchLabels))
+	case p.SecurityPolicyRef != nil:
+		from = fmt.Sprintf("OrganizationSecurityPolicy %s/%s", cr.GetNamespace(), p.SecurityPolicyRef.Name)
+	case p.SecurityPolicySelector != nil:
+		from = fmt.Sprintf("an OrganizationSecurityPolicy in namespace %s matching spec.forProvider.securityPolicySelector (%s)", cr.GetNamespace(), labels.SelectorFromSet(p.SecurityPolicySelector.MatchLabels))
 	}
 	switch {
-	case p.PolicyID == nil:
+	case p.SecurityPolicy == nil:
 		return "waiting for " + from + " and its GCP organization security policy to exist"
 	case from != "":
-		return fmt.Sprintf("waiting for GCP organization security policy %s (%s) to exist", *p.PolicyID, from)
+		return fmt.Sprintf("waiting for GCP organization security policy %s (%s) to exist", *p.SecurityPolicy, from)
 	}
-	return fmt.Sprintf("waiting for GCP organization security policy %s to exist", *p.PolicyID)
+	return fmt.Sprintf("waiting for GCP organization security policy %s to exist", *p.SecurityPolicy)
 }
 
 // Create adds the rule in one call and records "<policy id>/<priority>" as

@@ -75,7 +75,7 @@ type ruleModifier func(*v1alpha1.OrganizationSecurityPolicyRule)
 // rule is the object most cases use: deny rangeA at priority 100 of id.
 func rule(m ...ruleModifier) *v1alpha1.OrganizationSecurityPolicyRule {
 	cr := &v1alpha1.OrganizationSecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "block-bad"}}
-	cr.Spec.ForProvider.PolicyID = new(id)
+	cr.Spec.ForProvider.SecurityPolicy = new(id)
 	cr.Spec.ForProvider.Priority = 100
 	cr.Spec.ForProvider.Action = deny403
 	cr.Spec.ForProvider.Match = &v1beta1.RuleMatcher{VersionedExpr: new(srcIPsV1), Config: &v1beta1.RuleMatcherConfig{SrcIpRanges: []v1beta1.IPRange{rangeA}}}
@@ -86,12 +86,12 @@ func rule(m ...ruleModifier) *v1alpha1.OrganizationSecurityPolicyRule {
 }
 
 func withPolicyID(p *string) ruleModifier {
-	return func(cr *v1alpha1.OrganizationSecurityPolicyRule) { cr.Spec.ForProvider.PolicyID = p }
+	return func(cr *v1alpha1.OrganizationSecurityPolicyRule) { cr.Spec.ForProvider.SecurityPolicy = p }
 }
 
 func withRef(name string) ruleModifier {
 	return func(cr *v1alpha1.OrganizationSecurityPolicyRule) {
-		cr.Spec.ForProvider.PolicyRef = &xpv2.NamespacedReference{Name: name}
+		cr.Spec.ForProvider.SecurityPolicyRef = &xpv2.NamespacedReference{Name: name}
 	}
 }
 
@@ -132,7 +132,7 @@ func withConditions(c ...xpv2.Condition) ruleModifier {
 // at priority 100.
 func withObserved(action string, ranges ...string) ruleModifier {
 	return func(cr *v1alpha1.OrganizationSecurityPolicyRule) {
-		cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyRuleObservation{PolicyID: id, PolicySelfLink: selfLink,
+		cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyRuleObservation{SecurityPolicyID: id, SecurityPolicySelfLink: selfLink,
 			Rule: &v1beta1.RuleObservation{Priority: 100, Action: action,
 				Match: &v1beta1.RuleMatcherObservation{VersionedExpr: srcIPsV1, Config: &v1beta1.RuleMatcherConfigObservation{SrcIpRanges: ranges}}}}
 	}

@@ -46,7 +46,7 @@ func TestRelated(t *testing.T) {
 		return r
 	}
 	selector := func(cr *v1alpha1.OrganizationSecurityPolicyRule) {
-		cr.Spec.ForProvider.PolicySelector = &xpv2.NamespacedSelector{MatchLabels: map[string]string{"tier": "org"}}
+		cr.Spec.ForProvider.SecurityPolicySelector = &xpv2.NamespacedSelector{MatchLabels: map[string]string{"tier": "org"}}
 	}
 	b := fake.NewClientBuilder().WithScheme(s).WithObjects(p,
 		in("team-a", "by-id"),

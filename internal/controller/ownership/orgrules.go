@@ -51,19 +51,19 @@ func SetupOrgIndexes(ctx context.Context, idx client.FieldIndexer) error {
 	}
 	if err := idx.IndexField(ctx, &v1alpha1.OrganizationSecurityPolicyRule{}, indexOrgRulePolicy, func(o client.Object) []string {
 		r, ok := o.(*v1alpha1.OrganizationSecurityPolicyRule)
-		if !ok || r.Spec.ForProvider.PolicyID == nil {
+		if !ok || r.Spec.ForProvider.SecurityPolicy == nil {
 			return nil
 		}
-		return []string{*r.Spec.ForProvider.PolicyID}
+		return []string{*r.Spec.ForProvider.SecurityPolicy}
 	}); err != nil {
 		return err
 	}
 	return idx.IndexField(ctx, &v1alpha1.OrganizationSecurityPolicyRule{}, indexOrgRulePriority, func(o client.Object) []string {
 		r, ok := o.(*v1alpha1.OrganizationSecurityPolicyRule)
-		if !ok || r.Spec.ForProvider.PolicyID == nil {
+		if !ok || r.Spec.ForProvider.SecurityPolicy == nil {
 			return nil
 		}
-		return []string{orgPriorityIndexKey(*r.Spec.ForProvider.PolicyID, r.Spec.ForProvider.Priority)}
+		return []string{orgPriorityIndexKey(*r.Spec.ForProvider.SecurityPolicy, r.Spec.ForProvider.Priority)}
 	})
 }
 

@@ -68,7 +68,7 @@ func orgRule(ns, name string, prio int64, o ...option) *v1alpha1.OrganizationSec
 	r := &v1alpha1.OrganizationSecurityPolicyRule{}
 	r.SetNamespace(ns)
 	r.SetName(name)
-	r.Spec.ForProvider.PolicyID = new(orgID)
+	r.Spec.ForProvider.SecurityPolicy = new(orgID)
 	r.Spec.ForProvider.Priority = prio
 	initialise(r, o)
 	return r
@@ -174,7 +174,7 @@ func TestOrgRulesNaming(t *testing.T) {
 	kube := orgWorld(t, p, orgRule("team-a", "a", 100), orgRule("team-b", "b", 200),
 		func() client.Object {
 			r := orgRule("team-c", "other", 100)
-			r.Spec.ForProvider.PolicyID = new("99")
+			r.Spec.ForProvider.SecurityPolicy = new("99")
 			return r
 		}())
 	got, err := OrgRulesNaming(context.Background(), kube, p)
