@@ -65,7 +65,7 @@ func reaperHelper() {
 	plane := cp.Env.ControlPlane
 	pids := childPIDs([]string{plane.APIServer.Path, plane.Etcd.Path})
 	fmt.Printf("READY %s|%s\n", strings.Join(pids, " "),
-		strings.Join([]string{cp.tmpDir, plane.APIServer.CertDir, plane.Etcd.DataDir}, " "))
+		strings.Join([]string{cp.tmpDir, plane.APIServer.CertDir, plane.Etcd.DataDir, cp.Env.WebhookInstallOptions.LocalServingCertDir}, " "))
 	time.Sleep(time.Minute)
 	os.Exit(1)
 }
