@@ -326,18 +326,25 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		policy, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "securityPolicyRef", "name")
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\t\n", o.GetKind(), o.GetName(), ready, synced, region+"/"+policy, rules[region+"/"+policy])
 	}
+	orgPolicies := map[string]string{} // id -> parent/shortName
 	for _, o := range d.list(ctx, readyKinds[6]) {
 		ready, synced, _ := conditions(o)
 		parent, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "parent")
 		short, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "shortName")
-		n, _, _ := unstructured.NestedInt64(o.Object, "status", "atProvider", "ruleCount")
+		id, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "id")
+		orgPolicies[id] = parent + "/" + short
 		users, _, _ := unstructured.NestedSlice(o.Object, "status", "atProvider", "associations")
 		var attached []string
 		for _, u := range users {
 			id, _, _ := unstructured.NestedString(u.(map[string]any), "attachmentId")
 			attached = append(attached, id)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s/%s\t%d\t\t%s\n", o.GetKind(), o.GetName(), ready, synced, parent, short, n, strings.Join(attached, ","))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", o.GetKind(), o.GetName(), ready, synced, orgPolicies[id], rules[orgPolicyKey(id)], strings.Join(attached, ","))
+	}
+	for _, o := range d.list(ctx, readyKinds[8]) {
+		ready, synced, _ := conditions(o)
+		id, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "securityPolicy")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\t\n", o.GetKind(), o.GetName(), ready, synced, orgPolicies[id], rules[orgPolicyKey(id)])
 	}
 	for _, o := range d.list(ctx, readyKinds[7]) {
 		ready, synced, _ := conditions(o)
@@ -370,7 +377,8 @@ func usedBy(o *unstructured.Unstructured) string {
 	return strings.Join(names, ",")
 }
 
-// ruleCounts maps "region/name" ("global/name") to the number of rules the
+// ruleCounts maps "region/name" ("global/name") of a project policy, and
+// orgPolicyKey(id) of an organization policy, to the number of rules the
 // emulator holds, read from its /_emulator/stats.
 func ruleCounts(ctx context.Context, emulator string) (map[string]string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+emulator+"/_emulator/stats", nil)
@@ -382,10 +390,12 @@ func ruleCounts(ctx context.Context, emulator string) (map[string]string, error)
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	type rules struct {
+		Rules []json.RawMessage `json:"rules"`
+	}
 	var stats struct {
-		State map[string]struct {
-			Rules []json.RawMessage `json:"rules"`
-		} `json:"state"`
+		State map[string]rules `json:"state"`
+		Org   map[string]rules `json:"organizationSecurityPolicies"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil {
 		return nil, err
@@ -394,8 +404,14 @@ func ruleCounts(ctx context.Context, emulator string) (map[string]string, error)
 	for path, p := range stats.State {
 		counts[policyKey(path)] = fmt.Sprint(len(p.Rules))
 	}
+	for path, p := range stats.Org {
+		counts[orgPolicyKey(path[strings.LastIndex(path, "/")+1:])] = fmt.Sprint(len(p.Rules))
+	}
 	return counts, nil
 }
+
+// orgPolicyKey is the key of ruleCounts for the organization policy of id.
+func orgPolicyKey(id string) string { return "org/" + id }
 
 // policyKey turns projects/p/global/securityPolicies/n into global/n and
 // projects/p/regions/r/securityPolicies/n into r/n.
