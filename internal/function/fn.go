@@ -41,7 +41,7 @@ const (
 // WaitingTTL is how soon the function asks Crossplane to run it again while the allowlist waits
 // for progress it cannot be told about for sure: sources still to report, or a switch between
 // rules and address groups under way. Crossplane otherwise runs it when a composed resource
-// changes, but its circuit breaker drops those events while open (a switch storm opens it), and
+// changes, but its circuit breaker drops those events while open (a switch storm can open it), and
 // the default TTL of a minute would then leave a finished switch unreported that long.
 const WaitingTTL = 15 * time.Second
 
