@@ -99,7 +99,7 @@ var Kind = setup.Kind[*v1alpha1.OrganizationSecurityPolicyRule]{
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.OrganizationSecurityPolicyRule] {
-	return &externalConnector{conn: e.Connector, kube: e.Client, index: ownership.NewIndex(e.Client)}
+	return &externalConnector{conn: e.Connector, index: ownership.NewIndex(e.Client)}
 }
 
 // PollGroup is the policy a rule reads, polled with the policy's own object
@@ -166,7 +166,6 @@ func related(ctx context.Context, kube client.Reader, p *v1alpha1.OrganizationSe
 // ClusterProviderConfig only (connector.ConnectOrganizationWide).
 type externalConnector struct {
 	conn  *connector.Connector
-	kube  client.Reader
 	index *ownership.Index
 }
 
@@ -175,26 +174,12 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.Organizati
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	policies, err := conn.Client.OrgPolicies(c.parent(ctx, cr))
+	// A rule's calls name its policy by id, which needs no parent.
+	policies, err := conn.Client.OrgPolicies("")
 	if err != nil {
 		return nil, errors.Wrap(err, errClient)
 	}
 	return &external{policies: policies, owners: c.index}, nil
-}
-
-// parent is the organization or folder of the policy cr's reference names,
-// read from the cache, or "": a rule's calls name the policy by id, which
-// needs no parent.
-func (c *externalConnector) parent(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) string {
-	ref := cr.Spec.ForProvider.SecurityPolicyRef
-	if ref == nil {
-		return ""
-	}
-	p := &v1alpha1.OrganizationSecurityPolicy{}
-	if err := c.kube.Get(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, p); err != nil || !gcp.ValidOrgParent(p.Spec.ForProvider.Parent) {
-		return ""
-	}
-	return p.Spec.ForProvider.Parent
 }
 
 // owners answers who owns what; *ownership.Index in production.

@@ -532,7 +532,7 @@ func TestConnect(t *testing.T) {
 				gcp.NewClientCache(0), func(context.Context, gcp.Credentials) (*gcp.Client, error) { return &gcp.Client{}, nil })
 			cr := rule()
 			cr.SetProviderConfigReference(tc.ref)
-			_, err := (&externalConnector{conn: conn, kube: kube}).Connect(context.Background(), cr)
+			_, err := (&externalConnector{conn: conn}).Connect(context.Background(), cr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("\n%s\nConnect(...): want an error containing %q, got %v", tc.reason, tc.want, err)
 			}
@@ -540,30 +540,6 @@ func TestConnect(t *testing.T) {
 				t.Errorf("\n%s\nConnect(...): the config was read: %v", tc.reason, err)
 			}
 		})
-	}
-}
-
-// TestParent checks that the client is built with the referenced policy's
-// parent when the cache has it, and with none otherwise.
-func TestParent(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	p := &v1alpha1.OrganizationSecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "baseline"}}
-	p.Spec.ForProvider.Parent = "folders/9"
-	c := &externalConnector{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(p).Build()}
-	for name, tc := range map[string]struct {
-		cr   *v1alpha1.OrganizationSecurityPolicyRule
-		want string
-	}{
-		"ByID":       {cr: rule(), want: ""},
-		"Referenced": {cr: rule(withRef("baseline")), want: "folders/9"},
-		"Missing":    {cr: rule(withRef("other")), want: ""},
-	} {
-		if got := c.parent(context.Background(), tc.cr); got != tc.want {
-			t.Errorf("%s: parent(...): want %q, got %q", name, tc.want, got)
-		}
 	}
 }
 
