@@ -21,13 +21,14 @@ package function
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
 // MaxRangesPerRule is Cloud Armor's limit of source ranges in one basic (SRC_IPS_V1) match.
-const MaxRangesPerRule = 10
+const MaxRangesPerRule = iprange.MaxPerRule
 
 // Spec is the part of an IPAllowlist's spec the function reads.
 type Spec struct {
@@ -142,25 +143,7 @@ const DefaultRulePriority = 2147483647
 
 // ParseRange parses a CIDR or a bare IP address (made a /32 or /128) into its canonical form.
 // A CIDR with host bits set is refused rather than silently widened or narrowed.
-func ParseRange(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if !strings.Contains(s, "/") {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
-			return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR nor an IP address", s)
-		}
-		a = a.Unmap()
-		return netip.PrefixFrom(a, a.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not a valid CIDR", s)
-	}
-	if m := p.Masked(); m != p {
-		return netip.Prefix{}, fmt.Errorf("%q has host bits set: did you mean %s?", s, m)
-	}
-	return p, nil
-}
+func ParseRange(s string) (netip.Prefix, error) { return iprange.Parse(s) }
 
 // NodeSet is what one node source's AddressSet reports: the addresses of the Nodes its
 // selector matches, as the provider publishes them in the AddressSet's status.
@@ -264,24 +247,8 @@ func Collect(s Spec, sets map[string]NodeSet, read map[string]Read) (Sources, er
 		out.Unmatched = append(out.Unmatched, src.name)
 		out.Warnings = append(out.Warnings, msg)
 	}
-	// IPv4 first, then by address, then by length.
-	slices.SortFunc(out.Ranges, netip.Prefix.Compare)
-	out.Ranges = dropContained(out.Ranges)
+	out.Ranges = iprange.Minimal(out.Ranges)
 	return out, nil
-}
-
-// dropContained removes from sorted ranges every range inside another. Sorted by address then
-// length, a range's container comes before it, and the ranges kept so far do not overlap, so
-// only the last one kept can contain the next.
-func dropContained(sorted []netip.Prefix) []netip.Prefix {
-	out := sorted[:0]
-	for _, p := range sorted {
-		if n := len(out); n > 0 && out[n-1].Bits() <= p.Bits() && out[n-1].Contains(p.Addr()) {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
 }
 
 func skippedWarning(source string, ns NodeSet) string {
@@ -309,15 +276,10 @@ func labelString(l map[string]string) string {
 }
 
 // Rule is the content of one composed SecurityPolicyRule.
-type Rule struct {
-	Priority int64
-	Ranges   []netip.Prefix
-}
+type Rule = iprange.Rule
 
 // Assign places ranges into rules at priorities inside r, keeping each range that an observed
-// rule (priority -> ranges) already holds in that rule. Remaining ranges fill existing rules in
-// priority order, then open rules at the lowest free priorities. Rules left without a range are
-// dropped. It fails when the ranges do not fit in the range's rules.
+// rule (priority -> ranges) already holds in that rule (iprange.Pack).
 func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r PriorityRange) ([]Rule, error) {
 	return AssignAround(ranges, observed, r, nil)
 }
@@ -326,73 +288,5 @@ func Assign(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r Priority
 // place beside the ones assigned (the rule that uses an address group, while an allowlist
 // moves from the group back to rules).
 func AssignAround(ranges []netip.Prefix, observed map[int64][]netip.Prefix, r PriorityRange, taken map[int64]bool) ([]Rule, error) {
-	slots := r.Slots()
-	for p := range taken {
-		if p >= r.First && p <= r.Last {
-			slots--
-		}
-	}
-	if need := (int64(len(ranges)) + MaxRangesPerRule - 1) / MaxRangesPerRule; need > slots {
-		room := fmt.Sprintf("reserves only %d", slots)
-		if slots < r.Slots() {
-			room = fmt.Sprintf("has only %d free beside the rules that stay in place", slots)
-		}
-		return nil, fmt.Errorf("%d source ranges need %d rules of %d, but priorityRange %d-%d %s: widen the range or remove sources",
-			len(ranges), need, MaxRangesPerRule, r.First, r.Last, room)
-	}
-	want := make(map[netip.Prefix]bool, len(ranges))
-	for _, p := range ranges {
-		want[p] = true
-	}
-
-	// Keep what observed rules already hold, lowest priority first so that a range found in two
-	// rules (never written by us, but possible by hand) stays in the first.
-	prios := make([]int64, 0, len(observed))
-	for p := range observed {
-		if p >= r.First && p <= r.Last {
-			prios = append(prios, p)
-		}
-	}
-	slices.Sort(prios)
-	placed := map[netip.Prefix]bool{}
-	rules := map[int64][]netip.Prefix{}
-	for _, prio := range prios {
-		for _, p := range observed[prio] {
-			if want[p] && !placed[p] && len(rules[prio]) < MaxRangesPerRule {
-				placed[p] = true
-				rules[prio] = append(rules[prio], p)
-			}
-		}
-	}
-
-	// New ranges, in order: holes of kept rules first, then new rules at free priorities.
-	var fresh []netip.Prefix
-	for _, p := range ranges {
-		if !placed[p] {
-			fresh = append(fresh, p)
-		}
-	}
-	for _, prio := range prios {
-		for len(fresh) > 0 && len(rules[prio]) > 0 && len(rules[prio]) < MaxRangesPerRule {
-			rules[prio] = append(rules[prio], fresh[0])
-			fresh = fresh[1:]
-		}
-	}
-	for prio := r.First; prio <= r.Last && len(fresh) > 0; prio++ {
-		if len(rules[prio]) > 0 || taken[prio] {
-			continue
-		}
-		n := min(len(fresh), MaxRangesPerRule)
-		rules[prio] = fresh[:n]
-		fresh = fresh[n:]
-	}
-
-	out := make([]Rule, 0, len(rules))
-	for prio, rs := range rules {
-		rs = slices.Clone(rs)
-		slices.SortFunc(rs, netip.Prefix.Compare)
-		out = append(out, Rule{Priority: prio, Ranges: rs})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Priority < out[j].Priority })
-	return out, nil
+	return iprange.Pack(ranges, observed, r.First, r.Last, taken)
 }
