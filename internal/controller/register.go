@@ -13,6 +13,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/organizationsecuritypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/projectcloudarmortier"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyallowlist"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -28,7 +29,13 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK); err != nil {
 		return err
 	}
-	if err := addressset.Setup(mgr, o.Options, o.NodesReadable); err != nil {
+	// The AddressSets publish Node addresses in memory to the allowlists,
+	// which must run in the same process.
+	sets := addressset.NewRegistry()
+	if err := addressset.Setup(mgr, o.Options, o.NodesReadable, sets); err != nil {
+		return err
+	}
+	if err := securitypolicyallowlist.Setup(mgr, o.Options, sets); err != nil {
 		return err
 	}
 	if err := setup.AddGated(mgr, o, securitypolicy.Kind); err != nil {

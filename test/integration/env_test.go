@@ -61,7 +61,7 @@ func startControlPlane(t *testing.T) *env {
 
 // startProvider adds an emulator and runs the provider's controllers
 // in-process against both, with a short poll so drift tests finish quickly.
-func startProvider(t *testing.T, emuOpts emulator.Options) *env {
+func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*setup.Options)) *env {
 	t.Helper()
 	e := startControlPlane(t)
 	emuOpts.Auth, emuOpts.Token = emulator.AuthToken, token
@@ -95,8 +95,12 @@ func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
-	if err := armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration")}); err != nil {
+	so := setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration")}
+	for _, fn := range opts {
+		fn(&so)
+	}
+	if err := armorcontroller.SetupGated(mgr, so); err != nil {
 		t.Fatal(err)
 	}
 	// No CRD gate controller runs here: the CRDs exist before the manager

@@ -34,6 +34,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
@@ -43,18 +44,6 @@ import (
 // per AddressSet per Settle instead of one per Node, and one recomposition of
 // each IPAllowlist downstream.
 const Settle = 250 * time.Millisecond
-
-// Pace is the least time between two publications of one AddressSet's
-// addresses. The first change after a quiet spell is published Settle after
-// its Node event; during a burst (a pool of hundreds scaled, every Node
-// event Settle apart) the set then changes at most once per Pace instead of
-// once per Settle. Every publication recomposes the IPAllowlists that read
-// the set, and Crossplane counts each such pass's several events against
-// the IPAllowlist's circuit breaker: at once per Settle, a 500-Node burst
-// in addressGroup mode opened even a breaker of 500 tokens refilled at 5 a
-// second (make bench, 2026-11-26); at once per Pace a pass's events come no
-// faster than such a breaker refills.
-const Pace = time.Second
 
 // Reasons of the Ready condition besides Available.
 const (
@@ -66,16 +55,16 @@ const (
 // whether the provider may list and watch Nodes: Crossplane's RBAC manager
 // does not grant it, so without the extra ClusterRole the controller still
 // runs, to say so on every AddressSet, and keeps their last addresses.
-func Setup(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
+func Setup(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Registry) error {
 	o.Gate.Register(func() {
-		if err := add(mgr, o, canListNodes); err != nil {
+		if err := add(mgr, o, canListNodes, reg); err != nil {
 			panic(errors.Wrap(err, "cannot set up AddressSet controller"))
 		}
 	}, v1alpha1.AddressSetGroupVersionKind)
 	return nil
 }
 
-func add(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
+func add(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Registry) error {
 	name := "addressset"
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
@@ -85,6 +74,8 @@ func add(mgr ctrl.Manager, o controller.Options, canListNodes bool) error {
 		recorder: rec,
 		now:      time.Now,
 		nodes:    canListNodes,
+		registry: reg,
+		pacer:    pace.New(pace.DefaultQuiet, pace.DefaultMax),
 	}
 	co := o.ForControllerRuntime()
 	// A handful of AddressSets, each recomputed in microseconds.
@@ -118,33 +109,37 @@ type Reconciler struct {
 	now      func() time.Time
 	nodes    bool
 
-	// published is when each AddressSet's addresses last changed, for Pace.
-	// Reconciles of this controller run one at a time.
-	published map[types.NamespacedName]time.Time
+	// registry is where the addresses go at once, for the controllers that
+	// write them to GCP; the status follows at the pacer's bounded rate.
+	registry *Registry
+	pacer    *pace.Pacer
 }
 
-// Reconcile publishes the addresses of the Nodes an AddressSet selects.
+// Reconcile publishes the addresses of the Nodes an AddressSet selects: to
+// the registry at once, to its status at a bounded rate.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	as := &v1alpha1.AddressSet{}
 	if err := r.kube.Get(ctx, req.NamespacedName, as); err != nil {
 		if kerrors.IsNotFound(err) {
-			delete(r.published, req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if as.GetDeletionTimestamp() != nil {
-		delete(r.published, req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
+	prev := r.previous(as)
 	want := as.Status.DeepCopy()
-	var result reconcile.Result
 
 	if !r.nodes {
 		// The last addresses stay: an allowlist must not empty because a
 		// permission is missing.
 		want.SetConditions(xpv2.Unavailable().WithMessage(MsgNodesUnreadable).WithObservedGeneration(as.GetGeneration()),
 			xpv2.ReconcileError(errNodesUnreadable).WithObservedGeneration(as.GetGeneration()))
-		return result, r.publish(ctx, as, want)
+		prev.UID, prev.Generation, prev.Held = as.GetUID(), as.GetGeneration(), MsgNodesUnreadable
+		r.registry.publish(req.NamespacedName, prev)
+		return reconcile.Result{}, r.write(ctx, as, want)
 	}
 
 	// Read-only: the cache's own objects, not a copy of every selected Node per look.
@@ -152,11 +147,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.List(ctx, nodes, client.MatchingLabels(as.Spec.Nodes.MatchLabels), client.UnsafeDisableDeepCopy); err != nil {
 		err = errors.Wrap(err, "cannot list Nodes")
 		want.SetConditions(xpv2.ReconcileError(err).WithObservedGeneration(as.GetGeneration()))
-		_ = r.publish(ctx, as, want)
+		_ = r.write(ctx, as, want)
 		return reconcile.Result{}, err
 	}
 	got := Collect(nodes.Items, as.Spec.Nodes.IncludeInternalIP)
-	d := Decide(as.Status.Addresses, as.Status.Peak, as.Status.HeldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
+	d := Decide(prev.Addresses, prev.peak, prev.heldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
 	want.Addresses = d.Addresses
 	want.AddressCount = len(d.Addresses)
@@ -167,6 +162,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want.Peak = d.Peak
 	want.ObservedGeneration = as.GetGeneration()
 	ready := xpv2.Available()
+	var result reconcile.Result
 	if d.Held != nil {
 		ready = xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonShrinkHeld, LastTransitionTime: d.Held.Since,
 			Message: fmt.Sprintf("holding back a shrink from %d to %d addresses, seen since %s: applied at %s unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once",
@@ -175,27 +171,58 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	want.SetConditions(ready.WithObservedGeneration(as.GetGeneration()), xpv2.ReconcileSuccess().WithObservedGeneration(as.GetGeneration()))
 
-	changed := !slices.Equal(as.Status.Addresses, want.Addresses)
-	if changed && as.Status.ObservedGeneration == as.GetGeneration() {
-		// A new spec is published at once; new addresses no sooner than
-		// Pace after the last ones.
-		if wait := r.published[req.NamespacedName].Add(Pace).Sub(r.now()); wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
-		}
+	now := Published{
+		UID: as.GetUID(), Generation: as.GetGeneration(), Addresses: d.Addresses, Nodes: got.Nodes,
+		Skipped: want.Skipped, SkippedCount: want.SkippedCount, peak: d.Peak, heldShrink: d.Held,
 	}
-	if newlySkipped(as.Status.Skipped, want.Skipped) {
+	if d.Held != nil {
+		now.Held = ready.Message
+	}
+	if newlySkipped(prev.Skipped, want.Skipped) {
 		r.recorder.Event(as, event.Warning("NodesSkipped", errors.New(skippedMessage(got.Skipped))))
 	}
-	if err := r.publish(ctx, as, want); err != nil {
+	r.registry.publish(req.NamespacedName, now)
+
+	// A new spec or condition is written at once; addresses and counts that
+	// change with the Nodes at the pacer's rate.
+	fp := fingerprint(want)
+	if as.Status.ObservedGeneration == want.ObservedGeneration && equality.Semantic.DeepEqual(as.Status.Conditions, want.Conditions) {
+		due, after := r.pacer.Due(req.NamespacedName, fp, equality.Semantic.DeepEqual(&as.Status, want), r.now())
+		if !due {
+			if after > 0 && (result.RequeueAfter == 0 || after < result.RequeueAfter) {
+				result.RequeueAfter = after
+			}
+			return result, nil
+		}
+	}
+	if err := r.write(ctx, as, want); err != nil {
 		return result, err
 	}
-	if changed {
-		if r.published == nil {
-			r.published = map[types.NamespacedName]time.Time{}
-		}
-		r.published[req.NamespacedName] = r.now()
-	}
+	r.pacer.Written(req.NamespacedName, fp, r.now())
 	return result, nil
+}
+
+// previous is what the AddressSet published last: the registry's, or after a
+// restart its status.
+func (r *Reconciler) previous(as *v1alpha1.AddressSet) Published {
+	if p, ok := r.registry.Get(client.ObjectKeyFromObject(as)); ok && p.UID == as.GetUID() {
+		return p
+	}
+	return Published{
+		UID: as.GetUID(), Generation: as.Status.ObservedGeneration, Addresses: as.Status.Addresses,
+		Nodes: as.Status.NodeCount, Skipped: as.Status.Skipped, SkippedCount: as.Status.SkippedCount,
+		peak: as.Status.Peak, heldShrink: as.Status.HeldShrink,
+	}
+}
+
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.registry.forget(key)
+	r.pacer.Forget(key)
+}
+
+// fingerprint identifies the status fields that change with the Nodes.
+func fingerprint(s *v1alpha1.AddressSetStatus) string {
+	return fmt.Sprintf("%v|%d|%d|%v|%v", s.Addresses, s.NodeCount, s.SkippedCount, s.Skipped, s.Peak)
 }
 
 // MsgNodesUnreadable tells an admin what to grant.
@@ -203,10 +230,10 @@ const MsgNodesUnreadable = "the provider may not list and watch Nodes: grant its
 
 var errNodesUnreadable = errors.New(MsgNodesUnreadable)
 
-// publish writes want as as's status when it differs from what as holds.
+// write writes want as as's status when it differs from what as holds.
 // Conditions are compared without their transition times, which
 // SetConditions keeps for an unchanged condition.
-func (r *Reconciler) publish(ctx context.Context, as *v1alpha1.AddressSet, want *v1alpha1.AddressSetStatus) error {
+func (r *Reconciler) write(ctx context.Context, as *v1alpha1.AddressSet, want *v1alpha1.AddressSetStatus) error {
 	if equality.Semantic.DeepEqual(&as.Status, want) {
 		return nil
 	}

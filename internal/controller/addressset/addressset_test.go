@@ -23,6 +23,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
 )
 
 type recorded struct{ events []event.Event }
@@ -130,7 +131,8 @@ func TestReconcile(t *testing.T) {
 			_ = v1alpha1.SchemeBuilder.AddToScheme(s)
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(append(tc.nodes, tc.as)...).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
 			rec := &recorded{}
-			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now }, nodes: tc.canList}
+			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now }, nodes: tc.canList,
+				registry: NewRegistry(), pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax)}
 
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}})
 			if err != nil {
@@ -222,7 +224,7 @@ func TestTransformNodeToAddresses(t *testing.T) {
 	}
 }
 
-func TestPace(t *testing.T) {
+func TestPublishThenPace(t *testing.T) {
 	web := map[string]string{"pool": "web"}
 	start := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}}
@@ -233,29 +235,41 @@ func TestPace(t *testing.T) {
 		WithObjects(labelled(node("a", ext("192.0.2.1")), web), set(0, v1alpha1.AddressSetStatus{})).
 		WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
 	now := start
-	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now }, nodes: true}
-	published := func() []string {
+	reg := NewRegistry()
+	var told []string
+	reg.Subscribe(func(k types.NamespacedName) { told = append(told, k.Name) })
+	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now }, nodes: true,
+		registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax)}
+	status := func() []string {
 		got := &v1alpha1.AddressSet{}
 		if err := kube.Get(context.Background(), req.NamespacedName, got); err != nil {
 			t.Fatal(err)
 		}
 		return got.Status.Addresses
 	}
+	one := []string{"192.0.2.1/32"}
+	two := []string{"192.0.2.1/32", "192.0.2.2/32"}
+	three := []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"}
 
 	// Each step: a Node added, the clock moved, a reconcile.
 	steps := []struct {
-		reason  string
-		add     string
-		at      time.Duration
-		want    []string
-		requeue time.Duration
+		reason        string
+		add           string
+		at            time.Duration
+		wantPublished []string
+		wantStatus    []string
+		wantTold      int
+		requeue       time.Duration
 	}{
-		{reason: "A new spec is published at once.", at: 0, want: []string{"192.0.2.1/32"}},
-		{reason: "A change 250 ms after the last publication waits for the rest of the pace.", add: "192.0.2.2", at: 250 * time.Millisecond, want: []string{"192.0.2.1/32"}, requeue: 750 * time.Millisecond},
-		{reason: "Another change meanwhile waits too.", add: "192.0.2.3", at: 500 * time.Millisecond, want: []string{"192.0.2.1/32"}, requeue: 500 * time.Millisecond},
-		{reason: "Once the pace has passed, both are published together.", at: Pace, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"}},
-		{reason: "Nothing changed: nothing to pace.", at: Pace + 100*time.Millisecond, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32"}},
-		{reason: "A change after a quiet spell longer than the pace is published at once.", add: "192.0.2.4", at: 3 * Pace, want: []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32"}},
+		{reason: "A new spec is published and written at once.", at: 0, wantPublished: one, wantStatus: one, wantTold: 1},
+		{reason: "A Node added is published at once; the status waits for the data to be quiet.", add: "192.0.2.2", at: 250 * time.Millisecond,
+			wantPublished: two, wantStatus: one, wantTold: 2, requeue: pace.DefaultQuiet},
+		{reason: "Another Node meanwhile: published, the status waits longer.", add: "192.0.2.3", at: time.Second,
+			wantPublished: three, wantStatus: one, wantTold: 3, requeue: pace.DefaultQuiet},
+		{reason: "Once quiet, the status is written with both.", at: time.Second + pace.DefaultQuiet,
+			wantPublished: three, wantStatus: three, wantTold: 3},
+		{reason: "Nothing changed: no publication, no write.", at: 10 * time.Second,
+			wantPublished: three, wantStatus: three, wantTold: 3},
 	}
 	for i, st := range steps {
 		if st.add != "" {
@@ -271,8 +285,31 @@ func TestPace(t *testing.T) {
 		if diff := cmp.Diff(st.requeue, res.RequeueAfter); diff != "" {
 			t.Errorf("step %d: %s\nrequeue after: -want, +got:\n%s", i, st.reason, diff)
 		}
-		if diff := cmp.Diff(st.want, published()); diff != "" {
+		p, _ := reg.Get(req.NamespacedName)
+		if diff := cmp.Diff(st.wantPublished, p.Addresses); diff != "" {
 			t.Errorf("step %d: %s\npublished addresses: -want, +got:\n%s", i, st.reason, diff)
 		}
+		if diff := cmp.Diff(st.wantStatus, status()); diff != "" {
+			t.Errorf("step %d: %s\nstatus addresses: -want, +got:\n%s", i, st.reason, diff)
+		}
+		if diff := cmp.Diff(st.wantTold, len(told)); diff != "" {
+			t.Errorf("step %d: %s\nsubscriber calls: -want, +got:\n%s", i, st.reason, diff)
+		}
+	}
+
+	// Deleted: forgotten, and the subscribers told.
+	as := &v1alpha1.AddressSet{}
+	_ = kube.Get(context.Background(), req.NamespacedName, as)
+	if err := kube.Delete(context.Background(), as); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reg.Get(req.NamespacedName); ok {
+		t.Errorf("a deleted AddressSet is still published")
+	}
+	if len(told) != 4 {
+		t.Errorf("subscriber calls after delete: want 4, got %d", len(told))
 	}
 }

@@ -1,0 +1,364 @@
+// Package securitypolicyallowlist keeps each SecurityPolicyAllowlist's
+// ranges in GCP: in allow rules of at most ten ranges inside its priority
+// range, or in an address group allowed by one rule, switching between the two
+// without a gap.
+//
+// It writes no GCP object itself. It keeps SecurityPolicyRule, AddressGroup
+// and AddressSet objects that it owns, which their own controllers write to
+// GCP with the ownership, tenancy and error reporting every such object has.
+// What moves fast, Node addresses, reaches it from the AddressSet controller
+// in memory (addressset.Registry) the moment they change; what Crossplane
+// sees, its status, changes at a bounded rate (pace). Crossplane composes the
+// allowlist and never the objects that follow the Nodes, so a burst of Nodes
+// never spends a composite's circuit breaker.
+package securitypolicyallowlist
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
+)
+
+// finalizer holds an allowlist until the objects it keeps are gone, so that
+// its rules leave GCP even where no garbage collector runs.
+const finalizer = "cloudarmor.armorplane.io/allowlist"
+
+// retry is how soon an allowlist waiting for its sources looks again, should
+// no event wake it first.
+const retry = 5 * time.Second
+
+// Setup adds the SecurityPolicyAllowlist controller once its CRD and those of
+// the objects it keeps exist.
+func Setup(mgr ctrl.Manager, o controller.Options, reg *addressset.Registry) error {
+	o.Gate.Register(func() {
+		if err := add(mgr, o, reg); err != nil {
+			panic(errors.Wrap(err, "cannot set up SecurityPolicyAllowlist controller"))
+		}
+	}, v1alpha1.SecurityPolicyAllowlistGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
+		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind)
+	return nil
+}
+
+func add(mgr ctrl.Manager, o controller.Options, reg *addressset.Registry) error {
+	name := "securitypolicyallowlist"
+	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
+	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
+	r := NewReconciler(mgr.GetClient(), reg, o.Logger.WithValues("controller", name), rec)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.SecurityPolicyAllowlist{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A kept object's status says when GCP has it: a switch goes on, the
+		// status follows.
+		Owns(&v1beta1.SecurityPolicyRule{}).
+		Owns(&v1alpha1.AddressGroup{}).
+		Owns(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Func(func(_ context.Context, q queue) error {
+			reg.Subscribe(func(set types.NamespacedName) {
+				if al, ok := r.readerOf(set); ok {
+					q.Add(reconcile.Request{NamespacedName: al})
+				}
+			})
+			return nil
+		})).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+// Reconciler keeps one SecurityPolicyAllowlist's objects.
+type Reconciler struct {
+	kube     client.Client
+	sets     sets
+	log      logging.Logger
+	recorder event.Recorder
+	pacer    *pace.Pacer
+	now      func() time.Time
+
+	// readers maps each AddressSet to the allowlist that reads it, for the
+	// registry's news.
+	mu      sync.Mutex
+	readers map[types.NamespacedName]types.NamespacedName
+}
+
+// NewReconciler returns a Reconciler reading Node addresses from sets.
+func NewReconciler(kube client.Client, sets sets, log logging.Logger, rec event.Recorder) *Reconciler {
+	return &Reconciler{
+		kube: kube, sets: sets, log: log, recorder: rec, now: time.Now,
+		pacer:   pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		readers: map[types.NamespacedName]types.NamespacedName{},
+	}
+}
+
+func (r *Reconciler) readerOf(set types.NamespacedName) (types.NamespacedName, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	al, ok := r.readers[set]
+	return al, ok
+}
+
+func (r *Reconciler) reads(al *v1alpha1.SecurityPolicyAllowlist) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := client.ObjectKeyFromObject(al)
+	for _, src := range al.Spec.Sources {
+		if src.Nodes != nil {
+			r.readers[types.NamespacedName{Namespace: al.GetNamespace(), Name: SetName(al.GetName(), src.Name)}] = key
+		}
+	}
+}
+
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for set, al := range r.readers {
+		if al == key {
+			delete(r.readers, set)
+		}
+	}
+	r.pacer.Forget(key)
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// Reconcile makes an allowlist's rules, groups and AddressSets what its
+// sources and mode ask for.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	al := &v1alpha1.SecurityPolicyAllowlist{}
+	if err := r.kube.Get(ctx, req.NamespacedName, al); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	k, err := r.list(ctx, al)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if al.GetDeletionTimestamp() != nil {
+		return r.delete(ctx, al, k)
+	}
+	if controllerutil.AddFinalizer(al, finalizer) {
+		if err := r.kube.Update(ctx, al); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add the allowlist's finalizer")
+		}
+	}
+	r.reads(al)
+	if err := r.keepSets(ctx, al, k); err != nil {
+		return reconcile.Result{}, r.failed(ctx, al, err)
+	}
+
+	st := outcome{}
+	src, err := resolve(al, k.sets, r.sets)
+	var p plan
+	switch {
+	case err != nil:
+		st.hold(v1alpha1.ReasonCannotCompose, err.Error())
+		p = hold(k.children)
+	case len(src.pending) > 0:
+		st.hold(v1alpha1.ReasonSourcesPending, fmt.Sprintf("node source(s) %s: the provider has not computed their addresses yet; the rules stay as they are", strings.Join(src.pending, ", ")))
+		p = hold(k.children)
+	default:
+		if al.Spec.Mode == v1alpha1.AllowlistModeAddressGroup {
+			p, err = planGroups(al.Spec, src.ranges, k.children)
+		} else {
+			p, err = planRules(al.Spec, src.ranges, k.children)
+		}
+		if err != nil {
+			st.hold(v1alpha1.ReasonCannotCompose, err.Error())
+			p = hold(k.children)
+		}
+	}
+	if err := r.apply(ctx, al, k.children, p); err != nil {
+		return reconcile.Result{}, r.failed(ctx, al, err)
+	}
+	st.follow(al, src, p)
+	res, err := r.report(ctx, al, k, st)
+	if st.reason == v1alpha1.ReasonSourcesPending && (res.RequeueAfter == 0 || res.RequeueAfter > retry) {
+		res.RequeueAfter = retry
+	}
+	return res, err
+}
+
+// keepSets makes one AddressSet per node source and removes the others.
+func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) error {
+	want := map[string]bool{}
+	for _, src := range al.Spec.Sources {
+		if src.Nodes == nil {
+			continue
+		}
+		as := addressSet(al, src)
+		want[as.GetName()] = true
+		have, ok := k.sets[as.GetName()]
+		switch {
+		case !ok:
+			if err := r.kube.Create(ctx, as); err != nil && !kerrors.IsAlreadyExists(err) {
+				return errors.Wrapf(err, "cannot create AddressSet %s", as.GetName())
+			}
+			k.sets[as.GetName()] = as
+		case !equality.Semantic.DeepEqual(have.Spec, as.Spec):
+			have.Spec = as.Spec
+			if err := r.kube.Update(ctx, have); err != nil {
+				return errors.Wrapf(err, "cannot update AddressSet %s", have.GetName())
+			}
+		}
+	}
+	for n, as := range k.sets {
+		if !want[n] {
+			if err := ignoreGone(r.kube.Delete(ctx, as)); err != nil {
+				return errors.Wrapf(err, "cannot delete AddressSet %s", n)
+			}
+			delete(k.sets, n)
+		}
+	}
+	return nil
+}
+
+// apply makes the rules and groups what p says: creates and updates first,
+// then what goes.
+func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
+	for name, w := range p.groups {
+		if have, ok := c.groups[name]; ok {
+			if slices.Equal(have.Spec.ForProvider.Items, strs(w.items)) {
+				continue
+			}
+			have.Spec.ForProvider.Items = strs(w.items)
+			if err := r.kube.Update(ctx, have); err != nil {
+				return errors.Wrapf(err, "cannot update AddressGroup %s", have.GetName())
+			}
+			continue
+		}
+		if err := r.create(ctx, addressGroup(al, name, w)); err != nil {
+			return err
+		}
+	}
+	if w := p.groupRule; w != nil {
+		have, ok := c.groupRules[w.v4Name]
+		switch {
+		case !ok:
+			if err := r.create(ctx, groupRule(al, w)); err != nil {
+				return err
+			}
+		case ruleExpression(have) != w.expression:
+			have.Spec.ForProvider.Match.Expr.Expression = w.expression
+			if err := r.kube.Update(ctx, have); err != nil {
+				return errors.Wrapf(err, "cannot update SecurityPolicyRule %s", have.GetName())
+			}
+		}
+	}
+	wanted := map[int64]bool{}
+	for _, rule := range p.ranges {
+		wanted[rule.Priority] = true
+		have, ok := c.ranges[rule.Priority]
+		switch {
+		case !ok:
+			if err := r.create(ctx, rangeRule(al, rule)); err != nil {
+				return err
+			}
+		case !slices.Equal(ruleRanges(have), rule.Ranges) || have.Spec.ForProvider.Match.Config == nil ||
+			len(have.Spec.ForProvider.Match.Config.SrcIpRanges) != len(rule.Ranges):
+			have.Spec.ForProvider.Match.Config = &v1beta1.RuleMatcherConfig{SrcIpRanges: ipRanges(rule.Ranges)}
+			if err := r.kube.Update(ctx, have); err != nil {
+				return errors.Wrapf(err, "cannot update SecurityPolicyRule %s", have.GetName())
+			}
+		}
+	}
+
+	// What goes: range rules no longer wanted, group rules and groups not kept.
+	for prio, have := range c.ranges {
+		if !p.keepRanges && !wanted[prio] {
+			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
+				return errors.Wrapf(err, "cannot delete SecurityPolicyRule %s", have.GetName())
+			}
+		}
+	}
+	for name, have := range c.groupRules {
+		if !p.keepGroupRules[name] && (p.groupRule == nil || p.groupRule.v4Name != name) {
+			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
+				return errors.Wrapf(err, "cannot delete SecurityPolicyRule %s", have.GetName())
+			}
+		}
+	}
+	for name, have := range c.groups {
+		if _, want := p.groups[name]; !want && !p.keepGroups[name] {
+			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
+				return errors.Wrapf(err, "cannot delete AddressGroup %s", have.GetName())
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) create(ctx context.Context, o client.Object) error {
+	if err := r.kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+		return errors.Wrapf(err, "cannot create %s", o.GetName())
+	}
+	return nil
+}
+
+// delete removes every object the allowlist keeps, then its finalizer.
+func (r *Reconciler) delete(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) (reconcile.Result, error) {
+	var all []client.Object
+	for _, o := range k.ranges {
+		all = append(all, o)
+	}
+	for _, o := range k.groupRules {
+		all = append(all, o)
+	}
+	for _, o := range k.groups {
+		all = append(all, o)
+	}
+	for _, o := range k.sets {
+		all = append(all, o)
+	}
+	for _, o := range all {
+		if o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := ignoreGone(r.kube.Delete(ctx, o)); err != nil {
+			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s", o.GetName())
+		}
+	}
+	if len(all) > 0 {
+		// Their deletion events bring the allowlist back; this is a fallback.
+		return reconcile.Result{RequeueAfter: retry}, nil
+	}
+	r.forget(client.ObjectKeyFromObject(al))
+	if controllerutil.RemoveFinalizer(al, finalizer) {
+		return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, al)), "cannot remove the allowlist's finalizer")
+	}
+	return reconcile.Result{}, nil
+}
+
+// failed reports err in the Synced condition and returns it, for the error
+// backoff.
+func (r *Reconciler) failed(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, err error) error {
+	al.Status.SetConditions(xpv2.ReconcileError(err).WithObservedGeneration(al.GetGeneration()))
+	_ = r.kube.Status().Update(ctx, al)
+	return err
+}

@@ -1,0 +1,150 @@
+package securitypolicyallowlist
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
+	"github.com/armorplane/provider-cloudarmor/internal/iprange"
+)
+
+// resolved is what an allowlist's sources hold now.
+type resolved struct {
+	// ranges are every source's distinct ranges, minimal (iprange.Minimal).
+	ranges []netip.Prefix
+	// unmatched names the sources that contributed no range, in spec order.
+	unmatched []string
+	// warnings are findings that left something out without stopping the rest.
+	warnings []string
+	// pending names the node sources not computed yet; nothing is planned
+	// until every source is.
+	pending []string
+	// held says, for each node source that keeps addresses its Nodes no
+	// longer have, why.
+	held []string
+}
+
+// sets is what the AddressSets publish, by name.
+type sets interface {
+	Get(types.NamespacedName) (addressset.Published, bool)
+}
+
+// resolve gathers the ranges of every source. have are the allowlist's
+// AddressSets, by name. It fails on an invalid CIDR and on a required source
+// that yields nothing.
+func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.AddressSet, pub sets) (resolved, error) {
+	out := resolved{}
+	var ranges []netip.Prefix
+	for _, src := range al.Spec.Sources {
+		if src.Nodes == nil {
+			if len(src.CIDRs) == 0 {
+				out.unmatched = append(out.unmatched, src.Name)
+				continue
+			}
+			for _, c := range src.CIDRs {
+				p, err := iprange.Parse(c)
+				if err != nil {
+					return resolved{}, fmt.Errorf("static source %q: %w", src.Name, err)
+				}
+				ranges = append(ranges, p)
+			}
+			continue
+		}
+		name := SetName(al.GetName(), src.Name)
+		as, ok := have[name]
+		var p addressset.Published
+		if ok {
+			p, ok = pub.Get(types.NamespacedName{Namespace: al.GetNamespace(), Name: name})
+		}
+		if !ok || p.UID != as.GetUID() || p.Generation != as.GetGeneration() {
+			out.pending = append(out.pending, fmt.Sprintf("%q", src.Name))
+			continue
+		}
+		found := 0
+		for _, a := range p.Addresses {
+			pr, err := iprange.Parse(a)
+			if err != nil {
+				out.warnings = append(out.warnings, fmt.Sprintf("node source %q: address %q left out: %v", src.Name, a, err))
+				continue
+			}
+			ranges = append(ranges, pr)
+			found++
+		}
+		if p.SkippedCount > 0 {
+			out.warnings = append(out.warnings, skippedWarning(src.Name, p))
+		}
+		if p.Held != "" {
+			out.held = append(out.held, fmt.Sprintf("node source %q: AddressSet %s: %s", src.Name, name, p.Held))
+		}
+		if found > 0 {
+			continue
+		}
+		msg := fmt.Sprintf("node source %q: no address: %d node(s) match labels %s", src.Name, p.Nodes, labelString(src.Nodes.MatchLabels))
+		if src.Required {
+			return resolved{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
+		}
+		out.unmatched = append(out.unmatched, src.Name)
+		out.warnings = append(out.warnings, msg)
+	}
+	out.ranges = iprange.Minimal(ranges)
+	return out, nil
+}
+
+func skippedWarning(source string, p addressset.Published) string {
+	names := make([]string, 0, len(p.Skipped))
+	for _, n := range p.Skipped {
+		names = append(names, n.Name+" ("+n.Reason+")")
+	}
+	more := ""
+	if extra := p.SkippedCount - len(p.Skipped); extra > 0 {
+		more = fmt.Sprintf(" and %d more", extra)
+	}
+	return fmt.Sprintf("node source %q: %d node(s) left out, the others kept: %s%s", source, p.SkippedCount, strings.Join(names, ", "), more)
+}
+
+func labelString(l map[string]string) string {
+	if len(l) == 0 {
+		return "{} (every node)"
+	}
+	kv := make([]string, 0, len(l))
+	for k, v := range l {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return "{" + strings.Join(kv, ",") + "}"
+}
+
+// SetName is the AddressSet of a node source, <allowlist>-nodes-<source>,
+// made a valid object name: a source name may hold characters an object name
+// may not (upper case, spaces), so such a name is lowered, its other
+// characters made dashes, and a hash of the source name appended to keep two
+// such names apart. The IPAllowlist composition named its AddressSets so, which
+// lets an allowlist adopt them on upgrade.
+func SetName(allowlist, source string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, source)
+	name := allowlist + "-nodes-" + strings.Trim(clean, "-")
+	if clean != source || len(name) > maxNameLength {
+		sum := sha256.Sum256([]byte(source))
+		suffix := "-" + hex.EncodeToString(sum[:])[:8]
+		name = strings.TrimRight(name[:min(len(name), maxNameLength-len(suffix))], "-.") + suffix
+	}
+	return name
+}
+
+// maxNameLength is a Kubernetes object name's limit (a DNS subdomain).
+const maxNameLength = 253

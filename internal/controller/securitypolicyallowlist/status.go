@@ -1,0 +1,188 @@
+package securitypolicyallowlist
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+)
+
+// outcome is what a reconcile found, for the status.
+type outcome struct {
+	// reason and message of a Current condition that is not True.
+	reason  xpv2.ConditionReason
+	message string
+	// held is set when GCP keeps what it holds (sources pending, cannot
+	// compose): the counts stay as they were.
+	held bool
+
+	ipCount, ruleCount int
+	group              string
+	unmatched          []string
+	warnings           []string
+}
+
+func (o *outcome) hold(reason xpv2.ConditionReason, msg string) {
+	o.held, o.reason, o.message = true, reason, msg
+}
+
+// follow records what the allowlist's objects now hold.
+func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, p plan) {
+	if o.held {
+		return
+	}
+	o.ipCount, o.unmatched, o.warnings = len(src.ranges), src.unmatched, src.warnings
+	policy := al.Spec.SecurityPolicy
+	switch {
+	case al.Spec.Mode == v1alpha1.AllowlistModeAddressGroup:
+		o.group = al.Spec.AddressGroup.Name
+		if p.groupRule != nil {
+			o.ruleCount = 1
+			o.message = fmt.Sprintf("%d source ranges in address group %s, allowed by the rule at priority %d of policy %s", o.ipCount, o.group, p.groupRule.priority, policy)
+		} else {
+			o.message = fmt.Sprintf("%d source ranges in address group %s; the rule of policy %s that uses it comes once GCP has the group", o.ipCount, o.group, policy)
+		}
+	default:
+		o.ruleCount = len(p.ranges)
+		o.message = fmt.Sprintf("%d source ranges in %d rule(s) of policy %s", o.ipCount, o.ruleCount, policy)
+	}
+	switch {
+	case p.switching != "":
+		o.reason, o.message = v1alpha1.ReasonSwitching, p.switching
+	case len(src.held) > 0:
+		// The AddressSet holds its last addresses on purpose; GCP follows
+		// them, and the allowlist is not Ready until it stops.
+		o.reason, o.message = v1alpha1.ReasonSourceHeld, strings.Join(src.held, "; ")
+	}
+}
+
+// report writes the allowlist's status: at once when its spec or a
+// condition's state changed, otherwise at the pacer's rate.
+func (r *Reconciler) report(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept, o outcome) (reconcile.Result, error) {
+	gen := al.GetGeneration()
+	want := al.Status.DeepCopy()
+	if !o.held {
+		want.IPCount, want.RuleCount, want.AddressGroup = o.ipCount, o.ruleCount, o.group
+		want.UnmatchedSources, want.Warnings = o.unmatched, o.warnings
+	}
+	want.ObservedGeneration = gen
+
+	current := xpv2.Condition{Type: v1alpha1.TypeCurrent, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonComposed, Message: o.message}
+	if o.reason != "" {
+		current.Status, current.Reason = corev1.ConditionFalse, o.reason
+	}
+	setCondition(want, current.WithObservedGeneration(gen))
+	setCondition(want, ready(al, k, current).WithObservedGeneration(gen))
+	setCondition(want, xpv2.ReconcileSuccess().WithObservedGeneration(gen))
+
+	for _, w := range want.Warnings {
+		if !slices.Contains(al.Status.Warnings, w) {
+			r.recorder.Event(al, event.Warning("SourceWarning", errors.New(w)))
+		}
+	}
+	if o.reason == v1alpha1.ReasonCannotCompose && al.Status.GetCondition(v1alpha1.TypeCurrent).Reason != v1alpha1.ReasonCannotCompose {
+		r.recorder.Event(al, event.Warning("CannotCompose", errors.New(o.message)))
+	}
+
+	key := client.ObjectKeyFromObject(al)
+	fp := fingerprint(want)
+	if al.Status.ObservedGeneration == gen && sameStates(al.Status.Conditions, want.Conditions) {
+		due, after := r.pacer.Due(key, fp, equality.Semantic.DeepEqual(&al.Status, want), r.now())
+		if !due {
+			return reconcile.Result{RequeueAfter: after}, nil
+		}
+	}
+	al.Status = *want
+	if err := r.kube.Status().Update(ctx, al); err != nil {
+		return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(err), "cannot update the allowlist's status")
+	}
+	r.pacer.Written(key, fp, r.now())
+	return reconcile.Result{}, nil
+}
+
+// ready is the allowlist's Ready condition: True once GCP holds what it
+// should; it stays True while rules are added and filled as sources change
+// (a burst of Nodes makes new rules that are not in GCP yet for a moment), and
+// turns False when something is wrong or GCP keeps what it held.
+func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition) xpv2.Condition {
+	if current.Status != corev1.ConditionTrue {
+		return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: current.Reason, Message: current.Message}
+	}
+	waiting := 0
+	for _, o := range k.objects() {
+		if c := o.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse {
+			return xpv2.Unavailable().WithMessage(fmt.Sprintf("%s %s: %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), c.Message))
+		}
+		if !inGCP(o) {
+			waiting++
+		}
+	}
+	if waiting == 0 {
+		return xpv2.Available()
+	}
+	if was := al.Status.GetCondition(xpv2.TypeReady); was.Status == corev1.ConditionTrue && was.ObservedGeneration == al.GetGeneration() {
+		return was
+	}
+	return xpv2.Creating().WithMessage(fmt.Sprintf("%d rule(s) or group(s) are not in GCP yet", waiting))
+}
+
+// objects are the rules and groups the allowlist keeps.
+func (k kept) objects() []resource.Managed {
+	out := make([]resource.Managed, 0, len(k.ranges)+len(k.groupRules)+len(k.groups))
+	for _, o := range k.ranges {
+		out = append(out, o)
+	}
+	for _, o := range k.groupRules {
+		out = append(out, o)
+	}
+	for _, o := range k.groups {
+		out = append(out, o)
+	}
+	return out
+}
+
+// setCondition sets c, keeping the transition time of a condition whose
+// state did not change (a message that changes with the counts is not a
+// transition).
+func setCondition(s *v1alpha1.SecurityPolicyAllowlistStatus, c xpv2.Condition) {
+	if was := s.GetCondition(c.Type); was.Status == c.Status && was.Reason == c.Reason {
+		c.LastTransitionTime = was.LastTransitionTime
+	}
+	s.SetConditions(c)
+}
+
+// sameStates reports whether two condition lists have the same types in the
+// same states, messages aside.
+func sameStates(a, b []xpv2.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, c := range a {
+		i := slices.IndexFunc(b, func(d xpv2.Condition) bool { return d.Type == c.Type })
+		if i < 0 || b[i].Status != c.Status || b[i].Reason != c.Reason || b[i].ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	return true
+}
+
+// fingerprint identifies the status fields that change with the sources.
+func fingerprint(s *v1alpha1.SecurityPolicyAllowlistStatus) string {
+	msgs := make([]string, 0, len(s.Conditions))
+	for _, c := range s.Conditions {
+		msgs = append(msgs, string(c.Type)+"="+c.Message)
+	}
+	return fmt.Sprintf("%d|%d|%s|%v|%v|%v", s.IPCount, s.RuleCount, s.AddressGroup, s.UnmatchedSources, s.Warnings, msgs)
+}
