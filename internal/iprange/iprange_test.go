@@ -1,4 +1,4 @@
-package function
+package iprange
 
 import (
 	"fmt"
@@ -11,7 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// ips returns n distinct /32 ranges, the first being 198.51.0.0 + from.
+type priorityRange struct{ First, Last int64 }
+
+// pack is Pack with no priority taken.
+func pack(ranges []netip.Prefix, current map[int64][]netip.Prefix, r priorityRange) ([]Rule, error) {
+	return Pack(ranges, current, r.First, r.Last, nil)
+}
+
 func ips(from, n int) []netip.Prefix {
 	out := make([]netip.Prefix, 0, n)
 	for i := from; i < from+n; i++ {
@@ -25,7 +31,7 @@ func mustPrefixes(t *testing.T, ss ...string) []netip.Prefix {
 	t.Helper()
 	out := make([]netip.Prefix, 0, len(ss))
 	for _, s := range ss {
-		p, err := ParseRange(s)
+		p, err := Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +68,7 @@ func changed(before, after []Rule) int {
 
 var cmpPrefix = cmpopts.EquateComparable(netip.Prefix{})
 
-func TestParseRange(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := map[string]struct {
 		in      string
 		want    string
@@ -82,163 +88,19 @@ func TestParseRange(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseRange(tc.in)
+			got, err := Parse(tc.in)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("ParseRange(%q): err = %v, wantErr %v", tc.in, err, tc.wantErr)
+				t.Fatalf("Parse(%q): err = %v, wantErr %v", tc.in, err, tc.wantErr)
 			}
 			if err == nil && got.String() != tc.want {
-				t.Errorf("ParseRange(%q): -want, +got:\n%s", tc.in, cmp.Diff(tc.want, got.String()))
+				t.Errorf("Parse(%q): -want, +got:\n%s", tc.in, cmp.Diff(tc.want, got.String()))
 			}
 		})
 	}
 }
 
-func TestCollect(t *testing.T) {
-	web := NodeSource{Name: "web", MatchLabels: map[string]string{"pool": "web"}}
-	cases := map[string]struct {
-		reason  string
-		spec    Spec
-		sets    map[string]NodeSet
-		want    []string
-		unmatch []string
-		warns   []string
-		wantErr string
-	}{
-		"StaticAndNodesDeduplicated": {
-			reason: "An address in two sources, or twice in one, appears once; output is sorted, IPv4 first.",
-			spec: Spec{
-				StaticSources: []StaticSource{
-					{Name: "paris", CIDRs: []string{"203.0.113.0/24", "2001:db8::/48", "198.51.100.9"}},
-					{Name: "lyon", CIDRs: []string{"198.51.100.9/32", "203.0.113.0/24"}},
-				},
-				NodeSources: []NodeSource{web},
-			},
-			sets: map[string]NodeSet{"web": {Addresses: []string{"198.51.100.9/32", "2001:db8:1::5/128"}, Nodes: 2}},
-			want: []string{"198.51.100.9/32", "203.0.113.0/24", "2001:db8::/48", "2001:db8:1::5/128"},
-		},
-		"ContainedRangesDropped": {
-			reason: "A Node inside an office's range, and a narrower static range inside a wider one, add nothing.",
-			spec: Spec{
-				StaticSources: []StaticSource{
-					{Name: "paris", CIDRs: []string{"203.0.113.128/25", "203.0.113.0/24", "2001:db8::/32"}},
-					{Name: "lyon", CIDRs: []string{"203.0.114.0/24"}},
-				},
-				NodeSources: []NodeSource{web},
-			},
-			sets: map[string]NodeSet{"web": {Addresses: []string{"203.0.113.7/32", "203.0.114.255/32", "203.0.115.0/32", "2001:db8:5::1/128"}, Nodes: 4}},
-			want: []string{"203.0.113.0/24", "203.0.114.0/24", "203.0.115.0/32", "2001:db8::/32"},
-		},
-		"SkippedNodesWarned": {
-			reason: "Nodes the AddressSet left out are named in a warning; the others count.",
-			spec:   Spec{NodeSources: []NodeSource{web}},
-			sets: map[string]NodeSet{"web": {
-				Addresses: []string{"198.51.100.1/32"}, Nodes: 25,
-				Skipped:      []SkippedNode{{Name: "b", Reason: "no ExternalIP address"}},
-				SkippedCount: 24,
-			}},
-			want:  []string{"198.51.100.1/32"},
-			warns: []string{`node source "web": 24 node(s) left out, the others kept: b (no ExternalIP address) and 23 more`},
-		},
-		"OptionalEmpty": {
-			reason:  "An optional selector matching nothing is reported, not an error.",
-			spec:    Spec{StaticSources: []StaticSource{{Name: "paris", CIDRs: []string{"203.0.113.0/24"}}}, NodeSources: []NodeSource{web}},
-			sets:    map[string]NodeSet{"web": {}},
-			want:    []string{"203.0.113.0/24"},
-			unmatch: []string{"web"},
-			warns:   []string{`node source "web": no address: 0 node(s) match labels {pool=web}`},
-		},
-		"RequiredEmpty": {
-			reason:  "A required selector matching nothing is an error.",
-			spec:    Spec{NodeSources: []NodeSource{{Name: "web", MatchLabels: map[string]string{"pool": "web"}, Required: true}}},
-			wantErr: `node source "web": no address: 0 node(s) match labels {pool=web}, and the source is required; the rules are left as they are`,
-		},
-		"RequiredOnlyNodesWithoutAddress": {
-			reason:  "A required selector whose nodes have no usable address is an error too.",
-			spec:    Spec{NodeSources: []NodeSource{{Name: "web", Required: true}}},
-			sets:    map[string]NodeSet{"web": {Nodes: 1, Skipped: []SkippedNode{{Name: "a", Reason: "no ExternalIP address"}}, SkippedCount: 1}},
-			wantErr: `node source "web": no address: 1 node(s) match labels {} (every node), and the source is required; the rules are left as they are`,
-		},
-		"InvalidCIDR": {
-			reason:  "An invalid CIDR is an error and names its source.",
-			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.0/33"}}}},
-			wantErr: `static source "partner": "198.51.100.0/33" is not a valid CIDR`,
-		},
-		"HostBits": {
-			reason:  "A CIDR with host bits set is an error, with a hint.",
-			spec:    Spec{StaticSources: []StaticSource{{Name: "partner", CIDRs: []string{"198.51.100.7/24"}}}},
-			wantErr: `static source "partner": "198.51.100.7/24" has host bits set: did you mean 198.51.100.0/24?`,
-		},
-		"UnparsableAddressSetEntryLeftOut": {
-			reason: "An AddressSet entry that does not parse (never written by the provider) is left out with a warning, not an error.",
-			spec:   Spec{NodeSources: []NodeSource{web}},
-			sets:   map[string]NodeSet{"web": {Addresses: []string{"not-an-ip", "198.51.100.1/32"}, Nodes: 2}},
-			want:   []string{"198.51.100.1/32"},
-			warns:  []string{`node source "web": address "not-an-ip" left out: "not-an-ip" is neither a CIDR nor an IP address`},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := Collect(tc.spec, tc.sets, nil)
-			if tc.wantErr != "" || err != nil {
-				if diff := cmp.Diff(tc.wantErr, fmt.Sprint(err)); diff != "" {
-					t.Fatalf("%s\nCollect(...): -want error, +got error:\n%s", tc.reason, diff)
-				}
-				return
-			}
-			if diff := cmp.Diff(mustPrefixes(t, tc.want...), got.Ranges, cmpPrefix); diff != "" {
-				t.Errorf("%s\nCollect(...).Ranges: -want, +got:\n%s", tc.reason, diff)
-			}
-			if diff := cmp.Diff(tc.unmatch, got.Unmatched); diff != "" {
-				t.Errorf("%s\nCollect(...).Unmatched: -want, +got:\n%s", tc.reason, diff)
-			}
-			if diff := cmp.Diff(tc.warns, got.Warnings); diff != "" {
-				t.Errorf("%s\nCollect(...).Warnings: -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-func TestValidate(t *testing.T) {
-	ok := Spec{Policy: Policy{Name: "web"}, PriorityRange: PriorityRange{First: 1000, Last: 1009}}
-	cases := map[string]struct {
-		spec    func(Spec) Spec
-		wantErr string
-	}{
-		"Valid":        {spec: func(s Spec) Spec { return s }},
-		"NoPolicyName": {spec: func(s Spec) Spec { s.Policy.Name = ""; return s }, wantErr: "spec.policy.name is required"},
-		"Reversed": {
-			spec:    func(s Spec) Spec { s.PriorityRange = PriorityRange{First: 10, Last: 9}; return s },
-			wantErr: "spec.priorityRange 10-9 is invalid: need 0 <= first <= last < 2147483647",
-		},
-		"DefaultRule": {
-			spec:    func(s Spec) Spec { s.PriorityRange.Last = DefaultRulePriority; return s },
-			wantErr: "spec.priorityRange 1000-2147483647 is invalid: need 0 <= first <= last < 2147483647",
-		},
-		"DuplicateSource": {
-			spec: func(s Spec) Spec {
-				s.StaticSources = []StaticSource{{Name: "web", CIDRs: []string{"10.0.0.0/8"}}}
-				s.NodeSources = []NodeSource{{Name: "web"}}
-				return s
-			},
-			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			err := tc.spec(ok).Validate()
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if diff := cmp.Diff(tc.wantErr, got); diff != "" {
-				t.Errorf("Validate(): -want error, +got error:\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestAssignChunking(t *testing.T) {
-	r := PriorityRange{First: 1000, Last: 1009}
+func TestPackChunking(t *testing.T) {
+	r := priorityRange{First: 1000, Last: 1009}
 	cases := map[string]struct {
 		n        int
 		wantSize []int
@@ -252,7 +114,7 @@ func TestAssignChunking(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Assign(ips(0, tc.n), nil, r)
+			got, err := pack(ips(0, tc.n), nil, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,28 +126,28 @@ func TestAssignChunking(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(tc.wantSize, sizes); diff != "" {
-				t.Errorf("Assign(%d ranges): rule sizes -want, +got:\n%s", tc.n, diff)
+				t.Errorf("pack(%d ranges): rule sizes -want, +got:\n%s", tc.n, diff)
 			}
 		})
 	}
 }
 
-func TestAssignOverflow(t *testing.T) {
-	r := PriorityRange{First: 1000, Last: 1002}
-	_, err := Assign(ips(0, 31), nil, r)
+func TestPackOverflow(t *testing.T) {
+	r := priorityRange{First: 1000, Last: 1002}
+	_, err := pack(ips(0, 31), nil, r)
 	want := "31 source ranges need 4 rules of 10, but priorityRange 1000-1002 reserves only 3: widen the range or remove sources"
 	if diff := cmp.Diff(want, fmt.Sprint(err)); diff != "" {
-		t.Errorf("Assign(31 ranges, 3 rules): -want error, +got error:\n%s", diff)
+		t.Errorf("pack(31 ranges, 3 rules): -want error, +got error:\n%s", diff)
 	}
-	if _, err := Assign(ips(0, 30), nil, r); err != nil {
-		t.Errorf("Assign(30 ranges, 3 rules): %v", err)
+	if _, err := pack(ips(0, 30), nil, r); err != nil {
+		t.Errorf("pack(30 ranges, 3 rules): %v", err)
 	}
 }
 
-// TestAssignChurn checks stability: each step starts from the rules the previous step produced,
+// TestPackChurn checks stability: each step starts from the rules the previous step produced,
 // as Crossplane observes them, and may change at most the given number of rules.
-func TestAssignChurn(t *testing.T) {
-	r := PriorityRange{First: 1000, Last: 1099}
+func TestPackChurn(t *testing.T) {
+	r := priorityRange{First: 1000, Last: 1099}
 	base := ips(0, 37)
 	cases := map[string]struct {
 		reason      string
@@ -330,11 +192,11 @@ func TestAssignChurn(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			before, err := Assign(base, nil, r)
+			before, err := pack(base, nil, r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after, err := Assign(sorted(tc.next), asObserved(before), r)
+			after, err := pack(sorted(tc.next), asObserved(before), r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +204,7 @@ func TestAssignChurn(t *testing.T) {
 				t.Errorf("%s\nchanged rules: want %d, got %d\nbefore: %v\nafter:  %v", tc.reason, tc.wantChanged, got, before, after)
 			}
 			for _, rule := range after {
-				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxRangesPerRule {
+				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxPerRule {
 					t.Errorf("rule %d holds %d ranges", rule.Priority, len(rule.Ranges))
 				}
 			}
@@ -350,19 +212,19 @@ func TestAssignChurn(t *testing.T) {
 	}
 }
 
-// TestAssignLongChurn replaces one node at a time, many times over, and checks that each step
+// TestPackLongChurn replaces one node at a time, many times over, and checks that each step
 // changes exactly one rule and that no rule ever loses an address that is still wanted.
-func TestAssignLongChurn(t *testing.T) {
-	r := PriorityRange{First: 1000, Last: 1004}
+func TestPackLongChurn(t *testing.T) {
+	r := priorityRange{First: 1000, Last: 1004}
 	cur := ips(0, 37)
-	rules, err := Assign(cur, nil, r)
+	rules, err := pack(cur, nil, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for step := range 200 {
 		out := (step * 7) % len(cur)
 		next := append(append(append([]netip.Prefix{}, cur[:out]...), cur[out+1:]...), ips(1000+step, 1)...)
-		after, err := Assign(sorted(next), asObserved(rules), r)
+		after, err := pack(sorted(next), asObserved(rules), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,8 +248,8 @@ func TestAssignLongChurn(t *testing.T) {
 	}
 }
 
-func TestAssignObserved(t *testing.T) {
-	r := PriorityRange{First: 1000, Last: 1002}
+func TestPackObserved(t *testing.T) {
+	r := priorityRange{First: 1000, Last: 1002}
 	cases := map[string]struct {
 		reason   string
 		ranges   []netip.Prefix
@@ -427,12 +289,12 @@ func TestAssignObserved(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Assign(tc.ranges, tc.observed, r)
+			got, err := pack(tc.ranges, tc.observed, r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got, cmpPrefix); diff != "" {
-				t.Errorf("%s\nAssign(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\npack(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -445,14 +307,14 @@ func sorted(ps []netip.Prefix) []netip.Prefix {
 	return out
 }
 
-// FuzzAssign checks Assign's invariants on arbitrary address sets and a churned second pass: every
+// FuzzPack checks Assign's invariants on arbitrary address sets and a churned second pass: every
 // range lands in exactly one rule, no rule is empty or over the limit, priorities stay in range,
 // and ranges kept between the passes do not move.
-func FuzzAssign(f *testing.F) {
+func FuzzPack(f *testing.F) {
 	f.Add([]byte{1, 2, 3}, []byte{2, 3, 4})
 	f.Add(make([]byte, 37), []byte{0, 9, 200})
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		r := PriorityRange{First: 100, Last: 129}
+		r := priorityRange{First: 100, Last: 129}
 		set := func(b []byte) []netip.Prefix {
 			seen := map[netip.Prefix]bool{}
 			for i, x := range b {
@@ -464,7 +326,7 @@ func FuzzAssign(f *testing.F) {
 			t.Helper()
 			got := map[netip.Prefix]int{}
 			for _, rule := range rules {
-				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxRangesPerRule || rule.Priority < r.First || rule.Priority > r.Last {
+				if len(rule.Ranges) == 0 || len(rule.Ranges) > MaxPerRule || rule.Priority < r.First || rule.Priority > r.Last {
 					t.Fatalf("bad rule %+v", rule)
 				}
 				for _, p := range rule.Ranges {
@@ -481,12 +343,12 @@ func FuzzAssign(f *testing.F) {
 			}
 		}
 		a, b := set(first), set(second)
-		before, err := Assign(a, nil, r)
+		before, err := pack(a, nil, r)
 		if err != nil {
 			return // more than 300 ranges: refused, as it should be
 		}
 		check(a, before)
-		after, err := Assign(b, asObserved(before), r)
+		after, err := pack(b, asObserved(before), r)
 		if err != nil {
 			return
 		}

@@ -1,0 +1,516 @@
+package securitypolicyallowlist
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
+)
+
+type noRecorder struct{}
+
+func (noRecorder) Event(runtime.Object, event.Event)      {}
+func (noRecorder) WithAnnotations(...string) event.Recorder { return noRecorder{} }
+
+type noSets struct{}
+
+func (noSets) Get(types.NamespacedName) (addressset.Published, bool) { return addressset.Published{}, false }
+
+const standardRefusal = "Address groups are available only with Cloud Armor Enterprise."
+
+// gcp plays the provider's other controllers and GCP around the allowlist's
+// reconciler: an object is in GCP (Ready, Synced on its spec) one step after
+// its spec last changed, an object deleted is gone from GCP at once, and GCP
+// refuses rules that use address groups unless enterprise is set, as it does
+// on Cloud Armor Standard.
+type gcp struct {
+	t          *testing.T
+	kube       client.Client
+	r          *Reconciler
+	enterprise bool
+	// late delays objects, by name, by that many more steps.
+	late map[string]int
+	// accepted is the resourceVersion of each object GCP holds, after its
+	// status was written; inGCP what GCP holds of it.
+	accepted map[string]string
+	inGCP    map[string]client.Object
+}
+
+func newGCP(t *testing.T, enterprise bool, al *v1alpha1.SecurityPolicyAllowlist) *gcp {
+	s := runtime.NewScheme()
+	_ = v1alpha1.SchemeBuilder.AddToScheme(s)
+	_ = v1beta1.SchemeBuilder.AddToScheme(s)
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(al).
+		WithStatusSubresource(&v1alpha1.SecurityPolicyAllowlist{}, &v1beta1.SecurityPolicyRule{}, &v1alpha1.AddressGroup{}, &v1alpha1.AddressSet{}).Build()
+	r := NewReconciler(kube, noSets{}, logging.NewNopLogger(), noRecorder{})
+	return &gcp{t: t, kube: kube, r: r, enterprise: enterprise, accepted: map[string]string{}, inGCP: map[string]client.Object{}}
+}
+
+func (g *gcp) objects() []resource.Managed {
+	rules := &v1beta1.SecurityPolicyRuleList{}
+	groups := &v1alpha1.AddressGroupList{}
+	if err := g.kube.List(context.Background(), rules); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := g.kube.List(context.Background(), groups); err != nil {
+		g.t.Fatal(err)
+	}
+	var out []resource.Managed
+	for i := range rules.Items {
+		out = append(out, &rules.Items[i])
+	}
+	for i := range groups.Items {
+		out = append(out, &groups.Items[i])
+	}
+	return out
+}
+
+// step brings to GCP what changed last step, then reconciles the allowlist.
+func (g *gcp) step(al *v1alpha1.SecurityPolicyAllowlist) {
+	g.t.Helper()
+	ctx := context.Background()
+	present := map[string]bool{}
+	for _, o := range g.objects() {
+		present[o.GetName()] = true
+		if g.accepted[o.GetName()] == o.GetResourceVersion() {
+			continue
+		}
+		if g.late[o.GetName()] > 0 {
+			g.late[o.GetName()]--
+			continue
+		}
+		if r, ok := o.(*v1beta1.SecurityPolicyRule); ok && r.GetLabels()[LabelRole] == RoleGroupRule && !g.enterprise {
+			o.SetConditions(xpv2.ReconcileError(fmt.Errorf("create failed: googleapi: Error 400: %s", standardRefusal)).WithObservedGeneration(o.GetGeneration()))
+		} else {
+			o.SetConditions(xpv2.Available(), xpv2.ReconcileSuccess().WithObservedGeneration(o.GetGeneration()))
+			if ag, ok := o.(*v1alpha1.AddressGroup); ok {
+				ag.Status.AtProvider.ItemCount = len(ag.Spec.ForProvider.Items)
+			}
+			g.inGCP[o.GetName()] = o.DeepCopyObject().(client.Object)
+		}
+		if err := g.kube.Status().Update(ctx, o); err != nil {
+			g.t.Fatal(err)
+		}
+		g.accepted[o.GetName()] = o.GetResourceVersion()
+	}
+	for name := range g.inGCP {
+		if !present[name] {
+			delete(g.inGCP, name)
+		}
+	}
+	// The allowlist's spec as the test wants it now.
+	have := &v1alpha1.SecurityPolicyAllowlist{}
+	if err := g.kube.Get(ctx, client.ObjectKeyFromObject(al), have); err != nil {
+		g.t.Fatal(err)
+	}
+	if !cmp.Equal(have.Spec, al.Spec) {
+		have.Spec = al.Spec
+		have.Generation++
+		if err := g.kube.Update(ctx, have); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	if _, err := g.r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(al)}); err != nil {
+		g.t.Fatalf("Reconcile: %v", err)
+	}
+	// Deleted objects leave GCP at once.
+	for name := range g.inGCP {
+		if !slices.ContainsFunc(g.objects(), func(o resource.Managed) bool { return o.GetName() == name }) {
+			delete(g.inGCP, name)
+		}
+	}
+}
+
+var evaluateAddressGroup = regexp.MustCompile(`evaluateAddressGroup\('([^']+)', origin\.ip\)`)
+
+// allowed is every range GCP allows now: range rules' ranges, and the items of
+// the groups group rules evaluate.
+func (g *gcp) allowed() []string {
+	groups := map[string][]string{}
+	for _, o := range g.inGCP {
+		if ag, ok := o.(*v1alpha1.AddressGroup); ok {
+			groups[meta.GetExternalName(ag)] = ag.Spec.ForProvider.Items
+		}
+	}
+	var out []string
+	for _, o := range g.inGCP {
+		r, ok := o.(*v1beta1.SecurityPolicyRule)
+		if !ok {
+			continue
+		}
+		m := r.Spec.ForProvider.Match
+		if m.Config != nil {
+			for _, s := range m.Config.SrcIpRanges {
+				out = append(out, string(s))
+			}
+		}
+		if m.Expr != nil {
+			for _, sub := range evaluateAddressGroup.FindAllStringSubmatch(m.Expr.Expression, -1) {
+				out = append(out, groups[sub[1]]...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// names is the sorted names of what GCP holds.
+func (g *gcp) names() []string { return slices.Sorted(maps.Keys(g.inGCP)) }
+
+func (g *gcp) allowlist(al *v1alpha1.SecurityPolicyAllowlist) *v1alpha1.SecurityPolicyAllowlist {
+	got := &v1alpha1.SecurityPolicyAllowlist{}
+	if err := g.kube.Get(context.Background(), client.ObjectKeyFromObject(al), got); err != nil {
+		g.t.Fatal(err)
+	}
+	return got
+}
+
+func allowlist(mode string, group *v1alpha1.AllowlistAddressGroup, last int64, cidrs ...string) *v1alpha1.SecurityPolicyAllowlist {
+	return &v1alpha1.SecurityPolicyAllowlist{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", Generation: 1, UID: "uid-web"},
+		Spec: v1alpha1.SecurityPolicyAllowlistSpec{
+			SecurityPolicy: "web-allowlist",
+			PriorityRange:  v1alpha1.AllowlistPriorityRange{First: 1000, Last: last},
+			Mode:           mode,
+			AddressGroup:   group,
+			Sources:        []v1alpha1.AllowlistSource{{Name: "office", CIDRs: cidrs}},
+		},
+	}
+}
+
+// ranges are n /32 ranges from 198.51.100.0 upward.
+func ranges(n int) []string {
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}).String()+"/32")
+	}
+	return out
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+func TestModeSwitches(t *testing.T) {
+	web := &v1alpha1.AllowlistAddressGroup{Name: "web", Capacity: 100}
+	v4 := ranges(12)
+	mixed := append(slices.Clone(v4), "2001:db8::/48")
+
+	type want struct {
+		inGCP      []string
+		current    []string
+		ready      corev1.ConditionStatus
+		expression string
+	}
+	cases := map[string]struct {
+		reason     string
+		enterprise bool
+		late       map[string]int
+		from, to   *v1alpha1.SecurityPolicyAllowlist
+		steps      int
+		want       want
+	}{
+		"RulesToGroup": {
+			reason:     "Moving to an address group makes the group, then its rule at a priority no range rule holds, and drops the range rules only once both are in GCP.",
+			enterprise: true,
+			from:       allowlist(v1alpha1.AllowlistModeRules, nil, 1009, v4...),
+			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, v4...),
+			steps:      6,
+			want: want{
+				inGCP:      []string{"web-group-1002", "web-web"},
+				current:    []string{"True", "Composed", "12 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
+				ready:      corev1.ConditionTrue,
+				expression: "evaluateAddressGroup('web', origin.ip)",
+			},
+		},
+		"RulesToGroupIPv6Late": {
+			reason:     "An IPv6 group that GCP has later than the IPv4 one joins the rule after it; the range rules holding the IPv6 ranges stay until GCP has that rule.",
+			enterprise: true,
+			late:       map[string]int{"web-web-ipv6": 3},
+			from:       allowlist(v1alpha1.AllowlistModeRules, nil, 1009, mixed...),
+			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, mixed...),
+			steps:      9,
+			want: want{
+				inGCP:      []string{"web-group-1002", "web-web", "web-web-ipv6"},
+				current:    []string{"True", "Composed", "13 source ranges in address group web, allowed by the rule at priority 1002 of policy web-allowlist"},
+				ready:      corev1.ConditionTrue,
+				expression: "evaluateAddressGroup('web', origin.ip) || evaluateAddressGroup('web-ipv6', origin.ip)",
+			},
+		},
+		"GroupToRules": {
+			reason:     "Moving back to rules packs the range rules around the group rule's priority and drops the group and its rule once every range rule is in GCP.",
+			enterprise: true,
+			from:       allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, v4...),
+			to:         allowlist(v1alpha1.AllowlistModeRules, nil, 1009, v4...),
+			steps:      6,
+			want: want{
+				inGCP:   []string{"web-1001", "web-1002"},
+				current: []string{"True", "Composed", "12 source ranges in 2 rule(s) of policy web-allowlist"},
+				ready:   corev1.ConditionTrue,
+			},
+		},
+		"RenameGroup": {
+			reason:     "A new group name (a larger capacity) moves the ranges to new groups without a gap.",
+			enterprise: true,
+			from:       allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, mixed...),
+			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, &v1alpha1.AllowlistAddressGroup{Name: "web-2", Capacity: 5000}, 1009, mixed...),
+			steps:      8,
+			want: want{
+				inGCP:      []string{"web-group-1001", "web-web-2", "web-web-2-ipv6"},
+				current:    []string{"True", "Composed", "13 source ranges in address group web-2, allowed by the rule at priority 1001 of policy web-allowlist"},
+				ready:      corev1.ConditionTrue,
+				expression: "evaluateAddressGroup('web-2', origin.ip) || evaluateAddressGroup('web-2-ipv6', origin.ip)",
+			},
+		},
+		"StandardTierKeepsRules": {
+			reason:     "On Cloud Armor Standard GCP refuses the group rule: the range rules stay, and Current says why in GCP's words.",
+			from:       allowlist(v1alpha1.AllowlistModeRules, nil, 1009, v4...),
+			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, v4...),
+			steps:      8,
+			want: want{
+				inGCP: []string{"web-1000", "web-1001", "web-web"},
+				current: []string{"False", "Switching", "the rule at priority 1002 that uses address group web is not in GCP yet: create failed: googleapi: Error 400: " +
+					standardRefusal + "; the previous rules stay in place until it is"},
+				ready: corev1.ConditionFalse,
+			},
+		},
+		"NoFreePriority": {
+			reason:     "A priority range the range rules fill leaves no room for the group rule: the rules stay, and Current says what to widen.",
+			enterprise: true,
+			from:       allowlist(v1alpha1.AllowlistModeRules, nil, 1001, v4...),
+			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1001, v4...),
+			steps:      5,
+			want: want{
+				inGCP:   []string{"web-1000", "web-1001"},
+				current: []string{"False", "CannotCompose", "priorityRange 1000-1001 has no free priority for the rule that uses address group web while the current rules stay in place: widen the range by one"},
+				ready:   corev1.ConditionFalse,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := newGCP(t, tc.enterprise, tc.from)
+			g.r.pacer = pace.New(0, 0) // every status written at once: the test reads it after each step
+			for range 4 {
+				g.step(tc.from)
+			}
+			want := sorted(tc.from.Spec.Sources[0].CIDRs)
+			if diff := cmp.Diff(want, g.allowed()); diff != "" {
+				t.Fatalf("%s\nbefore the switch, GCP allows: -want, +got:\n%s", tc.reason, diff)
+			}
+			g.late = tc.late
+			for i := range tc.steps {
+				g.step(tc.to)
+				if diff := cmp.Diff(want, g.allowed()); diff != "" {
+					t.Errorf("%s\nstep %d: a gap: GCP allows -want, +got:\n%s", tc.reason, i, diff)
+				}
+			}
+			if diff := cmp.Diff(tc.want.inGCP, g.names()); diff != "" {
+				t.Errorf("%s\nobjects in GCP: -want, +got:\n%s", tc.reason, diff)
+			}
+			al := g.allowlist(tc.to)
+			c := al.Status.GetCondition(v1alpha1.TypeCurrent)
+			if diff := cmp.Diff(tc.want.current, []string{string(c.Status), string(c.Reason), c.Message}); diff != "" {
+				t.Errorf("%s\nCurrent: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.ready, al.Status.GetCondition(xpv2.TypeReady).Status); diff != "" {
+				t.Errorf("%s\nReady: -want, +got:\n%s", tc.reason, diff)
+			}
+			var expr string
+			for _, o := range g.inGCP {
+				if r, ok := o.(*v1beta1.SecurityPolicyRule); ok && r.Spec.ForProvider.Match.Expr != nil {
+					expr = r.Spec.ForProvider.Match.Expr.Expression
+				}
+			}
+			if diff := cmp.Diff(tc.want.expression, expr); diff != "" {
+				t.Errorf("%s\ngroup rule expression: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestRulesFollowSources: rules of ten, stable under churn, each step's
+// change in GCP as small as the packing allows.
+func TestRulesFollowSources(t *testing.T) {
+	al := allowlist(v1alpha1.AllowlistModeRules, nil, 1009, ranges(25)...)
+	g := newGCP(t, true, al)
+	g.r.pacer = pace.New(0, 0)
+	for range 3 {
+		g.step(al)
+	}
+	if diff := cmp.Diff([]string{"web-1000", "web-1001", "web-1002"}, g.names()); diff != "" {
+		t.Fatalf("rules for 25 ranges: -want, +got:\n%s", diff)
+	}
+	before := map[string]string{}
+	for n, o := range g.inGCP {
+		before[n] = o.GetResourceVersion()
+	}
+	// One range replaced: only the rule that held it changes.
+	next := ranges(25)
+	next[3] = "203.0.113.7/32"
+	al.Spec.Sources[0].CIDRs = next
+	for range 3 {
+		g.step(al)
+	}
+	if diff := cmp.Diff(sorted(next), g.allowed()); diff != "" {
+		t.Fatalf("GCP allows: -want, +got:\n%s", diff)
+	}
+	changed := 0
+	for n, o := range g.inGCP {
+		if before[n] != o.GetResourceVersion() {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Errorf("rules changed for one range replaced: want 1, got %d", changed)
+	}
+	st := g.allowlist(al).Status
+	if st.IPCount != 25 || st.RuleCount != 3 {
+		t.Errorf("status: want 25 ranges in 3 rules, got %d in %d", st.IPCount, st.RuleCount)
+	}
+}
+
+type fixedSets map[types.NamespacedName]addressset.Published
+
+func (f fixedSets) Get(k types.NamespacedName) (addressset.Published, bool) {
+	p, ok := f[k]
+	return p, ok
+}
+
+func TestResolve(t *testing.T) {
+	set := func(uid types.UID, gen int64) *v1alpha1.AddressSet {
+		return &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-nodes-pool", UID: uid, Generation: gen}}
+	}
+	key := types.NamespacedName{Namespace: "team-a", Name: "web-nodes-pool"}
+	nodes := func(required bool) v1alpha1.AllowlistSource {
+		return v1alpha1.AllowlistSource{Name: "pool", Required: required, Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}}}
+	}
+	office := v1alpha1.AllowlistSource{Name: "office", CIDRs: []string{"203.0.113.0/24", "2001:db8::/48"}}
+	type want struct {
+		ranges    []string
+		unmatched []string
+		warnings  []string
+		pending   []string
+		held      []string
+		err       string
+	}
+	cases := map[string]struct {
+		reason  string
+		sources []v1alpha1.AllowlistSource
+		have    map[string]*v1alpha1.AddressSet
+		pub     fixedSets
+		want    want
+	}{
+		"StaticAndNodes": {
+			reason:  "Ranges of every source, once each, none inside another, IPv4 first.",
+			sources: []v1alpha1.AllowlistSource{office, nodes(false)},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 2)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 2, Addresses: []string{"192.0.2.1/32", "203.0.113.9/32"}, Nodes: 2}},
+			want:    want{ranges: []string{"192.0.2.1/32", "203.0.113.0/24", "2001:db8::/48"}},
+		},
+		"SetNotComputedYet": {
+			reason:  "An AddressSet that has not published, or published for another generation, is pending, not empty.",
+			sources: []v1alpha1.AllowlistSource{office, nodes(false)},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 3)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 2, Addresses: []string{"192.0.2.1/32"}}},
+			want:    want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, pending: []string{`"pool"`}},
+		},
+		"OptionalEmpty": {
+			reason:  "An optional node source without address is unmatched, with a warning.",
+			sources: []v1alpha1.AllowlistSource{office, nodes(false)},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1}},
+			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
+				warnings: []string{`node source "pool": no address: 0 node(s) match labels {pool=web}`}},
+		},
+		"RequiredEmpty": {
+			reason:  "A required node source without address holds everything.",
+			sources: []v1alpha1.AllowlistSource{office, nodes(true)},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1}},
+			want:    want{err: `node source "pool": no address: 0 node(s) match labels {pool=web}, and the source is required; the rules are left as they are`},
+		},
+		"HeldAndSkipped": {
+			reason:  "A held shrink and skipped Nodes are reported; the addresses still count.",
+			sources: []v1alpha1.AllowlistSource{nodes(false)},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub: fixedSets{key: {UID: "u1", Generation: 1, Addresses: []string{"192.0.2.1/32"}, Nodes: 2, Held: "holding back a shrink",
+				Skipped: []v1alpha1.SkippedNode{{Name: "n2", Reason: "no ExternalIP"}}, SkippedCount: 1}},
+			want: want{ranges: []string{"192.0.2.1/32"},
+				warnings: []string{`node source "pool": 1 node(s) left out, the others kept: n2 (no ExternalIP)`},
+				held:     []string{`node source "pool": AddressSet web-nodes-pool: holding back a shrink`}},
+		},
+		"InvalidCIDR": {
+			reason:  "A CIDR with host bits set is refused, naming the source.",
+			sources: []v1alpha1.AllowlistSource{{Name: "office", CIDRs: []string{"203.0.113.7/24"}}},
+			want:    want{err: `static source "office": "203.0.113.7/24" has host bits set: did you mean 203.0.113.0/24?`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			al := &v1alpha1.SecurityPolicyAllowlist{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}, Spec: v1alpha1.SecurityPolicyAllowlistSpec{Sources: tc.sources}}
+			got, err := resolve(al, tc.have, tc.pub)
+			if tc.want.err != "" || err != nil {
+				if diff := cmp.Diff(tc.want.err, fmt.Sprint(err)); diff != "" {
+					t.Errorf("%s\nresolve(...): -want error, +got error:\n%s", tc.reason, diff)
+				}
+				return
+			}
+			gotRanges := make([]string, 0, len(got.ranges))
+			for _, p := range got.ranges {
+				gotRanges = append(gotRanges, p.String())
+			}
+			w := want{ranges: gotRanges, unmatched: got.unmatched, warnings: got.warnings, pending: got.pending, held: got.held}
+			if diff := cmp.Diff(tc.want, w, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nresolve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestSetName: the names the IPAllowlist composition gave its AddressSets,
+// which an allowlist of the composite's name adopts.
+func TestSetName(t *testing.T) {
+	cases := map[string]struct {
+		allowlist, source, want string
+	}{
+		"Plain":      {allowlist: "web", source: "pool-web", want: "web-nodes-pool-web"},
+		"UpperCase":  {allowlist: "web", source: "Pool Web", want: "web-nodes-pool-web-a4f08217"},
+		"OtherCase":  {allowlist: "web", source: "pool web", want: "web-nodes-pool-web-af161b67"},
+		"Dots":       {allowlist: "web", source: "eu.pool", want: "web-nodes-eu-pool-ad61a6fd"},
+		"TooLongCut": {allowlist: strings.Repeat("x", 250), source: "a", want: strings.Repeat("x", 244) + "-ca978112"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := SetName(tc.allowlist, tc.source)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("SetName(%q, %q): -want, +got:\n%s", tc.allowlist, tc.source, diff)
+			}
+			if len(got) > 253 {
+				t.Errorf("SetName: %d characters", len(got))
+			}
+		})
+	}
+}
