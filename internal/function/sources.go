@@ -511,15 +511,34 @@ func collectRead(src readSource, r Read, add func(Value) error) (found int, warn
 	return found, warnings
 }
 
-// pendingMessage says which sources the rules wait for: AddressSets that have not reported,
-// and sources whose objects Crossplane has not fetched yet.
-func pendingMessage(waiting, fetching []string) string {
-	var parts []string
-	if len(waiting) > 0 {
-		parts = append(parts, fmt.Sprintf("waiting for the AddressSet(s) of node source(s) %s to report their Nodes' addresses", strings.Join(waiting, ", ")))
+// readRanges turns what each service, object and ConfigMap source read into its canonical
+// CIDRs, in spec order: names are the sources that yield any, cidrs their ranges. A source
+// that yields none is unmatched, with a warning, or, when required, an error that holds the
+// allowlist as it is. A malformed value is left out with a warning.
+func readRanges(s Spec, read map[string]Read) (names []string, cidrs map[string][]string, unmatched, warnings []string, err error) {
+	cidrs = map[string][]string{}
+	for _, src := range s.readSources() {
+		r := read[src.name]
+		seen := map[string]bool{}
+		found, w := collectRead(src, r, func(v Value) error {
+			p, err := ParseRange(v.Text)
+			if err == nil && !seen[p.String()] {
+				seen[p.String()] = true
+				cidrs[src.name] = append(cidrs[src.name], p.String())
+			}
+			return err
+		})
+		warnings = append(warnings, w...)
+		if found > 0 {
+			names = append(names, src.name)
+			continue
+		}
+		msg := fmt.Sprintf("%s: no address: %s", src.label(), r.Empty)
+		if src.required {
+			return nil, nil, nil, nil, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
+		}
+		unmatched = append(unmatched, src.name)
+		warnings = append(warnings, msg)
 	}
-	if len(fetching) > 0 {
-		parts = append(parts, fmt.Sprintf("waiting for Crossplane to fetch the objects of source(s) %s", strings.Join(fetching, ", ")))
-	}
-	return strings.Join(parts, "; ")
+	return names, cidrs, unmatched, warnings, nil
 }

@@ -33,12 +33,14 @@ import (
 
 type noRecorder struct{}
 
-func (noRecorder) Event(runtime.Object, event.Event)      {}
+func (noRecorder) Event(runtime.Object, event.Event)        {}
 func (noRecorder) WithAnnotations(...string) event.Recorder { return noRecorder{} }
 
 type noSets struct{}
 
-func (noSets) Get(types.NamespacedName) (addressset.Published, bool) { return addressset.Published{}, false }
+func (noSets) Get(types.NamespacedName) (addressset.Published, bool) {
+	return addressset.Published{}, false
+}
 
 const standardRefusal = "Address groups are available only with Cloud Armor Enterprise."
 
@@ -285,10 +287,10 @@ func TestModeSwitches(t *testing.T) {
 			},
 		},
 		"StandardTierKeepsRules": {
-			reason:     "On Cloud Armor Standard GCP refuses the group rule: the range rules stay, and Current says why in GCP's words.",
-			from:       allowlist(v1alpha1.AllowlistModeRules, nil, 1009, v4...),
-			to:         allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, v4...),
-			steps:      8,
+			reason: "On Cloud Armor Standard GCP refuses the group rule: the range rules stay, and Current says why in GCP's words.",
+			from:   allowlist(v1alpha1.AllowlistModeRules, nil, 1009, v4...),
+			to:     allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, v4...),
+			steps:  8,
 			want: want{
 				inGCP: []string{"web-1000", "web-1001", "web-web"},
 				current: []string{"False", "Switching", "the rule at priority 1002 that uses address group web is not in GCP yet: create failed: googleapi: Error 400: " +
