@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -159,6 +160,9 @@ func (k kept) objects() []resource.Managed {
 func setCondition(s *v1alpha1.SecurityPolicyAllowlistStatus, c xpv2.Condition) {
 	if was := s.GetCondition(c.Type); was.Status == c.Status && was.Reason == c.Reason {
 		c.LastTransitionTime = was.LastTransitionTime
+	}
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.Now()
 	}
 	s.SetConditions(c)
 }

@@ -1,0 +1,168 @@
+package function
+
+import (
+	"fmt"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+)
+
+const (
+	// mrAPIVersion is the apiVersion of the provider's SecurityPolicy.
+	mrAPIVersion = "cloudarmor.armorplane.io/v1beta1"
+	// allowlistAPIVersion is the apiVersion of the provider's SecurityPolicyAllowlist.
+	allowlistAPIVersion = "cloudarmor.armorplane.io/v1alpha1"
+
+	// policyResource is the composition resource name of the created SecurityPolicy.
+	policyResource = resource.Name("policy")
+	// allowlistResource is the composition resource name of the SecurityPolicyAllowlist.
+	allowlistResource = resource.Name("allowlist")
+
+	// maxRuleDescription is Cloud Armor's limit of a rule's description.
+	maxRuleDescription = 64
+)
+
+// PolicyResource is the SecurityPolicy of an allowlist that creates its policy. Its rules field
+// stays unset, so the policy leaves the allowlist's rules alone.
+func PolicyResource(s Spec) *composed.Unstructured {
+	action := s.Policy.DefaultAction
+	if action == "" {
+		action = DefaultAction
+	}
+	fp := map[string]any{"defaultRule": map[string]any{"action": action}}
+	if s.Policy.Description != "" {
+		fp["description"] = s.Policy.Description
+	}
+	location(fp, s.Policy)
+	spec := map[string]any{"forProvider": fp}
+	providerConfig(spec, s.ProviderConfigRef)
+
+	u := composed.New()
+	u.SetAPIVersion(mrAPIVersion)
+	u.SetKind("SecurityPolicy")
+	u.SetName(s.Policy.Name)
+	u.Object["spec"] = spec
+	return u
+}
+
+// AllowlistResource is the SecurityPolicyAllowlist that keeps the allowlist's ranges in GCP,
+// named as the IPAllowlist. read are the CIDRs of each private-cluster source that yields any,
+// by source name, in spec order (readNames).
+func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, read map[string][]string) *composed.Unstructured {
+	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(readNames))
+	for _, src := range s.StaticSources {
+		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
+	}
+	for _, src := range s.NodeSources {
+		nodes := map[string]any{}
+		if len(src.MatchLabels) > 0 {
+			l := make(map[string]any, len(src.MatchLabels))
+			for k, v := range src.MatchLabels {
+				l[k] = v
+			}
+			nodes["matchLabels"] = l
+		}
+		if src.IncludeInternalIP {
+			nodes["includeInternalIP"] = true
+		}
+		if src.ShrinkHoldSeconds != nil {
+			nodes["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
+		}
+		out := map[string]any{"name": src.Name, "nodes": nodes}
+		if src.Required {
+			out["required"] = true
+		}
+		sources = append(sources, out)
+	}
+	required := map[string]bool{}
+	for _, src := range s.readSources() {
+		required[src.name] = src.required
+	}
+	for _, name := range readNames {
+		out := map[string]any{"name": name, "cidrs": anys(read[name])}
+		if required[name] {
+			out["required"] = true
+		}
+		sources = append(sources, out)
+	}
+
+	description := fmt.Sprintf("IPAllowlist %s/%s", xrNamespace, xrName)
+	if len(description) > maxRuleDescription {
+		description = description[:maxRuleDescription]
+	}
+	mode := s.Mode
+	if mode == "" {
+		mode = ModeRules
+	}
+	spec := map[string]any{
+		"securityPolicy":  s.Policy.Name,
+		"priorityRange":   map[string]any{"first": s.PriorityRange.First, "last": s.PriorityRange.Last},
+		"ruleDescription": description,
+		"mode":            mode,
+		"sources":         sources,
+	}
+	if s.Policy.Create {
+		// The rules wait for the composed policy rather than fail while GCP does not have it.
+		spec["securityPolicyObject"] = s.Policy.Name
+	}
+	location(spec, s.Policy)
+	if s.AddressGroup != nil && s.AddressGroup.Name != "" {
+		g := map[string]any{"name": s.AddressGroup.Name}
+		if s.AddressGroup.Capacity != 0 {
+			g["capacity"] = s.AddressGroup.Capacity
+		}
+		spec["addressGroup"] = g
+	}
+	providerConfig(spec, s.ProviderConfigRef)
+
+	u := composed.New()
+	u.SetAPIVersion(allowlistAPIVersion)
+	u.SetKind("SecurityPolicyAllowlist")
+	u.SetName(xrName)
+	u.Object["spec"] = spec
+	return u
+}
+
+// unchanged is a desired resource equal to what was composed before: its apiVersion, kind,
+// name, annotations and spec.
+func unchanged(oc resource.ObservedComposed) *composed.Unstructured {
+	u := composed.New()
+	u.SetAPIVersion(oc.Resource.GetAPIVersion())
+	u.SetKind(oc.Resource.GetKind())
+	u.SetName(oc.Resource.GetName())
+	if a := oc.Resource.GetAnnotations(); len(a) > 0 {
+		u.SetAnnotations(a)
+	}
+	if spec, ok := oc.Resource.Object["spec"]; ok {
+		u.Object["spec"] = spec
+	}
+	return u
+}
+
+func anys(ss []string) []any {
+	out := make([]any, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s)
+	}
+	return out
+}
+
+func location(m map[string]any, p Policy) {
+	if p.Project != "" {
+		m["project"] = p.Project
+	}
+	if p.Region != "" {
+		m["region"] = p.Region
+	}
+}
+
+func providerConfig(spec map[string]any, ref *ProviderConfigRef) {
+	if ref == nil {
+		return
+	}
+	kind := ref.Kind
+	if kind == "" {
+		kind = "ClusterProviderConfig"
+	}
+	spec["providerConfigRef"] = map[string]any{"kind": kind, "name": ref.Name}
+}

@@ -1,0 +1,46 @@
+package function
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValidate(t *testing.T) {
+	ok := Spec{Policy: Policy{Name: "web"}, PriorityRange: PriorityRange{First: 1000, Last: 1009}}
+	cases := map[string]struct {
+		spec    func(Spec) Spec
+		wantErr string
+	}{
+		"Valid":        {spec: func(s Spec) Spec { return s }},
+		"NoPolicyName": {spec: func(s Spec) Spec { s.Policy.Name = ""; return s }, wantErr: "spec.policy.name is required"},
+		"Reversed": {
+			spec:    func(s Spec) Spec { s.PriorityRange = PriorityRange{First: 10, Last: 9}; return s },
+			wantErr: "spec.priorityRange 10-9 is invalid: need 0 <= first <= last < 2147483647",
+		},
+		"DefaultRule": {
+			spec:    func(s Spec) Spec { s.PriorityRange.Last = DefaultRulePriority; return s },
+			wantErr: "spec.priorityRange 1000-2147483647 is invalid: need 0 <= first <= last < 2147483647",
+		},
+		"DuplicateSource": {
+			spec: func(s Spec) Spec {
+				s.StaticSources = []StaticSource{{Name: "web", CIDRs: []string{"10.0.0.0/8"}}}
+				s.NodeSources = []NodeSource{{Name: "web"}}
+				return s
+			},
+			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := tc.spec(ok).Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, got); diff != "" {
+				t.Errorf("Validate(): -want error, +got error:\n%s", diff)
+			}
+		})
+	}
+}

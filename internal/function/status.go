@@ -1,0 +1,124 @@
+package function
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+)
+
+// TypeCurrent is the IPAllowlist condition that says whether GCP follows its sources. Its last
+// transition time says since when it does, or does not.
+const TypeCurrent = "Current"
+
+// Reasons of the Current condition. The SecurityPolicyAllowlist gives the others (Composed,
+// SourceHeld, CannotCompose, Switching), which the IPAllowlist shows as they are.
+const (
+	ReasonComposed       = "Composed"
+	ReasonSourcesPending = "SourcesPending"
+	ReasonCannotCompose  = "CannotCompose"
+	ReasonInvalidSpec    = "InvalidSpec"
+)
+
+// reported is what the observed SecurityPolicyAllowlist says of GCP.
+type reported struct {
+	IPCount          int64    `json:"ipCount"`
+	RuleCount        int64    `json:"ruleCount"`
+	AddressGroup     string   `json:"addressGroup"`
+	UnmatchedSources []string `json:"unmatchedSources"`
+	Warnings         []string `json:"warnings"`
+	// current is its Current condition; its status is Unknown until the allowlist has
+	// reported on its current spec.
+	current xpv2.Condition
+}
+
+// readAllowlist reads the observed SecurityPolicyAllowlist's status. An allowlist not observed
+// yet, or not reported on its current spec, is SourcesPending.
+func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reported {
+	r := reported{current: xpv2.Condition{Status: corev1.ConditionUnknown, Reason: ReasonSourcesPending,
+		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
+	oc, ok := observed[allowlistResource]
+	if !ok || oc.Resource == nil {
+		return r
+	}
+	u := oc.Resource
+	// GetValueInto, not GetInteger or GetGeneration: resources reach the function as protobuf
+	// Structs, whose numbers are all float64, which those read as absent.
+	var gen, observedGen int64
+	_ = u.GetValueInto("metadata.generation", &gen)
+	_ = u.GetValueInto("status.observedGeneration", &observedGen)
+	c := u.GetCondition(TypeCurrent)
+	if observedGen < gen || c.Status == corev1.ConditionUnknown {
+		return r
+	}
+	_ = u.GetValueInto("status", &r)
+	r.current = c
+	return r
+}
+
+// report sets the IPAllowlist's status and Current condition from what its allowlist reported,
+// plus the unmatched sources and warnings of the sources the function read itself.
+func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, s Spec, r reported, unmatched, warnings []string) error {
+	for _, w := range append(warnings, r.Warnings...) {
+		response.Warning(rsp, errors.New(w)).TargetComposite()
+	}
+	if r.current.Status == corev1.ConditionUnknown {
+		// Nothing new to say of GCP yet: keep what the IPAllowlist shows.
+		response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
+		return nil
+	}
+	all := make([]any, 0, len(r.UnmatchedSources)+len(unmatched))
+	for _, n := range append(r.UnmatchedSources, unmatched...) {
+		all = append(all, n)
+	}
+	status := map[string]any{
+		"ipCount":          r.IPCount,
+		"ruleCount":        r.RuleCount,
+		"unmatchedSources": all,
+		"policyName":       s.Policy.Name,
+	}
+	if s.groupMode() {
+		status["addressGroup"] = s.AddressGroup.Name
+	}
+	if err := setStatus(rsp, req, status); err != nil {
+		return err
+	}
+	c := response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason))
+	if r.current.Status == corev1.ConditionTrue {
+		c = response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason))
+	}
+	c.WithMessage(r.current.Message).TargetComposite()
+	return nil
+}
+
+// setStatus sets the desired IPAllowlist's status fields (keys under status).
+func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, fields map[string]any) error {
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return errors.Wrap(err, "cannot get the desired IPAllowlist")
+	}
+	for k, v := range fields {
+		if err := dxr.Resource.SetValue("status."+k, v); err != nil {
+			return errors.Wrapf(err, "cannot set status.%s", k)
+		}
+	}
+	return errors.Wrap(response.SetDesiredCompositeResource(rsp, dxr), "cannot set the desired IPAllowlist")
+}
+
+// observedStatus is the status fields the function writes, as the IPAllowlist shows them.
+// Crossplane applies the desired IPAllowlist with server-side apply, so a status field left out
+// would be removed.
+func observedStatus(oxr *resource.Composite) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"ipCount", "ruleCount", "unmatchedSources", "policyName", "addressGroup"} {
+		if v, err := oxr.Resource.GetValue("status." + k); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
