@@ -86,7 +86,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			break
 		}
 		desired[allowlistResource] = &resource.DesiredComposed{Resource: AllowlistResource(spec, xrNamespace, xrName, names, cidrs)}
-		err = report(rsp, req, spec, readAllowlist(observed), unmatched, warning)
+		err = report(rsp, req, oxr, spec, readAllowlist(observed), unmatched, warning)
 	}
 	if err != nil {
 		response.Fatal(rsp, err)

@@ -2,7 +2,7 @@ package function
 
 import (
 	"context"
-	"fmt"
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -14,6 +14,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
 const ns = "team-a"
@@ -358,7 +360,6 @@ func TestReadAndCollect(t *testing.T) {
 			want: []string{"34.1.2.3/32", "198.51.100.0/28", "203.0.113.0/24"},
 		},
 	}
-	sets := map[string]NodeSet{"pool": {Addresses: []string{"198.51.100.9/32", "203.0.113.8/32"}, Nodes: 2}}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			required := asRequired(tc.required)
@@ -369,24 +370,34 @@ func TestReadAndCollect(t *testing.T) {
 			if len(tc.pending) > 0 {
 				return
 			}
-			var src Sources
+			var names []string
+			var cidrs map[string][]string
+			var unmatched, warnings []string
 			if err == nil {
-				src, err = Collect(tc.spec, sets, read)
+				names, cidrs, unmatched, warnings, err = readRanges(tc.spec, read)
 			}
 			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
-				t.Fatalf("%s\nReadSources and Collect: -want error, +got error:\n%s", tc.reason, diff)
+				t.Fatalf("%s\nReadSources and readRanges: -want error, +got error:\n%s", tc.reason, diff)
 			}
 			if err != nil {
 				return
 			}
-			if diff := cmp.Diff(mustPrefixes(t, tc.want...), src.Ranges, cmpPrefix, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nCollect(...).Ranges: -want, +got:\n%s", tc.reason, diff)
+			// What the allowlist will allow: the static sources and each read source's CIDRs.
+			var got []netip.Prefix
+			for _, src := range tc.spec.StaticSources {
+				got = append(got, mustPrefixes(t, src.CIDRs...)...)
 			}
-			if diff := cmp.Diff(tc.unmatched, src.Unmatched); diff != "" {
-				t.Errorf("%s\nCollect(...).Unmatched: -want, +got:\n%s", tc.reason, diff)
+			for _, n := range names {
+				got = append(got, mustPrefixes(t, cidrs[n]...)...)
 			}
-			if diff := cmp.Diff(tc.warnings, src.Warnings); diff != "" {
-				t.Errorf("%s\nCollect(...).Warnings: -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(mustPrefixes(t, tc.want...), iprange.Minimal(got), cmpPrefix, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nranges: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.unmatched, unmatched); diff != "" {
+				t.Errorf("%s\nreadRanges(...) unmatched: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.warnings, warnings); diff != "" {
+				t.Errorf("%s\nreadRanges(...) warnings: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -507,16 +518,24 @@ func TestRunFunctionReadSources(t *testing.T) {
 			"spec":     spec,
 		}
 	}
-	rule := func(prio int64, ranges ...any) map[string]any {
+	// allowlist is the SecurityPolicyAllowlist composed for xr(nil) with the CIDRs of each read
+	// source that yields any.
+	allowlist := func(read ...map[string]any) map[string]any {
+		sources := []any{}
+		for _, r := range read {
+			sources = append(sources, r)
+		}
 		return map[string]any{
-			"apiVersion": "cloudarmor.armorplane.io/v1beta1", "kind": "SecurityPolicyRule",
-			"metadata": map[string]any{"name": fmt.Sprintf("web-%d", prio)},
-			"spec": map[string]any{"forProvider": map[string]any{
-				"priority": float64(prio), "action": "allow", "description": "IPAllowlist team-a/web", "securityPolicy": "web-allowlist",
-				"match": map[string]any{"versionedExpr": "SRC_IPS_V1", "config": map[string]any{"srcIpRanges": ranges}},
-			}},
+			"apiVersion": "cloudarmor.armorplane.io/v1alpha1", "kind": "SecurityPolicyAllowlist",
+			"metadata": map[string]any{"name": "web"},
+			"spec": map[string]any{
+				"securityPolicy": "web-allowlist", "ruleDescription": "IPAllowlist team-a/web", "mode": "rules",
+				"priorityRange": map[string]any{"first": float64(1000), "last": float64(1001)},
+				"sources":       sources,
+			},
 		}
 	}
+	src := func(name string, cidrs ...any) map[string]any { return map[string]any{"name": name, "cidrs": cidrs} }
 	all := map[string][]map[string]any{
 		"serviceSources/nat-lb":   {service(ns, "nat-a", "LoadBalancer", map[string]any{"ip": "203.0.113.7"})},
 		"objectSources/nat-ip":    {address(ns, "nat-ip", "34.1.2.3")},
@@ -536,7 +555,7 @@ func TestRunFunctionReadSources(t *testing.T) {
 		out[key] = objs
 		return out
 	}
-	live := map[string]map[string]any{"rule-1000": rule(1000, "34.1.2.3/32", "203.0.113.7/32")}
+	live := map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"))}
 	type condition struct{ Status, Reason, Message string }
 
 	cases := map[string]struct {
@@ -544,7 +563,7 @@ func TestRunFunctionReadSources(t *testing.T) {
 		xr           map[string]any
 		observed     map[string]map[string]any
 		required     map[string][]map[string]any
-		wantRules    map[string]map[string]any
+		wantDesired  map[string]map[string]any
 		wantNotReady []string
 		wantWarnings []string
 		wantCurrent  condition
@@ -553,42 +572,42 @@ func TestRunFunctionReadSources(t *testing.T) {
 			reason:       "Before Crossplane has fetched anything the function asks for every source and holds the rules.",
 			xr:           xr(nil),
 			observed:     live,
-			wantRules:    live,
-			wantNotReady: []string{"rule-1000"},
+			wantDesired:  live,
+			wantNotReady: []string{"allowlist"},
 			wantCurrent:  condition{"False", ReasonSourcesPending, `waiting for Crossplane to fetch the objects of source(s) "nat-lb", "nat-ip", "egress"`},
 		},
 		"Composed": {
-			reason:      "With every source fetched, their ranges are merged into the rules; the rule that held addresses keeps them.",
+			reason:      "With every source fetched, each one's CIDRs go to the allowlist as a source of its own.",
 			xr:          xr(nil),
 			observed:    live,
 			required:    all,
-			wantRules:   map[string]map[string]any{"rule-1000": rule(1000, "34.1.2.3/32", "198.51.100.0/28", "203.0.113.7/32")},
-			wantCurrent: condition{"True", ReasonComposed, "3 source ranges in 1 rule(s) of policy web-allowlist"},
+			wantDesired: map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))},
+			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 		"ServiceIPChanged": {
-			reason:      "A Service whose IP changed moves the rule with it: the old IP is gone, the new one takes its place.",
+			reason:      "A Service whose IP changed changes its source's CIDRs.",
 			xr:          xr(nil),
 			observed:    live,
 			required:    with("serviceSources/nat-lb", service(ns, "nat-a", "LoadBalancer", map[string]any{"ip": "203.0.113.99"})),
-			wantRules:   map[string]map[string]any{"rule-1000": rule(1000, "34.1.2.3/32", "198.51.100.0/28", "203.0.113.99/32")},
-			wantCurrent: condition{"True", ReasonComposed, "3 source ranges in 1 rule(s) of policy web-allowlist"},
+			wantDesired: map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.99/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))},
+			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 		"OneSourceStillFetching": {
 			reason:       "A source Crossplane has not fetched yet holds the rules, even when the others are there.",
 			xr:           xr(nil),
 			observed:     live,
 			required:     without("configMapSources/egress"),
-			wantRules:    live,
-			wantNotReady: []string{"rule-1000"},
+			wantDesired:  live,
+			wantNotReady: []string{"allowlist"},
 			wantCurrent:  condition{"False", ReasonSourcesPending, `waiting for Crossplane to fetch the objects of source(s) "egress"`},
 		},
 		"NamedObjectMissingHolds": {
-			reason:       "A named object that does not exist holds the rules exactly as observed, with a warning naming it.",
+			reason:       "A named object that does not exist holds the allowlist exactly as observed, with a warning naming it.",
 			xr:           xr(nil),
 			observed:     live,
 			required:     with("objectSources/nat-ip"),
-			wantRules:    live,
-			wantNotReady: []string{"rule-1000"},
+			wantDesired:  live,
+			wantNotReady: []string{"allowlist"},
 			wantWarnings: []string{`object source "nat-ip": Address team-a/nat-ip not found; the rules are left as they are`},
 			wantCurrent:  condition{"False", ReasonCannotCompose, `object source "nat-ip": Address team-a/nat-ip not found; the rules are left as they are`},
 		},
@@ -599,8 +618,8 @@ func TestRunFunctionReadSources(t *testing.T) {
 			}),
 			observed:     live,
 			required:     with("serviceSources/nat-lb"),
-			wantRules:    live,
-			wantNotReady: []string{"rule-1000"},
+			wantDesired:  live,
+			wantNotReady: []string{"allowlist"},
 			wantWarnings: []string{`service source "nat-lb": no address: 0 Service(s) match labels {app=nat} in namespace team-a, 0 of type LoadBalancer, and the source is required; the rules are left as they are`},
 			wantCurrent:  condition{"False", ReasonCannotCompose, `service source "nat-lb": no address: 0 Service(s) match labels {app=nat} in namespace team-a, 0 of type LoadBalancer, and the source is required; the rules are left as they are`},
 		},
@@ -609,9 +628,9 @@ func TestRunFunctionReadSources(t *testing.T) {
 			xr:           xr(nil),
 			observed:     live,
 			required:     with("configMapSources/egress", configMap(ns, "egress", map[string]any{"cidrs": "198.51.100.0/28 198.51.100.999"})),
-			wantRules:    map[string]map[string]any{"rule-1000": rule(1000, "34.1.2.3/32", "198.51.100.0/28", "203.0.113.7/32")},
+			wantDesired:  map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))},
 			wantWarnings: []string{`configMap source "egress": ConfigMap team-a/egress key cidrs line 1 left out: "198.51.100.999" is neither a CIDR nor an IP address`},
-			wantCurrent:  condition{"True", ReasonComposed, "3 source ranges in 1 rule(s) of policy web-allowlist"},
+			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 	}
 	wantSelectors := map[string]*fnv1.ResourceSelector{
@@ -673,7 +692,7 @@ func TestRunFunctionReadSources(t *testing.T) {
 					notReady = append(notReady, n)
 				}
 			}
-			if diff := cmp.Diff(tc.wantRules, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.wantDesired, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\ndesired composed resources: -want, +got:\n%s", tc.reason, diff)
 			}
 			slices.Sort(notReady)

@@ -53,7 +53,7 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reporte
 	_ = u.GetValueInto("metadata.generation", &gen)
 	_ = u.GetValueInto("status.observedGeneration", &observedGen)
 	c := u.GetCondition(TypeCurrent)
-	if observedGen < gen || c.Status == corev1.ConditionUnknown {
+	if observedGen < gen || (c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse) {
 		return r
 	}
 	_ = u.GetValueInto("status", &r)
@@ -63,14 +63,14 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reporte
 
 // report sets the IPAllowlist's status and Current condition from what its allowlist reported,
 // plus the unmatched sources and warnings of the sources the function read itself.
-func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, s Spec, r reported, unmatched, warnings []string) error {
+func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, s Spec, r reported, unmatched, warnings []string) error {
 	for _, w := range append(warnings, r.Warnings...) {
 		response.Warning(rsp, errors.New(w)).TargetComposite()
 	}
 	if r.current.Status == corev1.ConditionUnknown {
 		// Nothing new to say of GCP yet: keep what the IPAllowlist shows.
 		response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
-		return nil
+		return setStatus(rsp, req, observedStatus(oxr))
 	}
 	all := make([]any, 0, len(r.UnmatchedSources)+len(unmatched))
 	for _, n := range append(r.UnmatchedSources, unmatched...) {
@@ -88,11 +88,11 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, s Spec,
 	if err := setStatus(rsp, req, status); err != nil {
 		return err
 	}
-	c := response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason))
 	if r.current.Status == corev1.ConditionTrue {
-		c = response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason))
+		response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
+		return nil
 	}
-	c.WithMessage(r.current.Message).TargetComposite()
+	response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
 	return nil
 }
 
