@@ -6,9 +6,7 @@
 # need Crossplane (test/e2e, test/platform, test/tenancy, test/argocd, test/gitops) through it, one
 # package at a time: they share the node and each test cleans up after itself.
 #
-# Crossplane runs with its XR circuit breaker raised through the chart's
-# args, as docs/allowlist.md recommends for IPAllowlists that follow bursts
-# of Node changes (PLATFORM_CORE_DEFAULTS=1 keeps the chart's defaults). The
+# Crossplane runs with the chart's defaults, as the README installs it. The
 # provider's flags, set through its DeploymentRuntimeConfig as a user would:
 # a poll every 5 s (a test's drift is seen within its waits) and a GCP
 # snapshot that lives for most of one (test/tenancy's reads across tenants).
@@ -25,9 +23,6 @@ rm -f "$ready"
 args=(--ready-file "$ready" --demo=false --bin-dir "${BIN_DIR:-_output/bin}" --xpkg-dir "${XPKG_DIR:-_output/xpkg}"
 	--provider-arg=--poll=5s --provider-arg=--poll-jitter=500ms --provider-arg=--snapshot-ttl=4s
 	--provider-arg=--timeout=20s --provider-arg=--max-reconcile-rate=20)
-if [ -z "${PLATFORM_CORE_DEFAULTS:-}" ]; then
-	args+=(--helm-set 'args={--circuit-breaker-burst=500,--circuit-breaker-refill-rate=5}')
-fi
 "$local_bin" "${args[@]}" >"$log" 2>&1 &
 pid=$!
 stop() {

@@ -219,6 +219,7 @@ var readyKinds = []schema.GroupVersionKind{
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicy"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyAssociation"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyRule"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlist"},
 }
 
 // waitReady polls until every object of readyKinds is Ready=True and
@@ -313,11 +314,18 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		n, _, _ := unstructured.NestedInt64(o.Object, "status", "ruleCount")
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tglobal/%s\t%s\t(%d IPs in %d rules)\n", o.GetKind(), o.GetName(), ready, synced, policy, rules["global/"+policy], ips, n)
 	}
+	for _, o := range d.list(ctx, readyKinds[9]) {
+		ready, synced, _ := conditions(o)
+		policy, _, _ := unstructured.NestedString(o.Object, "spec", "securityPolicy")
+		ips, _, _ := unstructured.NestedInt64(o.Object, "status", "ipCount")
+		n, _, _ := unstructured.NestedInt64(o.Object, "status", "ruleCount")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tglobal/%s\t%s\t%s\t(%d IPs in %d rules)\n", o.GetKind(), o.GetName(), ready, synced, policy, rules["global/"+policy], o.GetLabels()["crossplane.io/composite"], ips, n)
+	}
 	for _, gvk := range readyKinds[1:3] {
 		for _, o := range d.list(ctx, gvk) {
 			ready, synced, _ := conditions(o)
 			policy := gcpPolicyOf(o)
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GetKind(), o.GetName(), ready, synced, policy, rules[policy], o.GetLabels()["crossplane.io/composite"], usedBy(o))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GetKind(), o.GetName(), ready, synced, policy, rules[policy], composedFor(o), usedBy(o))
 		}
 	}
 	for _, o := range d.list(ctx, readyKinds[4]) {
@@ -357,6 +365,15 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t(project tier %s)\t\t\t\n", o.GetKind(), o.GetName(), ready, synced, tier)
 	}
 	_ = w.Flush()
+}
+
+// composedFor names what an object was made for: the IPAllowlist that
+// composed it, or the SecurityPolicyAllowlist that keeps it.
+func composedFor(o *unstructured.Unstructured) string {
+	if a := o.GetLabels()["cloudarmor.armorplane.io/allowlist"]; a != "" {
+		return "allowlist/" + a
+	}
+	return o.GetLabels()["crossplane.io/composite"]
 }
 
 // usedBy names what uses a SecurityPolicy, from its status: the backend
@@ -449,7 +466,7 @@ Try next (in another terminal, as root):
   export KUBECONFIG=%[1]s
   alias kubectl=%[3]s
   kubectl get pods -A                                  # Crossplane, the provider, the functions, CoreDNS, the emulator
-  kubectl get ipallowlists,addresssets,securitypolicies,securitypolicyrules -A
+  kubectl get ipallowlists,securitypolicyallowlists,addresssets,securitypolicies,securitypolicyrules -A
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   kubectl get securitypolicyrule api-edge-office -w    # watch it converge
 

@@ -40,14 +40,9 @@ const (
 )
 
 // env is the shared node, one emulator and the suite's client for a test.
-// Crossplane on the node runs with its XR circuit breaker raised through the
-// chart's args (--circuit-breaker-burst=500, --circuit-breaker-refill-rate=5,
-// as docs/allowlist.md recommends for clusters whose IPAllowlists see bursts
-// of Node changes): Crossplane counts every update of every composed resource
-// and of the XR against a bucket of 100 tokens refilled at 1 a second, and
-// this suite makes 25 changes back to back; with the defaults the breaker
-// opened after the fourth single-Node add. PLATFORM_CORE_DEFAULTS=1 boots the
-// node with the defaults.
+// Crossplane on the node runs with the chart's defaults, its XR circuit
+// breaker included: Node changes reach GCP through the provider alone, and
+// wake Crossplane only through the allowlist's paced status.
 type env struct {
 	// cp is a client of the node's API server.
 	cp   *controlplane.ControlPlane

@@ -199,7 +199,7 @@ func TestPlatform(t *testing.T) {
 // Composition by the ConfigurationRevision.
 func (e *env) checkInstalled(ctx context.Context, t *testing.T) {
 	for _, crd := range []string{"securitypolicies.cloudarmor.armorplane.io", "securitypolicyrules.cloudarmor.armorplane.io", "addresssets.cloudarmor.armorplane.io",
-		"clusterproviderconfigs.armorplane.io", "providerconfigs.armorplane.io"} {
+		"securitypolicyallowlists.cloudarmor.armorplane.io", "clusterproviderconfigs.armorplane.io", "providerconfigs.armorplane.io"} {
 		o := &unstructured.Unstructured{}
 		o.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
 		if err := e.cp.Client.Get(ctx, types.NamespacedName{Name: crd}, o); err != nil {

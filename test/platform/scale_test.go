@@ -332,8 +332,7 @@ func requestBytes(ctx context.Context, t *testing.T, e *env) int {
 	total += len(b)
 	for _, gvk := range []schema.GroupVersionKind{
 		{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
-		{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
-		{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSetList"},
+		{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlistList"},
 	} {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)

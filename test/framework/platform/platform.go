@@ -170,8 +170,10 @@ func (p *Platform) PackagePod(ctx context.Context, kind, name string) (string, s
 	return "", "", fmt.Errorf("no running pod of %s %s", kind, name)
 }
 
-// composedKinds are the kinds an IPAllowlist composes.
+// composedKinds are the kinds an IPAllowlist composes, and those its
+// SecurityPolicyAllowlist keeps.
 var composedKinds = []schema.GroupVersionKind{
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlistList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "AddressSetList"},
