@@ -3,6 +3,12 @@
 // function and function-auto-ready, both running here as local processes in Development mode.
 // Outputs are compared with golden files (regenerate with -update) and validated with
 // `crossplane resource validate` against the provider's CRDs and the IPAllowlist XRD.
+//
+// The function composes the SecurityPolicy and one SecurityPolicyAllowlist, and reports the
+// allowlist's status on the IPAllowlist. What the provider does with the allowlist (Nodes
+// followed, ranges packed into rules of ten or an address group) is not rendered here: the
+// observed allowlists these tests feed back carry a status as the provider writes it, and the
+// provider's own tests cover how it computes it.
 package render
 
 import (
@@ -17,17 +23,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 )
@@ -164,80 +169,10 @@ func write(t *testing.T, dir, name string, data []byte) string {
 	return p
 }
 
-// node is one Node fixture: web pool nodes have an ExternalIP unless noExternal is set.
-type node struct {
-	name, pool, external, internal string
-}
-
-func webNodes(n int) []node {
-	out := make([]node, 0, n)
-	for i := range n {
-		out = append(out, node{
-			name:     fmt.Sprintf("gke-prod-web-%02d", i),
-			pool:     "web",
-			external: fmt.Sprintf("198.18.%d.%d", i/200, 10+i%200),
-			internal: fmt.Sprintf("10.128.0.%d", 10+i),
-		})
-	}
-	return out
-}
-
-// addressSetYAML renders the observed AddressSet of node source pool-web of the example XR as
-// the provider publishes it: its status is computed by the provider's own code from the Node
-// fixtures, with one node of another pool that must never match.
-func addressSetYAML(t *testing.T, nodes []node, internal bool) []byte {
+// example returns the IPAllowlist of file, its spec changed by fn.
+func example(t *testing.T, file string, fn func(spec map[string]any)) []byte {
 	t.Helper()
-	var selected []corev1.Node
-	for _, n := range append(nodes, node{name: "gke-prod-batch-00", pool: "batch", external: "198.19.0.1", internal: "10.129.0.1"}) {
-		if n.pool != "web" {
-			continue
-		}
-		cn := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{"cloud.google.com/gke-nodepool": n.pool}}}
-		cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: n.internal})
-		if n.external != "" {
-			cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: n.external})
-		}
-		cn.Status.Addresses = append(cn.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.name})
-		selected = append(selected, cn)
-	}
-	got := addressset.Collect(selected, internal)
-	d := addressset.Decide(nil, nil, nil, got.Addresses, 0, time.Unix(0, 0))
-	nodesSpec := map[string]any{"matchLabels": map[string]any{"cloud.google.com/gke-nodepool": "web"}}
-	if internal {
-		nodesSpec["includeInternalIP"] = true
-	}
-	skipped := []any{}
-	for _, sk := range got.Skipped {
-		skipped = append(skipped, map[string]any{"name": sk.Name, "reason": sk.Reason})
-	}
-	as := map[string]any{
-		"apiVersion": "cloudarmor.armorplane.io/v1alpha1",
-		"kind":       "AddressSet",
-		"metadata": map[string]any{
-			"name": "web-nodes-pool-web", "namespace": "default", "generation": 1,
-			"annotations": map[string]any{"crossplane.io/composition-resource-name": "nodes-pool-web"},
-		},
-		"spec": map[string]any{"nodes": nodesSpec},
-		"status": map[string]any{
-			"addresses": d.Addresses, "addressCount": len(d.Addresses), "nodeCount": got.Nodes,
-			"skipped": skipped, "skippedCount": len(got.Skipped), "observedGeneration": 1,
-			"conditions": []any{
-				map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-				map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-			},
-		},
-	}
-	out, err := yaml.Marshal(as)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte("---\n"), out...)
-}
-
-// xr returns the example IPAllowlist, changed by fn.
-func xr(t *testing.T, fn func(spec map[string]any)) []byte {
-	t.Helper()
-	data, err := os.ReadFile(exampleFile)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +183,27 @@ func xr(t *testing.T, fn func(spec map[string]any)) []byte {
 	if fn != nil {
 		fn(u["spec"].(map[string]any))
 	}
+	out, err := yaml.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// xr returns examples/allowlist/ipallowlist.yaml, changed by fn.
+func xr(t *testing.T, fn func(spec map[string]any)) []byte {
+	t.Helper()
+	return example(t, exampleFile, fn)
+}
+
+// withStatus returns the IPAllowlist xrYAML with status, as an earlier reconcile left it.
+func withStatus(t *testing.T, xrYAML []byte, status map[string]any) []byte {
+	t.Helper()
+	u := map[string]any{}
+	if err := yaml.Unmarshal(xrYAML, &u); err != nil {
+		t.Fatal(err)
+	}
+	u["status"] = status
 	out, err := yaml.Marshal(u)
 	if err != nil {
 		t.Fatal(err)
@@ -381,50 +337,228 @@ func (e *env) validate(t *testing.T, dir string, objs []*unstructured.Unstructur
 	}
 }
 
-// rules returns the rendered SecurityPolicyRules' forProvider, keyed by name.
-func rules(objs []*unstructured.Unstructured) map[string]any {
-	out := map[string]any{}
-	for _, o := range objs {
-		if o.GetKind() == "SecurityPolicyRule" {
-			out[o.GetName()] = o.Object["spec"]
+// renderOK renders and fails the test when `crossplane render` fails.
+func (e *env) renderOK(t *testing.T, dir string, xrYAML, observed []byte, extra ...string) []*unstructured.Unstructured {
+	t.Helper()
+	r := e.render(t, dir, xrYAML, observed, extra...)
+	if r.err != nil {
+		t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
+	}
+	objs := decode(t, r.stdout)
+	if len(objs) == 0 || objs[0].GetKind() != "IPAllowlist" {
+		t.Fatalf("render output does not start with the IPAllowlist:\n%s", r.stdout)
+	}
+	return objs
+}
+
+// resourceNameAnnotation names a composed resource in its composition.
+const resourceNameAnnotation = "crossplane.io/composition-resource-name"
+
+// composed returns the rendered composed resources, keyed by composition resource name.
+func composed(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, o := range objs[1:] { // objs[0] is the XR
+		if o.GetKind() != "Result" {
+			out[o.GetAnnotations()[resourceNameAnnotation]] = o
 		}
 	}
 	return out
 }
 
-// changedRules counts rules added, removed or modified between two renders.
-func changedRules(before, after map[string]any) int {
-	n := 0
-	for name, spec := range before {
-		if a, ok := after[name]; !ok || !cmp.Equal(spec, a) {
-			n++
-		}
+// kinds counts the rendered composed resources of each kind.
+func kinds(objs []*unstructured.Unstructured) map[string]int {
+	out := map[string]int{}
+	for _, o := range composed(objs) {
+		out[o.GetKind()]++
 	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			n++
-		}
-	}
-	return n
+	return out
 }
 
-// observedFrom turns a render's composed resources into what Crossplane observes once the
-// provider has made them Ready. AddressSets are left out: the caller supplies them as the
-// provider reports them.
-func observedFrom(t *testing.T, objs []*unstructured.Unstructured) []byte {
+// allowlist is the rendered SecurityPolicyAllowlist (composition resource name allowlist).
+func allowlist(t *testing.T, objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	a, ok := composed(objs)["allowlist"]
+	if !ok || a.GetKind() != "SecurityPolicyAllowlist" {
+		t.Fatalf("no SecurityPolicyAllowlist composed as resource allowlist")
+	}
+	return a
+}
+
+// specOf is o's spec.
+func specOf(o *unstructured.Unstructured) map[string]any {
+	s, _, _ := unstructured.NestedMap(o.Object, "spec")
+	return s
+}
+
+// fromYAML parses a YAML literal, numbers as float64, as rendered objects hold them.
+func fromYAML(t *testing.T, s string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	if err := yaml.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// statusOf is the XR's status fields but its conditions.
+func statusOf(xr *unstructured.Unstructured) map[string]any {
+	s, _, _ := unstructured.NestedMap(xr.Object, "status")
+	delete(s, "conditions")
+	return s
+}
+
+// readyOf is the status of u's Ready condition.
+func readyOf(u *unstructured.Unstructured) string {
+	s, _ := platform.Condition(u, "Ready")
+	return s
+}
+
+// warnings are the messages of our function's rendered Warning results.
+func warnings(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GetKind() == "Result" && o.Object["severity"] == "Warning" {
+			m, _ := o.Object["message"].(string)
+			out = append(out, strings.TrimPrefix(m, `Pipeline step "allowlist": `))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// want is what a render should say on the XR.
+type want struct {
+	// status is the XR's status but its conditions; nil for none.
+	status map[string]any
+	// current, reason and message are the XR's Current condition; message "" is not checked.
+	current, reason, message string
+	// ready is the XR's Ready condition status.
+	ready string
+	// warnings are our function's Warning results, in any order.
+	warnings []string
+}
+
+func (w want) check(t *testing.T, what string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	xr := objs[0]
+	if diff := cmp.Diff(w.status, statusOf(xr), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s\nXR status: -want, +got:\n%s", what, diff)
+	}
+	st, reason, msg := platform.ConditionOf(xr, "Current")
+	if st != w.current || reason != w.reason || (w.message != "" && msg != w.message) {
+		t.Errorf("%s\nXR Current condition: %s %s %q, want %s %s %q", what, st, reason, msg, w.current, w.reason, w.message)
+	}
+	if r := readyOf(xr); r != w.ready {
+		_, msg := platform.Condition(xr, "Ready")
+		t.Errorf("%s\nXR Ready condition: %s (%s), want %s", what, r, msg, w.ready)
+	}
+	wantWarnings := append([]string{}, w.warnings...)
+	sort.Strings(wantWarnings)
+	if diff := cmp.Diff(wantWarnings, warnings(objs), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s\nwarnings: -want, +got:\n%s", what, diff)
+	}
+}
+
+// pending is the XR's Current condition until its allowlist has reported on its spec.
+const pending = "waiting for the SecurityPolicyAllowlist to report on its spec"
+
+// report is a SecurityPolicyAllowlist's status as the provider writes it.
+type report struct {
+	// generation is the allowlist's metadata.generation (1 when 0); observedGeneration the
+	// generation its status is about (generation when 0).
+	generation, observedGeneration int64
+
+	ipCount, ruleCount  int64
+	addressGroup        string
+	unmatched, warnings []string
+
+	// current, reason and message are its Current condition: "True" or "False".
+	current, reason, message string
+	// notInGCP counts the rules or groups GCP does not have yet: a Current allowlist is then
+	// Ready=False Creating, as the provider says before its objects are first in GCP.
+	notInGCP int
+}
+
+// transition is the lastTransitionTime of the conditions of observed resources.
+const transition = "2026-01-01T00:00:00Z"
+
+func (r report) status() (generation int64, status map[string]any) {
+	generation = r.generation
+	if generation == 0 {
+		generation = 1
+	}
+	observed := r.observedGeneration
+	if observed == 0 {
+		observed = generation
+	}
+	cond := func(typ, status, reason, message string) map[string]any {
+		c := map[string]any{"type": typ, "status": status, "reason": reason, "lastTransitionTime": transition, "observedGeneration": observed}
+		if message != "" {
+			c["message"] = message
+		}
+		return c
+	}
+	// The provider's Ready: False with Current's reason unless Current is True, then Available
+	// once GCP has every rule and group.
+	ready := cond("Ready", "False", r.reason, r.message)
+	if r.current == "True" {
+		ready = cond("Ready", "True", "Available", "")
+		if r.notInGCP > 0 {
+			ready = cond("Ready", "False", "Creating", fmt.Sprintf("%d rule(s) or group(s) are not in GCP yet", r.notInGCP))
+		}
+	}
+	status = map[string]any{
+		"observedGeneration": observed,
+		"conditions": []any{
+			cond("Current", r.current, r.reason, r.message),
+			ready,
+			cond("Synced", "True", "ReconcileSuccess", ""),
+		},
+	}
+	if r.ipCount != 0 {
+		status["ipCount"] = r.ipCount
+	}
+	if r.ruleCount != 0 {
+		status["ruleCount"] = r.ruleCount
+	}
+	if r.addressGroup != "" {
+		status["addressGroup"] = r.addressGroup
+	}
+	if len(r.unmatched) > 0 {
+		status["unmatchedSources"] = r.unmatched
+	}
+	if len(r.warnings) > 0 {
+		status["warnings"] = r.warnings
+	}
+	return generation, status
+}
+
+// observedFrom turns a render's composed resources into what Crossplane observes on its next
+// reconcile: each Ready and Synced, but the SecurityPolicyAllowlist, whose status is rep (none
+// when nil: the provider has not reported on it yet).
+func observedFrom(t *testing.T, objs []*unstructured.Unstructured, rep *report) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, o := range objs[1:] { // objs[0] is the XR
-		if o.GetKind() == "Result" || o.GetKind() == "AddressSet" {
+		if o.GetKind() == "Result" {
 			continue
 		}
 		o = o.DeepCopy()
-		conds := []any{
-			map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-01-01T00:00:00Z"},
-		}
-		if err := unstructured.SetNestedSlice(o.Object, conds, "status", "conditions"); err != nil {
-			t.Fatal(err)
+		if o.GetKind() == "SecurityPolicyAllowlist" {
+			o.SetGeneration(1)
+			if rep != nil {
+				gen, status := rep.status()
+				o.SetGeneration(gen)
+				o.Object["status"] = status
+			}
+		} else {
+			conds := []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": transition},
+				map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": transition},
+			}
+			if err := unstructured.SetNestedSlice(o.Object, conds, "status", "conditions"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		y, err := yaml.Marshal(o.Object)
 		if err != nil {
@@ -436,207 +570,278 @@ func observedFrom(t *testing.T, objs []*unstructured.Unstructured) []byte {
 	return b.Bytes()
 }
 
-// TestRender starts the two functions once and runs every render against them.
+// TestRender starts the two functions once and renders the example IPAllowlist against them.
 func TestRender(t *testing.T) {
 	e := setup(t)
 	t.Run("FirstPass", func(t *testing.T) { testFirstPass(t, e) })
-	t.Run("Fixtures", func(t *testing.T) { testFixtures(t, e) })
-	t.Run("NodeReplaced", func(t *testing.T) { testNodeReplaced(t, e) })
-	t.Run("Held", func(t *testing.T) { testHeld(t, e) })
+	t.Run("AllowlistReports", func(t *testing.T) { testAllowlistReports(t, e) })
+	t.Run("ExistingPolicy", func(t *testing.T) { testExistingPolicy(t, e) })
+	t.Run("Upgrade", func(t *testing.T) { testUpgrade(t, e) })
 }
 
-// testFirstPass renders the example XR before its AddressSet exists: the function composes the
-// policy and the AddressSet and no rule yet, and says it waits for the AddressSet.
+// exampleAllowlistSpec is the spec of the example's SecurityPolicyAllowlist.
+const exampleAllowlistSpec = `
+securityPolicy: web-allowlist
+securityPolicyObject: web-allowlist
+priorityRange: {first: 1000, last: 1099}
+ruleDescription: IPAllowlist default/web
+mode: rules
+sources:
+- name: office-paris
+  cidrs: [203.0.113.0/26, "2001:db8:10::/48"]
+- name: office-berlin
+  cidrs: [198.51.100.32/28]
+- name: pool-web
+  nodes:
+    matchLabels: {cloud.google.com/gke-nodepool: web}
+`
+
+// testFirstPass renders the example XR before anything exists: the function composes the policy
+// and the allowlist at once, and says it waits for the allowlist to report.
 func testFirstPass(t *testing.T, e *env) {
 	dir := t.TempDir()
-	r := e.render(t, dir, xr(t, nil), nil)
-	if r.err != nil {
-		t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
-	}
-	objs := decode(t, r.stdout)
+	objs := e.renderOK(t, dir, xr(t, nil), nil)
 	golden(t, "first-pass", objs)
 	e.validate(t, dir, objs)
-	if n := len(rules(objs)); n != 0 {
-		t.Errorf("%d rules composed before the AddressSet reported, want 0", n)
+	if diff := cmp.Diff(map[string]int{"SecurityPolicy": 1, "SecurityPolicyAllowlist": 1}, kinds(objs)); diff != "" {
+		t.Errorf("composed resources by kind: -want, +got:\n%s", diff)
 	}
-	if _, reason, msg := platform.ConditionOf(objs[0], "Current"); reason != "SourcesPending" {
-		t.Errorf("Current condition: %s %s, want reason SourcesPending", reason, msg)
+	if p, ok := composed(objs)["policy"]; !ok || p.GetName() != "web-allowlist" {
+		t.Errorf("the SecurityPolicy web-allowlist is not composed as resource policy")
 	}
-	if c := readyOf(objs[0]); c == "True" {
-		t.Errorf("XR Ready before its AddressSet reported")
+	a := allowlist(t, objs)
+	if a.GetName() != "web" {
+		t.Errorf("allowlist named %q, want web, the XR's name", a.GetName())
 	}
+	if diff := cmp.Diff(fromYAML(t, exampleAllowlistSpec), specOf(a)); diff != "" {
+		t.Errorf("allowlist spec: -want, +got:\n%s", diff)
+	}
+	want{current: "False", reason: "SourcesPending", message: pending, ready: "False"}.check(t, "first pass", objs)
 }
 
-// testFixtures renders the example XR over AddressSets reporting Node fixtures and compares
-// with the golden files.
-func testFixtures(t *testing.T, e *env) {
-	noExternal := webNodes(10)
-	noExternal[4].external = ""
-	badAddress := webNodes(10)
-	badAddress[6].external = "198.18.0.999"
+// composedMsg is the allowlist's Current message for the example's 40 ranges.
+const composedMsg = "40 source ranges in 4 rule(s) of policy web-allowlist"
 
-	type tc struct {
-		reason   string
-		xr       func(spec map[string]any)
-		nodes    []node
-		internal bool
-		// status expected on the XR.
-		ipCount, ruleCount int64
-		unmatched          []any
-	}
-	cases := map[string]tc{
-		"nodes-0": {
-			reason: "No web node: the offices alone, and pool-web reported unmatched (optional source).",
-			nodes:  nil, ipCount: 3, ruleCount: 1, unmatched: []any{"pool-web"},
-		},
-		"nodes-1":  {reason: "One node.", nodes: webNodes(1), ipCount: 4, ruleCount: 1, unmatched: []any{}},
-		"nodes-10": {reason: "Ten nodes: 13 ranges, two rules.", nodes: webNodes(10), ipCount: 13, ruleCount: 2, unmatched: []any{}},
-		"nodes-11": {reason: "Eleven nodes: 14 ranges, two rules.", nodes: webNodes(11), ipCount: 14, ruleCount: 2, unmatched: []any{}},
-		"nodes-37": {reason: "37 nodes: 40 ranges, four full rules.", nodes: webNodes(37), ipCount: 40, ruleCount: 4, unmatched: []any{}},
-		"node-without-external-ip": {
-			reason: "A node without an ExternalIP is skipped with a warning naming it.",
-			nodes:  noExternal, ipCount: 12, ruleCount: 2, unmatched: []any{},
-		},
-		"node-with-invalid-address": {
-			reason: "A node with an address that does not parse is skipped with a warning naming it; the others are kept.",
-			nodes:  badAddress, ipCount: 12, ruleCount: 2, unmatched: []any{},
-		},
-		"existing-policy-internal-ips": {
-			reason: "An existing policy is referenced by name and no SecurityPolicy is composed; InternalIPs are included.",
-			xr: func(spec map[string]any) {
-				spec["policy"] = map[string]any{"name": "shared-edge"}
-				spec["nodeSources"].([]any)[0].(map[string]any)["includeInternalIP"] = true
-			},
-			nodes: webNodes(3), internal: true, ipCount: 9, ruleCount: 1, unmatched: []any{},
-		},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			r := e.render(t, dir, xr(t, c.xr), addressSetYAML(t, c.nodes, c.internal))
-			if r.err != nil {
-				t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
-			}
-			objs := decode(t, r.stdout)
-			golden(t, name, objs)
-			checkStatus(t, c.reason, objs, c.ipCount, c.ruleCount, c.unmatched)
-			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "True" {
-				t.Errorf("%s\nCurrent condition: %s %s %s, want True", c.reason, st, reason, msg)
-			}
-			e.validate(t, dir, objs)
-		})
-	}
+// reportedStatus is the example XR's status once its allowlist reported 40 ranges in 4 rules.
+func reportedStatus() map[string]any {
+	return map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"}
 }
 
-func checkStatus(t *testing.T, reason string, objs []*unstructured.Unstructured, ipCount, ruleCount int64, unmatched []any) {
-	t.Helper()
-	if len(objs) == 0 || objs[0].GetKind() != "IPAllowlist" {
-		t.Fatalf("render output does not start with the IPAllowlist")
-	}
-	status, _, _ := unstructured.NestedMap(objs[0].Object, "status")
-	got := map[string]any{"ipCount": status["ipCount"], "ruleCount": status["ruleCount"], "unmatchedSources": status["unmatchedSources"]}
-	// Numbers decode from the YAML output as float64.
-	want := map[string]any{"ipCount": float64(ipCount), "ruleCount": float64(ruleCount), "unmatchedSources": unmatched}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s\nXR status: -want, +got:\n%s", reason, diff)
-	}
-	if n := int64(len(rules(objs))); n != ruleCount {
-		t.Errorf("%s\n%d SecurityPolicyRules rendered, status.ruleCount says %d", reason, n, ruleCount)
-	}
-}
-
-// testNodeReplaced renders 37 nodes, then renders again with one node replaced, feeding the
-// first output back as the observed resources, as Crossplane would on its next reconcile.
-func testNodeReplaced(t *testing.T, e *env) {
-	dir := t.TempDir()
-
-	before := webNodes(37)
-	first := e.render(t, dir, xr(t, nil), addressSetYAML(t, before, false))
-	if first.err != nil {
-		t.Fatalf("crossplane render (37 nodes): %v\n%s", first.err, first.stderr)
-	}
-	firstObjs := decode(t, first.stdout)
-
-	// The morning after: gke-prod-web-13 is gone, a new node with a new address took its place.
-	after := append([]node{}, before...)
-	after[13] = node{name: "gke-prod-web-37", pool: "web", external: "198.18.0.250", internal: "10.128.0.250"}
-	second := e.render(t, dir, xr(t, nil), append(observedFrom(t, firstObjs), addressSetYAML(t, after, false)...))
-	if second.err != nil {
-		t.Fatalf("crossplane render (node replaced): %v\n%s", second.err, second.stderr)
-	}
-	secondObjs := decode(t, second.stdout)
-	golden(t, "node-replaced", secondObjs)
-	checkStatus(t, "node replaced", secondObjs, 40, 4, []any{})
-	e.validate(t, dir, secondObjs)
-
-	n := changedRules(rules(firstObjs), rules(secondObjs))
-	t.Logf("rules changed when 1 of 37 nodes is replaced: %d of %d", n, len(rules(secondObjs)))
-	if n != 1 {
-		t.Errorf("replacing one node of 37 changed %d rules, want 1", n)
-	}
-
-	// Observed Ready, every composed resource is Ready, so function-auto-ready makes the XR Ready.
-	if c := readyOf(secondObjs[0]); c != "True" {
-		t.Errorf("XR Ready condition: %q, want True once every composed resource is Ready", c)
-	}
-}
-
-// readyOf is the status of u's Ready condition.
-func readyOf(u *unstructured.Unstructured) string {
-	s, _ := platform.Condition(u, "Ready")
-	return s
-}
-
-// testHeld checks the inputs the function cannot make into rules: it then composes the rules
-// exactly as observed, marks them not Ready (so the XR is not Ready), and says why in the XR's
-// Current condition.
-func testHeld(t *testing.T, e *env) {
-	// A live allowlist of 37 nodes, as the previous reconcile left it.
-	dir := t.TempDir()
-	live := e.render(t, dir, xr(t, nil), addressSetYAML(t, webNodes(37), false))
-	if live.err != nil {
-		t.Fatalf("crossplane render (37 nodes): %v\n%s", live.err, live.stderr)
-	}
-	liveObjs := decode(t, live.stdout)
-
+// testAllowlistReports renders the example XR over its allowlist as the provider reports on it:
+// its counts become the XR's status and its Current condition the XR's, whatever its reason.
+func testAllowlistReports(t *testing.T, e *env) {
+	skipped := `node source "pool-web": 1 node(s) left out, the others kept: gke-prod-web-37 (no ExternalIP address)`
+	held := `node source "pool-web": AddressSet web-nodes-pool-web: holding back a shrink from 37 to 30 addresses, seen since 2026-01-01T00:00:00Z: applied at 2026-01-01T00:10:00Z unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once`
+	overflow := "41 source ranges need 5 rules of 10, but priorityRange 1000-1002 reserves only 3: widen the range or remove sources"
 	cases := map[string]struct {
-		xr      func(spec map[string]any)
-		nodes   []node
-		wantMsg string
+		reason string
+		xr     func(spec map[string]any)
+		// xrStatus is the XR's status before the render.
+		xrStatus map[string]any
+		rep      *report
+		want     want
 	}{
-		"RequiredSelectorMatchesNothing": {
-			xr:      func(spec map[string]any) { spec["nodeSources"].([]any)[0].(map[string]any)["required"] = true },
-			wantMsg: `node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}, and the source is required; the rules are left as they are`,
+		"allowlist-created": {
+			reason: "The allowlist exists, and the provider has not written its status yet: the XR waits.",
+			want:   want{current: "False", reason: "SourcesPending", message: pending, ready: "False"},
 		},
-		"PriorityRangeOverflow": {
-			xr:      func(spec map[string]any) { spec["priorityRange"] = map[string]any{"first": 1000, "last": 1002} },
-			nodes:   webNodes(38),
-			wantMsg: "41 source ranges need 5 rules of 10, but priorityRange 1000-1002 reserves only 3: widen the range or remove sources",
+		"allowlist-composed": {
+			reason: "37 Nodes and three office ranges: 40 ranges in 4 rules, a skipped Node warned of; the XR is Current and Ready.",
+			rep:    &report{ipCount: 40, ruleCount: 4, warnings: []string{skipped}, current: "True", reason: "Composed", message: composedMsg},
+			want: want{status: reportedStatus(), current: "True", reason: "Composed", message: composedMsg, ready: "True",
+				warnings: []string{skipped}},
 		},
-		"InvalidCIDR": {
-			xr: func(spec map[string]any) {
-				spec["staticSources"].([]any)[1].(map[string]any)["cidrs"] = []any{"198.51.100.300/28"}
+		"allowlist-unmatched": {
+			reason: "No Node of pool web: the offices alone, pool-web unmatched (an optional source).",
+			rep: &report{ipCount: 3, ruleCount: 1, unmatched: []string{"pool-web"},
+				warnings: []string{`node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}`},
+				current:  "True", reason: "Composed", message: "3 source ranges in 1 rule(s) of policy web-allowlist"},
+			want: want{
+				status:  map[string]any{"ipCount": float64(3), "ruleCount": float64(1), "unmatchedSources": []any{"pool-web"}, "policyName": "web-allowlist"},
+				current: "True", reason: "Composed", ready: "True",
+				warnings: []string{`node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}`},
 			},
-			nodes:   webNodes(1),
-			wantMsg: `static source "office-berlin": "198.51.100.300/28" is not a valid CIDR`,
+		},
+		"allowlist-source-held": {
+			reason:   "The AddressSet holds back a shrink: GCP follows what it publishes, the XR says so and is not Ready.",
+			xrStatus: reportedStatus(),
+			rep:      &report{ipCount: 40, ruleCount: 4, current: "False", reason: "SourceHeld", message: held},
+			want:     want{status: reportedStatus(), current: "False", reason: "SourceHeld", message: held, ready: "False"},
+		},
+		"allowlist-cannot-compose": {
+			reason:   "The priority range narrowed below what the ranges need: GCP keeps its 4 rules, the XR says why and is not Ready.",
+			xr:       func(spec map[string]any) { spec["priorityRange"] = map[string]any{"first": 1000, "last": 1002} },
+			xrStatus: reportedStatus(),
+			rep:      &report{generation: 2, ipCount: 40, ruleCount: 4, current: "False", reason: "CannotCompose", message: overflow},
+			want:     want{status: reportedStatus(), current: "False", reason: "CannotCompose", message: overflow, ready: "False"},
+		},
+		"allowlist-not-reported-on-generation": {
+			reason: "The allowlist's spec changed (generation 2) and its status is still about generation 1: the XR keeps its status " +
+				"and waits; the allowlist stays Ready meanwhile, and so does the XR.",
+			xrStatus: reportedStatus(),
+			rep: &report{generation: 2, observedGeneration: 1, ipCount: 3, ruleCount: 1, current: "True", reason: "Composed",
+				message: "3 source ranges in 1 rule(s) of policy web-allowlist"},
+			want: want{status: reportedStatus(), current: "False", reason: "SourcesPending", message: pending, ready: "True"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := e.render(t, t.TempDir(), xr(t, tc.xr), append(observedFrom(t, liveObjs), addressSetYAML(t, tc.nodes, false)...))
-			if r.err != nil {
-				t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
+			dir := t.TempDir()
+			first := e.renderOK(t, dir, xr(t, tc.xr), nil)
+			in := xr(t, tc.xr)
+			if tc.xrStatus != nil {
+				in = withStatus(t, in, tc.xrStatus)
 			}
-			objs := decode(t, r.stdout)
-			if diff := cmp.Diff(rules(liveObjs), rules(objs)); diff != "" {
-				t.Errorf("held rules differ from the live ones: -live, +rendered:\n%s", diff)
-			}
-			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "False" || reason != "CannotCompose" || msg != tc.wantMsg {
-				t.Errorf("Current condition: %s %s %q, want False, CannotCompose, %q", st, reason, msg, tc.wantMsg)
-			}
-			if c := readyOf(objs[0]); c == "True" {
-				t.Errorf("XR Ready while its rules are held")
+			objs := e.renderOK(t, dir, in, observedFrom(t, first, tc.rep))
+			golden(t, name, objs)
+			e.validate(t, dir, objs)
+			tc.want.check(t, tc.reason, objs)
+			if diff := cmp.Diff(specOf(allowlist(t, first)), specOf(allowlist(t, objs))); diff != "" {
+				t.Errorf("%s\nthe allowlist's status changed its spec: -before, +after:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// testExistingPolicy renders the example XR naming an existing policy, with InternalIPs: no
+// SecurityPolicy is composed, the allowlist names the policy by GCP name only and passes
+// includeInternalIP on.
+func testExistingPolicy(t *testing.T, e *env) {
+	dir := t.TempDir()
+	spec := func(spec map[string]any) {
+		spec["policy"] = map[string]any{"name": "shared-edge"}
+		spec["nodeSources"].([]any)[0].(map[string]any)["includeInternalIP"] = true
+	}
+	first := e.renderOK(t, dir, xr(t, spec), nil)
+	msg := "9 source ranges in 1 rule(s) of policy shared-edge"
+	objs := e.renderOK(t, dir, xr(t, spec), observedFrom(t, first, &report{ipCount: 9, ruleCount: 1, current: "True", reason: "Composed", message: msg}))
+	golden(t, "existing-policy-internal-ips", objs)
+	e.validate(t, dir, objs)
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1}, kinds(objs)); diff != "" {
+		t.Errorf("composed resources by kind: -want, +got:\n%s", diff)
+	}
+	wantSpec := fromYAML(t, exampleAllowlistSpec)
+	wantSpec["securityPolicy"] = "shared-edge"
+	delete(wantSpec, "securityPolicyObject")
+	wantSpec["sources"].([]any)[2].(map[string]any)["nodes"].(map[string]any)["includeInternalIP"] = true
+	if diff := cmp.Diff(wantSpec, specOf(allowlist(t, objs))); diff != "" {
+		t.Errorf("allowlist spec: -want, +got:\n%s", diff)
+	}
+	want{
+		status:  map[string]any{"ipCount": float64(9), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "shared-edge"},
+		current: "True", reason: "Composed", message: msg, ready: "True",
+	}.check(t, "existing policy", objs)
+}
+
+// earlierComposition is what the previous version of the function composed for the example
+// (the policy aside), one of its four rules and the AddressSet of pool-web, as Crossplane
+// observes it.
+const earlierComposition = `---
+apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicyRule
+metadata:
+  annotations:
+    crossplane.io/composition-resource-name: rule-1000
+  labels:
+    crossplane.io/composite: web
+  name: web-1000
+  namespace: default
+spec:
+  forProvider:
+    action: allow
+    description: IPAllowlist default/web
+    match:
+      config:
+        srcIpRanges: [198.18.0.10/32, 198.18.0.11/32, 198.18.0.12/32, 198.18.0.13/32, 198.18.0.14/32,
+          198.18.0.15/32, 198.18.0.16/32, 198.18.0.17/32, 198.18.0.18/32, 198.18.0.19/32]
+      versionedExpr: SRC_IPS_V1
+    priority: 1000
+    securityPolicyRef:
+      name: web-allowlist
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: Available, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  - {type: Synced, status: "True", reason: ReconcileSuccess, lastTransitionTime: "2026-01-01T00:00:00Z"}
+---
+apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: AddressSet
+metadata:
+  annotations:
+    crossplane.io/composition-resource-name: nodes-pool-web
+  labels:
+    crossplane.io/composite: web
+  name: web-nodes-pool-web
+  namespace: default
+  generation: 1
+spec:
+  nodes:
+    matchLabels:
+      cloud.google.com/gke-nodepool: web
+status:
+  addresses: [198.18.0.10, 198.18.0.11, 198.18.0.12]
+  addressCount: 3
+  nodeCount: 3
+  observedGeneration: 1
+  conditions:
+  - {type: Ready, status: "True", reason: Available, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  - {type: Synced, status: "True", reason: ReconcileSuccess, lastTransitionTime: "2026-01-01T00:00:00Z"}
+`
+
+// testUpgrade renders the example XR over what the previous version of the function composed:
+// its rule and AddressSet are composed again exactly as they are, beside the new allowlist,
+// until the provider adopts them, so an upgrade deletes nothing in GCP.
+func testUpgrade(t *testing.T, e *env) {
+	dir := t.TempDir()
+	earlier := decode(t, []byte(earlierComposition))
+	first := e.renderOK(t, dir, xr(t, nil), nil)
+	policy := observedFrom(t, []*unstructured.Unstructured{first[0], composed(first)["policy"]}, nil)
+
+	for _, step := range []struct {
+		golden string
+		rep    *report
+		want   want
+	}{
+		{
+			golden: "upgrade",
+			want:   want{status: reportedStatus(), current: "False", reason: "SourcesPending", message: pending, ready: "False"},
+		},
+		{
+			// The allowlist reports before it has adopted the rule and the AddressSet.
+			rep:  &report{ipCount: 40, ruleCount: 4, current: "True", reason: "Composed", message: composedMsg},
+			want: want{status: reportedStatus(), current: "True", reason: "Composed", message: composedMsg, ready: "True"},
+		},
+	} {
+		observed := append(append([]byte{}, policy...), earlierComposition...)
+		if step.rep != nil {
+			observed = append(observed, observedFrom(t, []*unstructured.Unstructured{first[0], allowlist(t, first)}, step.rep)...)
+		}
+		objs := e.renderOK(t, dir, withStatus(t, xr(t, nil), reportedStatus()), observed)
+		if step.golden != "" {
+			golden(t, step.golden, objs)
+		}
+		e.validate(t, dir, objs)
+		what := "upgrade, allowlist not reported"
+		if step.rep != nil {
+			what = "upgrade, allowlist reported"
+		}
+		step.want.check(t, what, objs)
+		got := composed(objs)
+		for _, o := range earlier {
+			name := o.GetAnnotations()[resourceNameAnnotation]
+			r, ok := got[name]
+			if !ok {
+				t.Errorf("%s: %s of the earlier composition not composed: Crossplane would delete it", what, name)
+				continue
+			}
+			if r.GetAPIVersion() != o.GetAPIVersion() || r.GetKind() != o.GetKind() || r.GetName() != o.GetName() {
+				t.Errorf("%s: %s composed as %s %s %s, want %s %s %s", what, name, r.GetAPIVersion(), r.GetKind(), r.GetName(), o.GetAPIVersion(), o.GetKind(), o.GetName())
+			}
+			if diff := cmp.Diff(specOf(o), specOf(r)); diff != "" {
+				t.Errorf("%s: %s of the earlier composition changed: -observed, +rendered:\n%s", what, name, diff)
+			}
+		}
+		if diff := cmp.Diff(map[string]int{"SecurityPolicy": 1, "SecurityPolicyAllowlist": 1, "SecurityPolicyRule": 1, "AddressSet": 1}, kinds(objs)); diff != "" {
+			t.Errorf("%s: composed resources by kind: -want, +got:\n%s", what, diff)
+		}
 	}
 }

@@ -2,10 +2,8 @@ package render
 
 import (
 	"bytes"
-	"os"
+	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,9 +18,9 @@ import (
 const privateFile = repoRoot + "/examples/allowlist/private-cluster/ipallowlist.yaml"
 
 // egress is what the private cluster's sources hold, in the XR's namespace (default) and in
-// another team's (team-b), which must never reach the rules.
+// another team's (team-b), which must never reach the allowlist.
 type egress struct {
-	gatewayIP string // the egress gateway Service's load balancer IP
+	gatewayIP string // the egress gateway Service's load balancer IP; "" for none yet
 	natIP     string // the Cloud NAT Address's status.atProvider.address
 	cidrs     string // the ConfigMap's list; "" leaves the ConfigMap out
 	noNAT     bool   // the Address does not exist in default
@@ -76,10 +74,14 @@ func configMapOf(namespace, name, cidrs string) map[string]any {
 // what the function asks for.
 func requiredYAML(t *testing.T, w egress) []byte {
 	t.Helper()
+	gateway := lbService("default", "egress-gateway", "LoadBalancer")
+	if w.gatewayIP != "" {
+		gateway = lbService("default", "egress-gateway", "LoadBalancer", map[string]any{"ip": w.gatewayIP})
+	}
 	theirs := lbService("team-b", "egress-gateway", "LoadBalancer", map[string]any{"ip": "34.120.9.9"})
 	theirs["metadata"].(map[string]any)["labels"].(map[string]any)["tier"] = "edge"
 	objs := []map[string]any{
-		lbService("default", "egress-gateway", "LoadBalancer", map[string]any{"ip": w.gatewayIP}),
+		gateway,
 		lbService("default", "egress-gateway-v6", "LoadBalancer", map[string]any{"hostname": "egress.example.com"}),
 		lbService("default", "egress-gateway-internal", "ClusterIP"),
 		theirs,
@@ -107,22 +109,7 @@ func requiredYAML(t *testing.T, w egress) []byte {
 // privateXR returns examples/allowlist/private-cluster/ipallowlist.yaml, changed by fn.
 func privateXR(t *testing.T, fn func(spec map[string]any)) []byte {
 	t.Helper()
-	data, err := os.ReadFile(privateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := map[string]any{}
-	if err := yaml.Unmarshal(data, &u); err != nil {
-		t.Fatal(err)
-	}
-	if fn != nil {
-		fn(u["spec"].(map[string]any))
-	}
-	out, err := yaml.Marshal(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return example(t, privateFile, fn)
 }
 
 // only keeps the one source list named, and no office.
@@ -138,54 +125,87 @@ func only(list string) func(spec map[string]any) {
 
 func (e *env) renderPrivate(t *testing.T, dir string, xrYAML, observed []byte, w egress) []*unstructured.Unstructured {
 	t.Helper()
-	r := e.render(t, dir, xrYAML, observed, "--required-resources="+write(t, dir, "required.yaml", requiredYAML(t, w)))
-	if r.err != nil {
-		t.Fatalf("crossplane render: %v\n%s", r.err, r.stderr)
-	}
-	return decode(t, r.stdout)
+	return e.renderOK(t, dir, xrYAML, observed, "--required-resources="+write(t, dir, "required.yaml", requiredYAML(t, w)))
 }
 
-// allowed is the sorted set of ranges the rendered rules allow.
-func allowed(objs []*unstructured.Unstructured) []string {
-	var out []string
-	for _, o := range objs {
-		if o.GetKind() != "SecurityPolicyRule" {
-			continue
-		}
-		rs, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "forProvider", "match", "config", "srcIpRanges")
-		out = append(out, rs...)
+// sources are the rendered allowlist's sources, by name.
+func sources(t *testing.T, objs []*unstructured.Unstructured) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	list, _, _ := unstructured.NestedSlice(allowlist(t, objs).Object, "spec", "sources")
+	for _, s := range list {
+		m := s.(map[string]any)
+		out[m["name"].(string)] = m
 	}
-	sort.Strings(out)
 	return out
 }
 
-// warnings are the messages of our function's rendered Warning results.
-func warnings(objs []*unstructured.Unstructured) []string {
+// allowedCIDRs are every CIDR the rendered allowlist's sources list.
+func allowedCIDRs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
 	var out []string
-	for _, o := range objs {
-		if o.GetKind() == "Result" && o.Object["severity"] == "Warning" {
-			m, _ := o.Object["message"].(string)
-			out = append(out, strings.TrimPrefix(m, `Pipeline step "allowlist": `))
+	for _, s := range sources(t, objs) {
+		for _, c := range s.(map[string]any)["cidrs"].([]any) {
+			out = append(out, c.(string))
 		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// The private example's sources, as the allowlist lists them.
+const (
+	officeSource  = "{name: office-paris, cidrs: [203.0.113.0/26]}"
+	gatewaySource = "{name: egress-gateway, cidrs: [34.120.0.10/32]}"
+	natSource     = "{name: cloud-nat, cidrs: [35.200.0.1/32], required: true}"
+	partnerSource = "{name: partner-egress, cidrs: [198.51.100.0/28, 198.51.100.64/28]}"
+)
+
+// Warnings of the private example's sources.
+const (
+	hostnameWarn = `service source "egress-gateway": Service default/egress-gateway-v6: ingress host name "egress.example.com" left out: Cloud Armor matches IP addresses, not names`
+	typoWarn     = `configMap source "partner-egress": ConfigMap default/egress-ranges key cidrs line 3 left out: "192.0.2.300" is neither a CIDR nor an IP address`
+)
+
+const (
+	privatePolicy = "private-web-allowlist"
+	privateReport = "5 source ranges in 1 rule(s) of policy private-web-allowlist"
+)
+
+// sourceList parses YAML flow sources into the allowlist's sources by name.
+func sourceList(t *testing.T, srcs ...string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, s := range srcs {
+		m := fromYAML(t, s)
+		out[m["name"].(string)] = m
+	}
+	return out
+}
+
+// privateStatus is the private example XR's status once its allowlist reported its 5 ranges.
+func privateStatus() map[string]any {
+	return map[string]any{"ipCount": float64(5), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": privatePolicy}
+}
+
+// privateReported is the private example's allowlist as the provider reports its 5 ranges.
+func privateReported() *report {
+	return &report{ipCount: 5, ruleCount: 1, current: "True", reason: "Composed", message: privateReport}
 }
 
 // TestRenderSources renders the IPAllowlist of a private cluster with the real `crossplane
 // render`, whose Crossplane core fetches the Services, Address and ConfigMap the function asks
-// for from --required-resources: each source kind alone and together, the cases that hold the
-// rules, and a change to a Service and to a ConfigMap followed.
+// for from --required-resources: each source kind alone and together as CIDR sources of the
+// allowlist, the cases that hold the allowlist as it is, and a change to a Service and to a
+// ConfigMap followed.
 func TestRenderSources(t *testing.T) {
 	e := setup(t)
 	t.Run("Fixtures", func(t *testing.T) { testSourceFixtures(t, e) })
+	t.Run("Unmatched", func(t *testing.T) { testSourceUnmatched(t, e) })
 	t.Run("Held", func(t *testing.T) { testSourcesHeld(t, e) })
 	t.Run("ChangesFollowed", func(t *testing.T) { testSourceChanges(t, e) })
 }
 
 func testSourceFixtures(t *testing.T, e *env) {
-	hostname := `service source "egress-gateway": Service default/egress-gateway-v6: ingress host name "egress.example.com" left out: Cloud Armor matches IP addresses, not names`
-	typo := `configMap source "partner-egress": ConfigMap default/egress-ranges key cidrs line 3 left out: "192.0.2.300" is neither a CIDR nor an IP address`
 	cases := map[string]struct {
 		reason       string
 		xr           func(spec map[string]any)
@@ -193,15 +213,16 @@ func testSourceFixtures(t *testing.T, e *env) {
 		wantWarnings []string
 	}{
 		"private-cluster": {
-			reason:       "Every source of the example: the office, the gateway's load balancer IP, the NAT Address and the ConfigMap's CIDRs; a host name and a typo are left out with warnings; nothing of team-b's.",
-			want:         []string{"198.51.100.0/28", "198.51.100.64/28", "203.0.113.0/26", "34.120.0.10/32", "35.200.0.1/32"},
-			wantWarnings: []string{typo, hostname},
+			reason: "Every source of the example: the office, the gateway's load balancer IP, the NAT Address (required) and the " +
+				"ConfigMap's CIDRs; a host name and a typo are left out with warnings; nothing of team-b's.",
+			want:         []string{officeSource, gatewaySource, natSource, partnerSource},
+			wantWarnings: []string{typoWarn, hostnameWarn},
 		},
 		"service-source": {
 			reason:       "LoadBalancer Services labelled app=egress-gateway in default: their ingress IPs; the ClusterIP Service is ignored.",
 			xr:           only("serviceSources"),
-			want:         []string{"34.120.0.10/32"},
-			wantWarnings: []string{hostname},
+			want:         []string{gatewaySource},
+			wantWarnings: []string{hostnameWarn},
 		},
 		"object-source-by-label": {
 			reason: "Addresses selected by label in default (not team-b's): their status.atProvider.address.",
@@ -211,13 +232,13 @@ func testSourceFixtures(t *testing.T, e *env) {
 				delete(src, "objectName")
 				src["matchLabels"] = map[string]any{"egress": "nat"}
 			},
-			want: []string{"35.200.0.1/32"},
+			want: []string{natSource},
 		},
 		"configmap-source": {
 			reason:       "The CIDRs of the ConfigMap's key, comments ignored, the typo left out with a warning naming its line.",
 			xr:           only("configMapSources"),
-			want:         []string{"198.51.100.0/28", "198.51.100.64/28"},
-			wantWarnings: []string{typo},
+			want:         []string{partnerSource},
+			wantWarnings: []string{typoWarn},
 		},
 	}
 	for name, tc := range cases {
@@ -226,37 +247,61 @@ func testSourceFixtures(t *testing.T, e *env) {
 			objs := e.renderPrivate(t, dir, privateXR(t, tc.xr), nil, defaultEgress())
 			golden(t, name, objs)
 			e.validate(t, dir, objs)
-			if diff := cmp.Diff(tc.want, allowed(objs)); diff != "" {
-				t.Errorf("%s\nallowed ranges: -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(sourceList(t, tc.want...), sources(t, objs)); diff != "" {
+				t.Errorf("%s\nallowlist sources: -want, +got:\n%s", tc.reason, diff)
 			}
 			for _, r := range otherTeam {
-				if slices.Contains(allowed(objs), r) {
+				if slices.Contains(allowedCIDRs(t, objs), r) {
 					t.Errorf("%s\n%s, from an object of namespace team-b, is allowed", tc.reason, r)
 				}
 			}
-			if diff := cmp.Diff(tc.wantWarnings, warnings(objs)); diff != "" {
-				t.Errorf("%s\nwarnings: -want, +got:\n%s", tc.reason, diff)
-			}
-			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "True" {
-				t.Errorf("%s\nCurrent condition: %s %s %s, want True", tc.reason, st, reason, msg)
-			}
+			want{current: "False", reason: "SourcesPending", message: pending, ready: "False", warnings: tc.wantWarnings}.check(t, tc.reason, objs)
 		})
 	}
 }
 
-// testSourcesHeld renders over the live rules of the example when a source cannot be followed:
-// the rules are rendered exactly as they were, not Ready, and Current says why.
+// testSourceUnmatched renders the example when the gateway Service has no load balancer IP yet:
+// the optional source is left out of the allowlist, with a warning, and the XR lists it as
+// unmatched beside what the allowlist reports unmatched itself.
+func testSourceUnmatched(t *testing.T, e *env) {
+	dir := t.TempDir()
+	w := defaultEgress()
+	w.gatewayIP = ""
+	first := e.renderPrivate(t, dir, privateXR(t, nil), nil, w)
+	msg := "4 source ranges in 1 rule(s) of policy private-web-allowlist"
+	objs := e.renderPrivate(t, dir, privateXR(t, nil), observedFrom(t, first, &report{ipCount: 4, ruleCount: 1, current: "True", reason: "Composed", message: msg}), w)
+	golden(t, "service-source-unmatched", objs)
+	e.validate(t, dir, objs)
+	if diff := cmp.Diff(sourceList(t, officeSource, natSource, partnerSource), sources(t, objs)); diff != "" {
+		t.Errorf("allowlist sources: -want, +got:\n%s", diff)
+	}
+	want{
+		status:  map[string]any{"ipCount": float64(4), "ruleCount": float64(1), "unmatchedSources": []any{"egress-gateway"}, "policyName": privatePolicy},
+		current: "True", reason: "Composed", message: msg, ready: "True",
+		warnings: []string{
+			typoWarn, hostnameWarn,
+			`service source "egress-gateway": Service default/egress-gateway has no load balancer address yet`,
+			`service source "egress-gateway": no address: 3 Service(s) match labels {app=egress-gateway} in namespace default, 2 of type LoadBalancer`,
+		},
+	}.check(t, "gateway without an IP", objs)
+}
+
+// testSourcesHeld renders over the live allowlist of the example when a source cannot be
+// followed: the allowlist is composed exactly as observed, every composed resource is not
+// ready, the XR keeps its status and says why.
 func testSourcesHeld(t *testing.T, e *env) {
 	dir := t.TempDir()
 	live := e.renderPrivate(t, dir, privateXR(t, nil), nil, defaultEgress())
-	observed := observedFrom(t, live)
+	observed := observedFrom(t, live, privateReported())
 
 	cases := map[string]struct {
+		golden  string
 		xr      func(spec map[string]any)
 		w       func(w *egress)
 		wantMsg string
 	}{
 		"NamedAddressMissing": {
+			golden:  "named-address-missing",
 			w:       func(w *egress) { w.noNAT = true },
 			wantMsg: `object source "cloud-nat": Address default/cloud-nat-egress not found; the rules are left as they are`,
 		},
@@ -277,56 +322,77 @@ func testSourcesHeld(t *testing.T, e *env) {
 			if tc.w != nil {
 				tc.w(&w)
 			}
-			objs := e.renderPrivate(t, t.TempDir(), privateXR(t, tc.xr), observed, w)
-			if diff := cmp.Diff(rules(live), rules(objs)); diff != "" {
-				t.Errorf("held rules differ from the live ones: -live, +rendered:\n%s", diff)
+			dir := t.TempDir()
+			objs := e.renderPrivate(t, dir, withStatus(t, privateXR(t, tc.xr), privateStatus()), observed, w)
+			if tc.golden != "" {
+				golden(t, tc.golden, objs)
 			}
-			if st, reason, msg := platform.ConditionOf(objs[0], "Current"); st != "False" || reason != "CannotCompose" || msg != tc.wantMsg {
-				t.Errorf("Current condition: %s %s %q, want False, CannotCompose, %q", st, reason, msg, tc.wantMsg)
+			e.validate(t, dir, objs)
+			if diff := cmp.Diff(specOf(allowlist(t, live)), specOf(allowlist(t, objs))); diff != "" {
+				t.Errorf("held allowlist differs from the live one: -live, +rendered:\n%s", diff)
 			}
-			if c := readyOf(objs[0]); c == "True" {
-				t.Errorf("XR Ready while its rules are held")
+			// Every resource is marked not ready, which the Ready condition's message lists.
+			_, ready := platform.Condition(objs[0], "Ready")
+			if wantReady := "Unready resources: allowlist, policy"; ready != wantReady {
+				t.Errorf("XR Ready message %q, want %q", ready, wantReady)
 			}
+			want{status: privateStatus(), current: "False", reason: "CannotCompose", message: tc.wantMsg, ready: "False",
+				warnings: []string{tc.wantMsg}}.check(t, name, objs)
 		})
 	}
 }
 
 // testSourceChanges renders the example, then renders again with the previous output as
 // observed and one source changed, as Crossplane does when the Service or ConfigMap it watches
-// changes: the rules follow, and only the rule holding the change is rewritten.
+// changes: the allowlist follows, and only the changed source's CIDRs change.
 func testSourceChanges(t *testing.T, e *env) {
 	dir := t.TempDir()
 	before := e.renderPrivate(t, dir, privateXR(t, nil), nil, defaultEgress())
-	observed := observedFrom(t, before)
+	observed := observedFrom(t, before, privateReported())
 
 	cases := map[string]struct {
-		w    func(w *egress)
-		want []string
+		w       func(w *egress)
+		changed string
+		want    string
 	}{
 		"service-ip-changed": {
-			w:    func(w *egress) { w.gatewayIP = "34.120.0.11" },
-			want: []string{"198.51.100.0/28", "198.51.100.64/28", "203.0.113.0/26", "34.120.0.11/32", "35.200.0.1/32"},
+			w:       func(w *egress) { w.gatewayIP = "34.120.0.11" },
+			changed: "egress-gateway",
+			want:    "{name: egress-gateway, cidrs: [34.120.0.11/32]}",
 		},
 		"configmap-edited": {
-			w:    func(w *egress) { w.cidrs = "198.51.100.0/28\n2001:db8:20::/48\n" },
-			want: []string{"198.51.100.0/28", "2001:db8:20::/48", "203.0.113.0/26", "34.120.0.10/32", "35.200.0.1/32"},
+			w:       func(w *egress) { w.cidrs = "198.51.100.0/28\n2001:db8:20::/48\n" },
+			changed: "partner-egress",
+			want:    `{name: partner-egress, cidrs: [198.51.100.0/28, "2001:db8:20::/48"]}`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := defaultEgress()
 			tc.w(&w)
-			after := e.renderPrivate(t, t.TempDir(), privateXR(t, nil), observed, w)
+			dir := t.TempDir()
+			after := e.renderPrivate(t, dir, withStatus(t, privateXR(t, nil), privateStatus()), observed, w)
 			golden(t, name, after)
-			if diff := cmp.Diff(tc.want, allowed(after)); diff != "" {
-				t.Errorf("allowed ranges after the change: -want, +got:\n%s", diff)
+			e.validate(t, dir, after)
+			wantSources := sources(t, before)
+			wantSources[tc.changed] = fromYAML(t, tc.want)
+			if diff := cmp.Diff(wantSources, sources(t, after)); diff != "" {
+				t.Errorf("allowlist sources after the change: -want, +got:\n%s", diff)
 			}
-			if n := changedRules(rules(before), rules(after)); n != 1 {
-				t.Errorf("the change rewrote %d rules, want 1", n)
-			}
-			if st, reason, msg := platform.ConditionOf(after[0], "Current"); st != "True" {
-				t.Errorf("Current condition: %s %s %s, want True", st, reason, msg)
+			if diff := cmp.Diff(listNames(t, before), listNames(t, after)); diff != "" {
+				t.Errorf("source order changed: -before, +after:\n%s", diff)
 			}
 		})
 	}
+}
+
+// listNames are the allowlist's source names in order.
+func listNames(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	list, _, _ := unstructured.NestedSlice(allowlist(t, objs).Object, "spec", "sources")
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		out = append(out, fmt.Sprint(s.(map[string]any)["name"]))
+	}
+	return out
 }
