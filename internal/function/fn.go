@@ -85,8 +85,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			err = holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
 			break
 		}
-		desired[allowlistResource] = &resource.DesiredComposed{Resource: AllowlistResource(spec, xrNamespace, xrName, names, cidrs)}
-		err = report(rsp, req, oxr, spec, readAllowlist(observed), unmatched, warning)
+		allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
+		desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
+		err = report(rsp, req, oxr, spec, readAllowlist(observed, allowlist), unmatched, warning)
 	}
 	if err != nil {
 		response.Fatal(rsp, err)

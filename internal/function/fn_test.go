@@ -161,6 +161,28 @@ func TestRunFunction(t *testing.T) {
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
+		"SpecNotAppliedYet": {
+			reason: "In the reconcile that applies an edit the observed allowlist still has the old spec: its report describes that spec, so the IPAllowlist keeps its status.",
+			xr:     withStatus(xrSpec(true, false)),
+			observed: map[string]map[string]any{"allowlist": func() map[string]any {
+				a := observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "old"), map[string]any{"ipCount": float64(1)})
+				a["spec"].(map[string]any)["mode"] = "addressGroup"
+				return a
+			}()},
+			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantStatus:  xrStatus,
+			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+		},
+		"CannotComposeWarns": {
+			reason: "An allowlist that cannot compose is mirrored, with a warning as when the function itself cannot.",
+			xr:     xrSpec(true, false),
+			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
+				currentCondition("False", "CannotCompose", "41 source ranges need 5 rules"), map[string]any{"ipCount": float64(40), "ruleCount": float64(4)})},
+			wantDesired:  map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantStatus:   map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"False", "CannotCompose", "41 source ranges need 5 rules"},
+			wantWarnings: []string{"41 source ranges need 5 rules"},
+		},
 		"EarlierCompositionKept": {
 			reason:      "A rule an earlier version composed one by one is kept as it is until the allowlist adopts it: an upgrade never deletes a rule.",
 			xr:          xrSpec(true, false),

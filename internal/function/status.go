@@ -1,6 +1,9 @@
 package function
 
 import (
+	"encoding/json"
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -9,6 +12,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 )
 
@@ -29,7 +33,6 @@ const (
 type reported struct {
 	IPCount          int64    `json:"ipCount"`
 	RuleCount        int64    `json:"ruleCount"`
-	AddressGroup     string   `json:"addressGroup"`
 	UnmatchedSources []string `json:"unmatchedSources"`
 	Warnings         []string `json:"warnings"`
 	// current is its Current condition; its status is Unknown until the allowlist has
@@ -38,8 +41,10 @@ type reported struct {
 }
 
 // readAllowlist reads the observed SecurityPolicyAllowlist's status. An allowlist not observed
-// yet, or not reported on its current spec, is SourcesPending.
-func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reported {
+// yet, whose spec is not the desired one yet (the reconcile that applies a change of the
+// IPAllowlist sees the allowlist as it was), or that has not reported on its current spec, is
+// SourcesPending: its status would describe another spec.
+func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured) reported {
 	r := reported{current: xpv2.Condition{Status: corev1.ConditionUnknown, Reason: ReasonSourcesPending,
 		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
 	oc, ok := observed[allowlistResource]
@@ -47,6 +52,9 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reporte
 		return r
 	}
 	u := oc.Resource
+	if !sameJSON(u.Object["spec"], desired.Object["spec"]) {
+		return r
+	}
 	// GetValueInto, not GetInteger or GetGeneration: resources reach the function as protobuf
 	// Structs, whose numbers are all float64, which those read as absent.
 	var gen, observedGen int64
@@ -59,6 +67,21 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed) reporte
 	_ = u.GetValueInto("status", &r)
 	r.current = c
 	return r
+}
+
+// sameJSON reports whether a and b are equal as JSON: an observed object's numbers arrive as
+// float64, a desired one's as int64.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(ja, &va) != nil || json.Unmarshal(jb, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // report sets the IPAllowlist's status and Current condition from what its allowlist reported,
@@ -91,6 +114,10 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 	if r.current.Status == corev1.ConditionTrue {
 		response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
 		return nil
+	}
+	if r.current.Reason == ReasonCannotCompose {
+		// As when the function itself cannot compose: the team sees why in an event.
+		response.Warning(rsp, errors.New(r.current.Message)).TargetComposite()
 	}
 	response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
 	return nil

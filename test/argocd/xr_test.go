@@ -59,8 +59,8 @@ func TestHealthOfIPAllowlist(t *testing.T) {
 		_ = unstructured.SetNestedSlice(u.Object, append(out, c), "status", "conditions")
 		return u
 	}
-	creating := renderedAllowlist(t, "nodes-1.golden.yaml")
-	ready := renderedAllowlist(t, "node-replaced.golden.yaml")
+	creating := renderedAllowlist(t, "allowlist-created.golden.yaml")
+	ready := renderedAllowlist(t, "allowlist-composed.golden.yaml")
 	paused := ready.DeepCopy()
 	paused.SetAnnotations(map[string]string{"crossplane.io/paused": "true"})
 	cases := map[string]struct {
@@ -68,8 +68,8 @@ func TestHealthOfIPAllowlist(t *testing.T) {
 		xr     *unstructured.Unstructured
 		want   health
 	}{
-		"ComposedResourcesNotReady": {reason: "An IPAllowlist whose composed policy and rules are not Ready yet is Progressing and names them.",
-			xr: creating, want: health{Status: "Progressing", Message: "Unready resources: policy, rule-1000"}},
+		"ComposedResourcesNotReady": {reason: "An IPAllowlist whose composed allowlist is not Ready yet is Progressing and names it.",
+			xr: creating, want: health{Status: "Progressing", Message: "Unready resources: allowlist"}},
 		"Ready": {reason: "An IPAllowlist whose composed resources are all Ready is Healthy.",
 			xr: ready, want: health{Status: "Healthy", Message: "Available"}},
 		// Crossplane core writes Synced=False with ReconcileError when the

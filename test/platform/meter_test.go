@@ -9,10 +9,18 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
 )
 
 // sampleEvery is how often the meter reads the policy from the emulator's
@@ -28,6 +36,9 @@ type meter struct {
 
 	// limit is how long a change may take to reach GCP; converge unless set.
 	limit time.Duration
+
+	// composed counts the updates of the objects composed for the XR.
+	composed *updates
 
 	mu      sync.Mutex
 	must    map[string]bool // sources that must stay allowed right now
@@ -47,17 +58,29 @@ type result struct {
 	methods   map[string]int64
 	// calls is how many times Crossplane ran the function for the change.
 	calls int64
+	// events is how many times an object Crossplane composed for the
+	// IPAllowlist changed during the change (each one a watch event on the
+	// XR that Crossplane's circuit breaker counts).
+	events int64
+	// statusLag is how long after GCP was right the IPAllowlist's ipCount
+	// said so.
+	statusLag time.Duration
+	// floor is what GCP alone needs: the change's writes, one operation at a
+	// time per policy, opLatency each.
+	floor time.Duration
 }
 
 func (e *env) newMeter(t *testing.T) *meter {
 	m := &meter{e: e, quit: make(chan struct{}), done: make(chan struct{}), gaps: map[string]int{}, lost: map[string]string{}}
 	go m.sample()
+	m.composed = e.watchComposed(t)
 	return m
 }
 
 func (m *meter) stop() {
 	close(m.quit)
 	<-m.done
+	m.composed.stop()
 }
 
 func (m *meter) sample() {
@@ -119,6 +142,7 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	m.setMust(kind)
 	stats := m.e.emu.Stats()
 	calls := m.e.functionCalls(t)
+	events := m.composed.count()
 	begin := time.Now()
 	change()
 	written := time.Now()
@@ -147,14 +171,25 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	right := time.Now()
+	// The IPAllowlist shows the new count once the allowlist's paced status
+	// reaches it through Crossplane.
+	statusLag := m.e.waitXRCount(t, len(after), limit).Sub(right)
 	// Writes that follow the right state (a tidy-up) belong to this change
 	// too: count until the emulator has seen no write for a second.
 	writes, methods := m.settle(stats)
 	calls = m.e.functionCalls(t) - calls
+	events = m.composed.count() - events
+	if st, reason, msg := m.e.xrCondition(context.Background(), t, "Responsive"); st == "False" {
+		t.Errorf("%s: Crossplane's circuit breaker opened for the IPAllowlist: Responsive=False %s %q", kind, reason, msg)
+	}
+	r := result{kind: kind, latency: latency, afterLast: afterLast, writes: writes, methods: methods, calls: calls,
+		events: events, statusLag: statusLag, floor: time.Duration(writes) * opLatency}
 	m.mu.Lock()
-	m.results = append(m.results, result{kind: kind, latency: latency, afterLast: afterLast, writes: writes, methods: methods, calls: calls})
+	m.results = append(m.results, r)
 	m.mu.Unlock()
-	t.Logf("%-32s %6.2fs (%.2fs after its last write) %3d GCP writes %v, %d function calls", kind, latency.Seconds(), afterLast.Seconds(), writes, methods, calls)
+	t.Logf("%-32s %6.2fs (%.2fs after its last write, GCP floor %.2fs) %3d GCP writes %v, %d composed-object events, %d function calls, status %.2fs later",
+		kind, latency.Seconds(), afterLast.Seconds(), r.floor.Seconds(), writes, methods, events, calls, statusLag.Seconds())
 }
 
 // settle waits until no GCP write happened for a second and returns the
@@ -225,25 +260,28 @@ func (m *meter) table() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "node change → GCP right (emulator operations %s; %d samples every %s)\n", opLatency, m.samples, sampleEvery)
-	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | p95 after the last write | GCP writes per change | function calls per change | gap samples |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | p95 after the last write | GCP floor (max) | GCP writes per change | composed-object events per change | function calls per change | status current (max, after GCP) | gap samples |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var all []time.Duration
 	for _, k := range kinds {
 		rs := by[k]
 		var lat []time.Duration
-		var writes, calls []string
-		var fromLast []time.Duration
+		var writes, calls, events []string
+		var fromLast, floors, lags []time.Duration
 		for _, r := range rs {
 			lat = append(lat, r.latency)
 			fromLast = append(fromLast, r.afterLast)
+			floors = append(floors, r.floor)
+			lags = append(lags, r.statusLag)
 			writes = append(writes, fmt.Sprint(r.writes))
 			calls = append(calls, fmt.Sprint(r.calls))
+			events = append(events, fmt.Sprint(r.events))
 		}
 		all = append(all, lat...)
-		fmt.Fprintf(&b, "| %s | %d | %.2fs | %.2fs | %.2fs | %.2fs | %s | %s | %d |\n", k, len(rs),
+		fmt.Fprintf(&b, "| %s | %d | %.2fs | %.2fs | %.2fs | %.2fs | %.2fs | %s | %s | %s | %.2fs | %d |\n", k, len(rs),
 			quantile(lat, 0.5).Seconds(), quantile(lat, 0.95).Seconds(), slices.Max(lat).Seconds(), quantile(fromLast, 0.95).Seconds(),
-			strings.Join(writes, ", "), strings.Join(calls, ", "), m.gaps[k])
+			slices.Max(floors).Seconds(), strings.Join(writes, ", "), strings.Join(events, ", "), strings.Join(calls, ", "), slices.Max(lags).Seconds(), m.gaps[k])
 	}
-	fmt.Fprintf(&b, "| all | %d | %.2fs | %.2fs | %.2fs | | | | %d |\n", len(all),
+	fmt.Fprintf(&b, "| all | %d | %.2fs | %.2fs | %.2fs | | | | | | | %d |\n", len(all),
 		quantile(all, 0.5).Seconds(), quantile(all, 0.95).Seconds(), slices.Max(all).Seconds(), sum(m.gaps))
 	return b.String()
 }
@@ -281,4 +319,71 @@ func (e *env) functionCalls(t *testing.T) int64 {
 		t.Fatalf("cannot read the function's call count: %v", err)
 	}
 	return n
+}
+
+// updates counts the updates of the objects Crossplane composed for the XR
+// (the SecurityPolicyAllowlist and the SecurityPolicy): each is a watch event
+// Crossplane sees for the XR and counts against its circuit breaker.
+type updates struct {
+	n     atomic.Int64
+	stops []func()
+}
+
+func (u *updates) count() int64 { return u.n.Load() }
+
+func (u *updates) stop() {
+	for _, s := range u.stops {
+		s()
+	}
+}
+
+func (e *env) watchComposed(t *testing.T) *updates {
+	t.Helper()
+	u := &updates{}
+	wc, err := client.NewWithWatch(e.cp.Config, client.Options{Scheme: kube.SchemeT(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlistList"},
+		{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
+	} {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk)
+		w, err := wc.Watch(context.Background(), l, client.InNamespace("default"), client.MatchingLabels{"crossplane.io/composite": e.xr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Modified {
+					u.n.Add(1)
+				}
+			}
+		}()
+		u.stops = append(u.stops, func() { w.Stop(); <-done })
+	}
+	return u
+}
+
+// waitXRCount waits until the IPAllowlist's status.ipCount is want, and
+// returns when it was.
+func (e *env) waitXRCount(t *testing.T, want int, within time.Duration) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		xr := &unstructured.Unstructured{}
+		xr.SetGroupVersionKind(xrGVK)
+		if err := e.cp.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: e.xr}, xr); err == nil {
+			if got, _, _ := unstructured.NestedInt64(xr.Object, "status", "ipCount"); int(got) == want {
+				return time.Now()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the IPAllowlist's status.ipCount did not reach %d within %s; it says %s", want, within, e.xrSays(t))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

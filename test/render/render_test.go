@@ -673,7 +673,7 @@ func testAllowlistReports(t *testing.T, e *env) {
 			xr:       func(spec map[string]any) { spec["priorityRange"] = map[string]any{"first": 1000, "last": 1002} },
 			xrStatus: reportedStatus(),
 			rep:      &report{generation: 2, ipCount: 40, ruleCount: 4, current: "False", reason: "CannotCompose", message: overflow},
-			want:     want{status: reportedStatus(), current: "False", reason: "CannotCompose", message: overflow, ready: "False"},
+			want:     want{status: reportedStatus(), current: "False", reason: "CannotCompose", message: overflow, ready: "False", warnings: []string{overflow}},
 		},
 		"allowlist-not-reported-on-generation": {
 			reason: "The allowlist's spec changed (generation 2) and its status is still about generation 1: the XR keeps its status " +

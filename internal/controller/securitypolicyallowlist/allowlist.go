@@ -197,7 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.apply(ctx, al, k.children, p); err != nil {
 		return reconcile.Result{}, r.failed(ctx, al, err)
 	}
-	st.follow(al, src, p)
+	st.follow(al, src, k.children, p)
 	res, err := r.report(ctx, al, k, st)
 	if st.reason == v1alpha1.ReasonSourcesPending && (res.RequeueAfter == 0 || res.RequeueAfter > retry) {
 		res.RequeueAfter = retry

@@ -40,7 +40,7 @@ func (o *outcome) hold(reason xpv2.ConditionReason, msg string) {
 }
 
 // follow records what the allowlist's objects now hold.
-func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, p plan) {
+func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, c children, p plan) {
 	if o.held {
 		return
 	}
@@ -61,7 +61,9 @@ func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, p p
 	}
 	switch {
 	case p.switching != "":
+		// Until the switch is done the rules in place hold the ranges.
 		o.reason, o.message = v1alpha1.ReasonSwitching, p.switching
+		o.ruleCount = len(c.ranges) + len(c.groupRules)
 	case len(src.held) > 0:
 		// The AddressSet holds its last addresses on purpose; GCP follows
 		// them, and the allowlist is not Ready until it stops.
