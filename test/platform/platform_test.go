@@ -499,6 +499,13 @@ func newIP(n int) string { return fmt.Sprintf("34.%d.%d.%d", 100+n/65536, (n/256
 
 func (c *cluster) addNode(ctx context.Context, t *testing.T, pool string) {
 	t.Helper()
+	if err := c.createPoolNode(ctx, c.e.cp.Client, pool); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createPoolNode creates the next Node of pool through kc and records it.
+func (c *cluster) createPoolNode(ctx context.Context, kc client.Client, pool string) error {
 	c.mu.Lock()
 	c.next++
 	n := c.next
@@ -507,12 +514,13 @@ func (c *cluster) addNode(ctx context.Context, t *testing.T, pool string) {
 	if c.realistic {
 		realisticStatus(nd)
 	}
-	if err := createNode(ctx, c.e.cp.Client, nd); err != nil {
-		t.Fatal(err)
+	if err := createNode(ctx, kc, nd); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.nodes[nd.Name] = nd
 	c.mu.Unlock()
+	return nil
 }
 
 // pick returns the oldest pool node.

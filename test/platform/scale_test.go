@@ -357,23 +357,7 @@ const trickleEvery = 100 * time.Millisecond
 // write every trickleEvery.
 func (c *cluster) addNodes(ctx context.Context, t *testing.T, kc client.Client, pool string, count int, trickle bool) {
 	t.Helper()
-	c.burst(t, count, trickle, func() error {
-		c.mu.Lock()
-		c.next++
-		n := c.next
-		c.mu.Unlock()
-		nd := node(fmt.Sprintf("gke-web-%04d", n), pool, fmt.Sprintf("10.0.%d.%d", n/256, n%256), newIP(n))
-		if c.realistic {
-			realisticStatus(nd)
-		}
-		if err := createNode(ctx, kc, nd); err != nil {
-			return err
-		}
-		c.mu.Lock()
-		c.nodes[nd.Name] = nd
-		c.mu.Unlock()
-		return nil
-	})
+	c.burst(t, count, trickle, func() error { return c.createPoolNode(ctx, kc, pool) })
 }
 
 // deleteNodes deletes count pool Nodes, the oldest first, as addNodes adds.

@@ -323,14 +323,8 @@ func (r *Reconciler) create(ctx context.Context, o client.Object) error {
 
 // delete removes every object the allowlist keeps, then its finalizer.
 func (r *Reconciler) delete(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) (reconcile.Result, error) {
-	var all []client.Object
-	for _, o := range k.ranges {
-		all = append(all, o)
-	}
-	for _, o := range k.groupRules {
-		all = append(all, o)
-	}
-	for _, o := range k.groups {
+	all := make([]client.Object, 0, len(k.ranges)+len(k.groupRules)+len(k.groups)+len(k.sets))
+	for _, o := range k.objects() {
 		all = append(all, o)
 	}
 	for _, o := range k.sets {
