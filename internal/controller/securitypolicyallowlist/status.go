@@ -45,19 +45,23 @@ func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, c c
 		return
 	}
 	o.ipCount, o.unmatched, o.warnings = len(src.ranges), src.unmatched, src.warnings
+	// The message says where the ranges are, never how many: the IPAllowlist shows it as its
+	// Current condition, and Crossplane writes a composite whose condition changed twice per
+	// reconcile, which would make every Node change several events on the composite. The
+	// counts are status fields of their own.
 	policy := al.Spec.SecurityPolicy
 	switch {
 	case al.Spec.Mode == v1alpha1.AllowlistModeAddressGroup:
 		o.group = al.Spec.AddressGroup.Name
 		if p.groupRule != nil {
 			o.ruleCount = 1
-			o.message = fmt.Sprintf("%d source ranges in address group %s, allowed by the rule at priority %d of policy %s", o.ipCount, o.group, p.groupRule.priority, policy)
+			o.message = fmt.Sprintf("every source's ranges are in address group %s, allowed by the rule at priority %d of policy %s", o.group, p.groupRule.priority, policy)
 		} else {
-			o.message = fmt.Sprintf("%d source ranges in address group %s; the rule of policy %s that uses it comes once GCP has the group", o.ipCount, o.group, policy)
+			o.message = fmt.Sprintf("every source's ranges are in address group %s; the rule of policy %s that uses it comes once GCP has the group", o.group, policy)
 		}
 	default:
 		o.ruleCount = len(p.ranges)
-		o.message = fmt.Sprintf("%d source ranges in %d rule(s) of policy %s", o.ipCount, o.ruleCount, policy)
+		o.message = fmt.Sprintf("every source's ranges are in the allow rules of policy %s, priorities %d-%d", policy, al.Spec.PriorityRange.First, al.Spec.PriorityRange.Last)
 	}
 	switch {
 	case p.switching != "":
