@@ -24,8 +24,8 @@ func New(log logging.Logger) *Function {
 	return &Function{log: log}
 }
 
-// RunFunction composes an IPAllowlist's SecurityPolicy and SecurityPolicyAllowlist, and reports
-// the allowlist's status on the IPAllowlist.
+// RunFunction composes an IPAllowlist's SecurityPolicyAllowlist, and reports its status on the
+// IPAllowlist.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	oxr, err := request.GetObservedCompositeResource(req)
@@ -63,9 +63,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	if spec.Policy.Create {
-		desired[policyResource] = &resource.DesiredComposed{Resource: PolicyResource(spec)}
-	}
 	keepEarlierComposition(observed, desired)
 	read, fetching, missing := ReadSources(spec, xrNamespace, required)
 	var (
@@ -99,13 +96,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// keepEarlierComposition keeps what an earlier version of this function composed (the rules,
-// address groups and AddressSets it composed one by one) exactly as it is, until the
-// SecurityPolicyAllowlist has adopted it. Adopted, it is no longer Crossplane's: Crossplane
+// keepEarlierComposition keeps what an earlier version of this function composed (the policy,
+// and the rules, address groups and AddressSets it composed one by one) exactly as it is, until
+// the SecurityPolicyAllowlist has adopted it. Adopted, it is no longer Crossplane's: Crossplane
 // stops observing it and never deletes it, so an upgrade keeps every rule in GCP.
 func keepEarlierComposition(observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed) {
 	for name, oc := range observed {
-		if name == policyResource || name == allowlistResource || oc.Resource == nil {
+		if name == allowlistResource || oc.Resource == nil {
 			continue
 		}
 		desired[name] = &resource.DesiredComposed{Resource: unchanged(oc)}

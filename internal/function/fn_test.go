@@ -54,7 +54,7 @@ func desiredAllowlist(create, required bool) map[string]any {
 		"sources":           []any{map[string]any{"name": "office", "cidrs": []any{"203.0.113.0/24"}}, nodes},
 	}
 	if create {
-		spec["securityPolicyObject"] = "web-allowlist"
+		spec["createPolicy"] = map[string]any{"defaultAction": "deny(403)"}
 	}
 	return map[string]any{
 		"apiVersion": "cloudarmor.armorplane.io/v1alpha1", "kind": "SecurityPolicyAllowlist",
@@ -84,14 +84,6 @@ func currentCondition(status, reason, message string) map[string]any {
 }
 
 func TestRunFunction(t *testing.T) {
-	policy := map[string]any{
-		"apiVersion": "cloudarmor.armorplane.io/v1beta1", "kind": "SecurityPolicy",
-		"metadata": map[string]any{"name": "web-allowlist"},
-		"spec": map[string]any{
-			"forProvider":       map[string]any{"defaultRule": map[string]any{"action": "deny(403)"}},
-			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "gcp"},
-		},
-	}
 	xrStatus := map[string]any{"ipCount": float64(7), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"}
 	withStatus := func(xr map[string]any) map[string]any {
 		xr["status"] = xrStatus
@@ -103,6 +95,14 @@ func TestRunFunction(t *testing.T) {
 		"spec": map[string]any{"forProvider": map[string]any{"priority": float64(1000), "securityPolicy": "web-allowlist",
 			"action": "allow", "match": map[string]any{"versionedExpr": "SRC_IPS_V1", "config": map[string]any{"srcIpRanges": []any{"203.0.113.0/24"}}}}},
 		"status": map[string]any{"conditions": []any{}},
+	}
+	earlierPolicy := map[string]any{
+		"apiVersion": "cloudarmor.armorplane.io/v1beta1", "kind": "SecurityPolicy",
+		"metadata": map[string]any{"name": "web-allowlist"},
+		"spec": map[string]any{
+			"forProvider":       map[string]any{"defaultRule": map[string]any{"action": "deny(403)"}},
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "gcp"},
+		},
 	}
 	earlierRuleDesired := map[string]any{
 		"apiVersion": earlierRule["apiVersion"], "kind": earlierRule["kind"], "metadata": earlierRule["metadata"], "spec": earlierRule["spec"],
@@ -121,13 +121,13 @@ func TestRunFunction(t *testing.T) {
 		wantFatal    string
 	}{
 		"FirstPass": {
-			reason:      "The policy and the allowlist are composed at once; until the allowlist reports, the IPAllowlist says so.",
+			reason:      "The allowlist is composed, asked to create the policy; until it reports, the IPAllowlist says so.",
 			xr:          xrSpec(true, false),
-			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 		"ExistingPolicy": {
-			reason:      "Without create the policy is not composed and the allowlist names it by GCP name only.",
+			reason:      "Without create the allowlist names the policy by GCP name only and creates none.",
 			xr:          xrSpec(false, true),
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(false, true)},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
@@ -138,7 +138,7 @@ func TestRunFunction(t *testing.T) {
 			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
 				currentCondition("True", "Composed", "40 source ranges in 4 rule(s) of policy web-allowlist"),
 				map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{"spare"}, "warnings": []any{`node source "pool-web": 1 node(s) left out`}})},
-			wantDesired:  map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:   map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{"spare"}, "policyName": "web-allowlist"},
 			wantCurrent:  condition{"True", "Composed", "40 source ranges in 4 rule(s) of policy web-allowlist"},
 			wantWarnings: []string{`node source "pool-web": 1 node(s) left out`},
@@ -148,7 +148,7 @@ func TestRunFunction(t *testing.T) {
 			xr:     xrSpec(true, false),
 			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 2, 2,
 				currentCondition("False", "Switching", "address group web is being created"), map[string]any{"ipCount": float64(40), "ruleCount": float64(4)})},
-			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
 			wantCurrent: condition{"False", "Switching", "address group web is being created"},
 		},
@@ -157,7 +157,7 @@ func TestRunFunction(t *testing.T) {
 			xr:     withStatus(xrSpec(true, false)),
 			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 3, 2,
 				currentCondition("True", "Composed", "old"), map[string]any{"ipCount": float64(1)})},
-			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
@@ -169,7 +169,7 @@ func TestRunFunction(t *testing.T) {
 				a["spec"].(map[string]any)["mode"] = "addressGroup"
 				return a
 			}()},
-			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
@@ -178,16 +178,16 @@ func TestRunFunction(t *testing.T) {
 			xr:     xrSpec(true, false),
 			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
 				currentCondition("False", "CannotCompose", "41 source ranges need 5 rules"), map[string]any{"ipCount": float64(40), "ruleCount": float64(4)})},
-			wantDesired:  map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false)},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:   map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
 			wantCurrent:  condition{"False", "CannotCompose", "41 source ranges need 5 rules"},
 			wantWarnings: []string{"41 source ranges need 5 rules"},
 		},
 		"EarlierCompositionKept": {
-			reason:      "A rule an earlier version composed one by one is kept as it is until the allowlist adopts it: an upgrade never deletes a rule.",
+			reason:      "The policy and a rule an earlier version composed are kept as they are until the allowlist adopts them: an upgrade never deletes a rule.",
 			xr:          xrSpec(true, false),
-			observed:    map[string]map[string]any{"rule-1000": earlierRule},
-			wantDesired: map[string]map[string]any{"policy": policy, "allowlist": desiredAllowlist(true, false), "rule-1000": earlierRuleDesired},
+			observed:    map[string]map[string]any{"rule-1000": earlierRule, "policy": earlierPolicy},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false), "rule-1000": earlierRuleDesired, "policy": earlierPolicy},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 		"InvalidSpec": {

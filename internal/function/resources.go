@@ -8,42 +8,15 @@ import (
 )
 
 const (
-	// mrAPIVersion is the apiVersion of the provider's SecurityPolicy.
-	mrAPIVersion = "cloudarmor.armorplane.io/v1beta1"
 	// allowlistAPIVersion is the apiVersion of the provider's SecurityPolicyAllowlist.
 	allowlistAPIVersion = "cloudarmor.armorplane.io/v1alpha1"
 
-	// policyResource is the composition resource name of the created SecurityPolicy.
-	policyResource = resource.Name("policy")
 	// allowlistResource is the composition resource name of the SecurityPolicyAllowlist.
 	allowlistResource = resource.Name("allowlist")
 
 	// maxRuleDescription is Cloud Armor's limit of a rule's description.
 	maxRuleDescription = 64
 )
-
-// PolicyResource is the SecurityPolicy of an allowlist that creates its policy. Its rules field
-// stays unset, so the policy leaves the allowlist's rules alone.
-func PolicyResource(s Spec) *composed.Unstructured {
-	action := s.Policy.DefaultAction
-	if action == "" {
-		action = DefaultAction
-	}
-	fp := map[string]any{"defaultRule": map[string]any{"action": action}}
-	if s.Policy.Description != "" {
-		fp["description"] = s.Policy.Description
-	}
-	location(fp, s.Policy)
-	spec := map[string]any{"forProvider": fp}
-	providerConfig(spec, s.ProviderConfigRef)
-
-	u := composed.New()
-	u.SetAPIVersion(mrAPIVersion)
-	u.SetKind("SecurityPolicy")
-	u.SetName(s.Policy.Name)
-	u.Object["spec"] = spec
-	return u
-}
 
 // AllowlistResource is the SecurityPolicyAllowlist that keeps the allowlist's ranges in GCP,
 // named as the IPAllowlist. read are the CIDRs of each private-cluster source that yields any,
@@ -102,8 +75,17 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 		"sources":         sources,
 	}
 	if s.Policy.Create {
-		// The rules wait for the composed policy rather than fail while GCP does not have it.
-		spec["securityPolicyObject"] = s.Policy.Name
+		// The allowlist keeps the policy, as it keeps the rules: its status changes with every
+		// rule, and composed here each change would be an event on the IPAllowlist.
+		action := s.Policy.DefaultAction
+		if action == "" {
+			action = DefaultAction
+		}
+		create := map[string]any{"defaultAction": action}
+		if s.Policy.Description != "" {
+			create["description"] = s.Policy.Description
+		}
+		spec["createPolicy"] = create
 	}
 	location(spec, s.Policy)
 	if s.AddressGroup != nil && s.AddressGroup.Name != "" {

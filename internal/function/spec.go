@@ -1,10 +1,10 @@
 // Package function is the IPAllowlist composition function. It composes the structure of an
-// allowlist and never its data: the SecurityPolicy (when the allowlist creates it) and one
-// SecurityPolicyAllowlist, a kind of the provider that owns the allowlist's priority range and
-// keeps the ranges in GCP itself, in rules of ten or in an address group, following the Nodes
-// from the provider's own informers. A Node coming, going or changing address therefore changes
-// no object the function composes, and wakes Crossplane only through the allowlist's status,
-// which the provider writes at a bounded rate.
+// allowlist and never its data: one SecurityPolicyAllowlist, a kind of the provider that owns the
+// allowlist's priority range (and the policy, when the allowlist creates it) and keeps the ranges
+// in GCP itself, in rules of ten or in an address group, following the Nodes from the provider's
+// own informers. A Node coming, going or changing address therefore changes no object the
+// function composes, and wakes Crossplane only through the allowlist's status, which the provider
+// writes at a bounded rate.
 //
 // The function validates the spec, reads the private-cluster sources (LoadBalancer Services, a
 // field of other objects and ConfigMap keys of the XR's own namespace, through Crossplane's

@@ -29,11 +29,6 @@ import (
 func TestSecurityPolicyAllowlist(t *testing.T) {
 	e := startProvider(t, emulator.Options{}, func(o *setup.Options) { o.NodesReadable = true })
 	ctx := context.Background()
-	if err := e.kube.Create(ctx, armor.NewPolicy("web-allowlist", func(p *v1beta1.SecurityPolicyParameters) {
-		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
-	})); err != nil {
-		t.Fatal(err)
-	}
 	for i := 1; i <= 25; i++ {
 		e.createNode(t, i, "web")
 	}
@@ -42,10 +37,10 @@ func TestSecurityPolicyAllowlist(t *testing.T) {
 	al := &v1alpha1.SecurityPolicyAllowlist{
 		ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "web"},
 		Spec: v1alpha1.SecurityPolicyAllowlistSpec{
-			SecurityPolicy:       "web-allowlist",
-			SecurityPolicyObject: "web-allowlist",
-			PriorityRange:        v1alpha1.AllowlistPriorityRange{First: 1000, Last: 1009},
-			RuleDescription:      "IPAllowlist default/web",
+			SecurityPolicy:  "web-allowlist",
+			CreatePolicy:    &v1alpha1.AllowlistPolicy{DefaultAction: "deny(403)"},
+			PriorityRange:   v1alpha1.AllowlistPriorityRange{First: 1000, Last: 1009},
+			RuleDescription: "IPAllowlist default/web",
 			Sources: []v1alpha1.AllowlistSource{
 				{Name: "office", CIDRs: []string{"203.0.113.0/26", "2001:db8:10::/48"}},
 				{Name: "pool-web", Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}, ShrinkHoldSeconds: ptr.To[int32](0)}},
@@ -59,6 +54,9 @@ func TestSecurityPolicyAllowlist(t *testing.T) {
 	want = append(want, "203.0.113.0/26", "2001:db8:10::/48")
 	e.waitAllowed(t, "web-allowlist", 1000, 1009, want)
 	e.waitAllowlist(t, al, 27, 3)
+	if sp, err := e.gcpPolicy("", "web-allowlist"); err != nil || len(sp.Rules) != 4 || sp.Rules[len(sp.Rules)-1].Action != "deny(403)" {
+		t.Errorf("the policy the allowlist created: want three allow rules and a default rule of deny(403), got %v (%v)", armor.RulesOf(sp), err)
+	}
 
 	t.Run("NodeAddedFillsAHole", func(t *testing.T) {
 		before := e.mutations()
@@ -102,9 +100,16 @@ func TestSecurityPolicyAllowlist(t *testing.T) {
 		if err := e.kube.Delete(ctx, al); err != nil {
 			t.Fatal(err)
 		}
-		e.waitAllowed(t, "web-allowlist", 1000, 1009, nil)
-		eventually(t, waitFor, "the allowlist and its AddressSet to be gone", func() error {
-			for _, o := range []client.Object{al, &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "web-nodes-pool-web"}}} {
+		eventually(t, waitFor, "the policy the allowlist created to be gone from GCP", func() error {
+			if _, err := e.gcpPolicy("", "web-allowlist"); err == nil {
+				return fmt.Errorf("policy web-allowlist is still there")
+			}
+			return nil
+		})
+		eventually(t, waitFor, "the allowlist and its objects to be gone", func() error {
+			for _, o := range []client.Object{al, &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "web-nodes-pool-web"}},
+				&v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "web-allowlist"}},
+				&v1beta1.SecurityPolicyRule{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "web-1000"}}} {
 				if err := e.kube.Get(ctx, client.ObjectKeyFromObject(o), o); err == nil {
 					return fmt.Errorf("%s still there", o.GetName())
 				}
@@ -116,10 +121,11 @@ func TestSecurityPolicyAllowlist(t *testing.T) {
 	t.Run("AdoptsWhatItsCompositeComposed", e.testAllowlistAdoption)
 }
 
-// testAllowlistAdoption: a rule an IPAllowlist composition composed (its
-// controller the composite, Crossplane's labels and annotation) is taken over
-// by the allowlist that composite composes, without any GCP write: an upgrade
-// keeps allowing every address. A rule another composite composed is left alone.
+// testAllowlistAdoption: the policy and a rule an IPAllowlist composition
+// composed (their controller the composite, Crossplane's labels and
+// annotation) are taken over by the allowlist that composite composes, without
+// any GCP write: an upgrade keeps allowing every address. A rule another
+// composite composed is left alone.
 func (e *env) testAllowlistAdoption(t *testing.T) {
 	ctx := context.Background()
 	owner := func(name string) *corev1.ConfigMap {
@@ -136,10 +142,19 @@ func (e *env) testAllowlistAdoption(t *testing.T) {
 	}
 	xr, other := owner("adopt"), owner("other")
 
-	// What the old composition made: rule-2000 of xr, rule-2001 of another composite.
-	mine := armor.NewRule("adopt-2000", "web-allowlist", armor.AllowRule(2000, "198.51.100.1/32", "198.51.100.2/32"))
+	// What the old composition made: the policy and rule-2000 of xr, rule-2001
+	// of another composite.
+	sp := armor.NewPolicy("adopt-allowlist", func(p *v1beta1.SecurityPolicyParameters) {
+		p.DefaultRule = &v1beta1.RuleParameters{Action: "deny(403)"}
+	})
+	composedBy(sp, xr, "policy")
+	if err := e.kube.Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReady(t, sp)
+	mine := armor.NewRule("adopt-2000", "adopt-allowlist", armor.AllowRule(2000, "198.51.100.1/32", "198.51.100.2/32"))
 	composedBy(mine, xr, "rule-2000")
-	theirs := armor.NewRule("adopt-2001", "web-allowlist", armor.AllowRule(2001, "198.51.100.3/32"))
+	theirs := armor.NewRule("adopt-2001", "adopt-allowlist", armor.AllowRule(2001, "198.51.100.3/32"))
 	composedBy(theirs, other, "rule-2001")
 	for _, r := range []*v1beta1.SecurityPolicyRule{mine, theirs} {
 		if err := e.kube.Create(ctx, r); err != nil {
@@ -152,7 +167,7 @@ func (e *env) testAllowlistAdoption(t *testing.T) {
 	al := &v1alpha1.SecurityPolicyAllowlist{
 		ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "adopt"},
 		Spec: v1alpha1.SecurityPolicyAllowlistSpec{
-			SecurityPolicy: "web-allowlist", SecurityPolicyObject: "web-allowlist",
+			SecurityPolicy: "adopt-allowlist", CreatePolicy: &v1alpha1.AllowlistPolicy{DefaultAction: "deny(403)"},
 			PriorityRange: v1alpha1.AllowlistPriorityRange{First: 2000, Last: 2000},
 			Sources:       []v1alpha1.AllowlistSource{{Name: "partners", CIDRs: []string{"198.51.100.1", "198.51.100.2"}}},
 		},
@@ -162,9 +177,11 @@ func (e *env) testAllowlistAdoption(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitAllowlist(t, al, 2, 1)
-	e.get(t, mine)
-	if !metav1.IsControlledBy(mine, al) {
-		t.Errorf("rule-2000 of the allowlist's composite: want it controlled by the allowlist, owner references %v", mine.GetOwnerReferences())
+	for _, o := range []client.Object{mine, sp} {
+		e.get(t, o)
+		if !metav1.IsControlledBy(o, al) {
+			t.Errorf("%s of the allowlist's composite: want it controlled by the allowlist, owner references %v", o.GetName(), o.GetOwnerReferences())
+		}
 	}
 	e.get(t, theirs)
 	if metav1.IsControlledBy(theirs, al) || theirs.GetLabels()["cloudarmor.armorplane.io/allowlist"] != "" {

@@ -382,7 +382,8 @@ func checkGrant(ctx context.Context, t *testing.T, n *node.Node, kubectl string)
 		{Group: "", Resource: "nodes", Verb: "update"},
 		{Group: "", Resource: "namespaces", Verb: "delete"},
 		{Group: "apps", Resource: "deployments", Verb: "list"},
-		{Group: "cloudarmor.armorplane.io", Resource: "securitypolicies", Verb: "delete"},
+		// Delete, one object at a time, only for what a SecurityPolicyAllowlist keeps.
+		{Group: "cloudarmor.armorplane.io", Resource: "securitypolicies", Verb: "deletecollection"},
 		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "create"},
 	} {
 		want[g] = false

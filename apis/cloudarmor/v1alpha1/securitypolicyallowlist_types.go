@@ -30,6 +30,7 @@ type AllowlistAddressGroup struct {
 // +kubebuilder:validation:XValidation:rule="self.priorityRange.first <= self.priorityRange.last",message="priorityRange.first must not exceed priorityRange.last"
 // +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'addressGroup' || has(self.addressGroup)",message="mode addressGroup needs addressGroup.name"
 // +kubebuilder:validation:XValidation:rule="self.securityPolicy == oldSelf.securityPolicy",message="securityPolicy is immutable: create another SecurityPolicyAllowlist"
+// +kubebuilder:validation:XValidation:rule="has(self.createPolicy) == has(oldSelf.createPolicy)",message="createPolicy cannot be added or removed: removing it would delete the policy the allowlist created"
 // +kubebuilder:validation:XValidation:rule="has(self.project) == has(oldSelf.project) && (!has(self.project) || self.project == oldSelf.project)",message="project is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region) && (!has(self.region) || self.region == oldSelf.region)",message="region is immutable"
 type SecurityPolicyAllowlistSpec struct {
@@ -37,11 +38,14 @@ type SecurityPolicyAllowlistSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
 	SecurityPolicy string `json:"securityPolicy"`
 
-	// SecurityPolicyObject names the SecurityPolicy object of this namespace
-	// that creates the policy, when one does: the rules then wait for it
-	// rather than fail while GCP does not have the policy yet.
+	// CreatePolicy makes the allowlist create the policy: a SecurityPolicy
+	// object of its own, named as the GCP policy, which it deletes with
+	// itself. Unset, the rules go into an existing policy, which the
+	// allowlist never changes otherwise. The policy's status follows every
+	// rule it holds; kept by the allowlist rather than composed beside it,
+	// that churn never reaches Crossplane.
 	// +optional
-	SecurityPolicyObject string `json:"securityPolicyObject,omitempty"`
+	CreatePolicy *AllowlistPolicy `json:"createPolicy,omitempty"`
 
 	// Project of the policy. Defaults to the ProviderConfig's projectID.
 	// +optional
@@ -86,6 +90,20 @@ type SecurityPolicyAllowlistSpec struct {
 	// ProviderConfigRef is given to every rule this object keeps.
 	// +optional
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+}
+
+// AllowlistPolicy is the policy an allowlist creates.
+type AllowlistPolicy struct {
+	// DefaultAction of the policy's default rule.
+	// +optional
+	// +kubebuilder:default="deny(403)"
+	// +kubebuilder:validation:Enum="deny(403)";"deny(404)";"deny(502)";allow
+	DefaultAction string `json:"defaultAction,omitempty"`
+
+	// Description of the policy.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Description string `json:"description,omitempty"`
 }
 
 // AllowlistPriorityRange is an inclusive range of rule priorities.

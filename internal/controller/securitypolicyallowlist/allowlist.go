@@ -62,7 +62,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, reg *addressset.Registry) err
 			panic(errors.Wrap(err, "cannot set up SecurityPolicyAllowlist controller"))
 		}
 	}, v1alpha1.SecurityPolicyAllowlistGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
-		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind)
+		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind, v1beta1.SecurityPolicyGroupVersionKind)
 	return nil
 }
 
@@ -79,6 +79,7 @@ func add(mgr ctrl.Manager, o controller.Options, reg *addressset.Registry) error
 		// status follows.
 		Owns(&v1beta1.SecurityPolicyRule{}).
 		Owns(&v1alpha1.AddressGroup{}).
+		Owns(&v1beta1.SecurityPolicy{}).
 		Owns(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Func(func(_ context.Context, q queue) error {
 			reg.Subscribe(func(set types.NamespacedName) {
@@ -169,6 +170,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	r.reads(al)
+	if err := r.keepPolicy(ctx, al, k); err != nil {
+		return reconcile.Result{}, r.failed(ctx, al, err)
+	}
 	if err := r.keepSets(ctx, al, k); err != nil {
 		return reconcile.Result{}, r.failed(ctx, al, err)
 	}
@@ -203,6 +207,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		res.RequeueAfter = retry
 	}
 	return res, err
+}
+
+// keepPolicy makes the policy the allowlist creates what its spec says. Only
+// what the allowlist sets is compared: the rest of the object is its
+// controller's (defaults, resolved fields).
+func (r *Reconciler) keepPolicy(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) error {
+	switch {
+	case al.Spec.CreatePolicy == nil:
+		return nil
+	case k.policy == nil:
+		return r.create(ctx, policy(al))
+	}
+	want := policyParameters(al, k.policy.Spec.ForProvider)
+	if equality.Semantic.DeepEqual(want, k.policy.Spec.ForProvider) {
+		return nil
+	}
+	k.policy.Spec.ForProvider = want
+	return errors.Wrapf(r.kube.Update(ctx, k.policy), "cannot update SecurityPolicy %s", k.policy.GetName())
 }
 
 // keepSets makes one AddressSet per node source and removes the others.
@@ -329,6 +351,9 @@ func (r *Reconciler) delete(ctx context.Context, al *v1alpha1.SecurityPolicyAllo
 	}
 	for _, o := range k.sets {
 		all = append(all, o)
+	}
+	if k.policy != nil {
+		all = append(all, k.policy)
 	}
 	for _, o := range all {
 		if o.GetDeletionTimestamp() != nil {

@@ -40,6 +40,7 @@ const (
 	RoleGroupRule = "group-rule"
 	RoleGroup     = "group"
 	RoleNodes     = "nodes"
+	RolePolicy    = "policy"
 )
 
 // Crossplane's marks on the objects it composes: an allowlist adopts the ones
@@ -51,12 +52,15 @@ const (
 	compositionGroupRulePrefix = "group-rule-"
 	compositionGroupPrefix     = "group-"
 	compositionNodesPrefix     = "nodes-"
+	compositionPolicy          = "policy"
 )
 
 // kept are the allowlist's objects, by role.
 type kept struct {
 	children
 	sets map[string]*v1alpha1.AddressSet
+	// policy is the policy the allowlist created; nil when it creates none.
+	policy *v1beta1.SecurityPolicy
 }
 
 // list returns the objects the allowlist keeps, adopting on the way those its
@@ -78,8 +82,17 @@ func (r *Reconciler) list(ctx context.Context, al *v1alpha1.SecurityPolicyAllowl
 	if err := r.kube.List(ctx, sets, client.InNamespace(al.GetNamespace()), client.MatchingLabels{LabelAllowlist: al.GetName()}); err != nil {
 		return kept{}, errors.Wrap(err, "cannot list the allowlist's AddressSets")
 	}
-	if err := r.adoptComposed(ctx, al, rules, groups, sets); err != nil {
+	policies := &v1beta1.SecurityPolicyList{}
+	if err := r.kube.List(ctx, policies, client.InNamespace(al.GetNamespace()), client.MatchingLabels{LabelAllowlist: al.GetName()}); err != nil {
+		return kept{}, errors.Wrap(err, "cannot list the allowlist's SecurityPolicy")
+	}
+	if err := r.adoptComposed(ctx, al, rules, groups, sets, policies); err != nil {
 		return kept{}, err
+	}
+	for i := range policies.Items {
+		if o := &policies.Items[i]; metav1.IsControlledBy(o, al) {
+			k.policy = o
+		}
 	}
 	for i := range rules.Items {
 		o := &rules.Items[i]
@@ -112,7 +125,8 @@ func (r *Reconciler) list(ctx context.Context, al *v1alpha1.SecurityPolicyAllowl
 // place. Only objects whose controller is al's own controller are taken, so an
 // allowlist never takes another composite's objects. Once taken, Crossplane no
 // longer counts them as its own and never deletes them.
-func (r *Reconciler) adoptComposed(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, rules *v1beta1.SecurityPolicyRuleList, groups *v1alpha1.AddressGroupList, sets *v1alpha1.AddressSetList) error {
+func (r *Reconciler) adoptComposed(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, rules *v1beta1.SecurityPolicyRuleList, groups *v1alpha1.AddressGroupList,
+	sets *v1alpha1.AddressSetList, policies *v1beta1.SecurityPolicyList) error {
 	owner := metav1.GetControllerOf(al)
 	composite := al.GetLabels()[labelComposite]
 	if owner == nil || composite == "" {
@@ -127,6 +141,7 @@ func (r *Reconciler) adoptComposed(ctx context.Context, al *v1alpha1.SecurityPol
 		{&v1beta1.SecurityPolicyRuleList{}, func(o client.Object) { rules.Items = append(rules.Items, *o.(*v1beta1.SecurityPolicyRule)) }},
 		{&v1alpha1.AddressGroupList{}, func(o client.Object) { groups.Items = append(groups.Items, *o.(*v1alpha1.AddressGroup)) }},
 		{&v1alpha1.AddressSetList{}, func(o client.Object) { sets.Items = append(sets.Items, *o.(*v1alpha1.AddressSet)) }},
+		{&v1beta1.SecurityPolicyList{}, func(o client.Object) { policies.Items = append(policies.Items, *o.(*v1beta1.SecurityPolicy)) }},
 	}
 	for _, c := range candidates {
 		if err := r.kube.List(ctx, c.list, ns, composed); err != nil {
@@ -174,6 +189,8 @@ func composedRole(o client.Object) (role, group string, ok bool) {
 		return RoleGroup, "", strings.HasPrefix(n, compositionGroupPrefix)
 	case *v1alpha1.AddressSet:
 		return RoleNodes, "", strings.HasPrefix(n, compositionNodesPrefix)
+	case *v1beta1.SecurityPolicy:
+		return RolePolicy, "", n == compositionPolicy
 	}
 	return "", "", false
 }
@@ -193,6 +210,12 @@ func objects(l client.ObjectList) []client.Object {
 		}
 		return out
 	case *v1alpha1.AddressSetList:
+		out := make([]client.Object, 0, len(l.Items))
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+		return out
+	case *v1beta1.SecurityPolicyList:
 		out := make([]client.Object, 0, len(l.Items))
 		for i := range l.Items {
 			out = append(out, &l.Items[i])
@@ -247,10 +270,10 @@ func allowRule(al *v1alpha1.SecurityPolicyAllowlist, name, role string, priority
 	if s.RuleDescription != "" {
 		fp.Description = ptr.To(s.RuleDescription)
 	}
-	if s.SecurityPolicyObject != "" {
-		// The rule waits for the policy object rather than fail while GCP
-		// does not have the policy yet.
-		fp.SecurityPolicyRef = &xpv2.NamespacedReference{Name: s.SecurityPolicyObject}
+	if s.CreatePolicy != nil {
+		// The rule waits for the allowlist's policy object rather than fail
+		// while GCP does not have the policy yet.
+		fp.SecurityPolicyRef = &xpv2.NamespacedReference{Name: s.SecurityPolicy}
 	} else {
 		fp.SecurityPolicy = ptr.To(s.SecurityPolicy)
 	}
@@ -282,6 +305,32 @@ func addressGroup(al *v1alpha1.SecurityPolicyAllowlist, gcpName string, w groupW
 	}
 	g.Spec.ProviderConfigReference = s.ProviderConfigRef
 	return g
+}
+
+// policy is the SecurityPolicy an allowlist creates, named as the GCP policy.
+// Its rules field stays unset, so it leaves the allowlist's rules alone.
+func policy(al *v1alpha1.SecurityPolicyAllowlist) *v1beta1.SecurityPolicy {
+	s := al.Spec
+	p := &v1beta1.SecurityPolicy{ObjectMeta: objectMeta(al, s.SecurityPolicy, RolePolicy)}
+	p.Spec.ForProvider = policyParameters(al, p.Spec.ForProvider)
+	p.Spec.ProviderConfigReference = s.ProviderConfigRef
+	return p
+}
+
+// policyParameters are fp with what the allowlist sets of its policy.
+func policyParameters(al *v1alpha1.SecurityPolicyAllowlist, fp v1beta1.SecurityPolicyParameters) v1beta1.SecurityPolicyParameters {
+	c := al.Spec.CreatePolicy
+	action := c.DefaultAction
+	if action == "" {
+		action = "deny(403)"
+	}
+	fp.Project, fp.Region = al.Spec.Project, al.Spec.Region
+	fp.DefaultRule = &v1beta1.RuleParameters{Action: action}
+	fp.Description = nil
+	if c.Description != "" {
+		fp.Description = ptr.To(c.Description)
+	}
+	return fp
 }
 
 // addressSet is a new AddressSet of a node source.

@@ -145,9 +145,12 @@ func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition)
 	return xpv2.Creating().WithMessage(fmt.Sprintf("%d rule(s) or group(s) are not in GCP yet", waiting))
 }
 
-// objects are the rules and groups the allowlist keeps.
+// objects are the policy, rules and groups the allowlist keeps.
 func (k kept) objects() []resource.Managed {
-	out := make([]resource.Managed, 0, len(k.ranges)+len(k.groupRules)+len(k.groups))
+	out := make([]resource.Managed, 0, len(k.ranges)+len(k.groupRules)+len(k.groups)+1)
+	if k.policy != nil {
+		out = append(out, k.policy)
+	}
 	for _, o := range k.ranges {
 		out = append(out, o)
 	}
