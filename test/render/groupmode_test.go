@@ -27,7 +27,7 @@ func testGroupExample(t *testing.T, e *env) {
 	e.validate(t, dir, first)
 	wantSpec := fromYAML(t, `
 securityPolicy: batch-allowlist
-securityPolicyObject: batch-allowlist
+createPolicy: {defaultAction: deny(403), description: Offices and the batch node pool}
 priorityRange: {first: 1000, last: 1009}
 ruleDescription: IPAllowlist default/batch
 mode: addressGroup
@@ -42,7 +42,7 @@ sources:
 	if diff := cmp.Diff(wantSpec, specOf(allowlist(t, first))); diff != "" {
 		t.Errorf("allowlist spec: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{"SecurityPolicy": 1, "SecurityPolicyAllowlist": 1}, kinds(first)); diff != "" {
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1}, kinds(first)); diff != "" {
 		t.Errorf("composed resources by kind: -want, +got:\n%s", diff)
 	}
 	want{current: "False", reason: "SourcesPending", message: pending, ready: "False"}.check(t, "first pass", first)
@@ -51,8 +51,8 @@ sources:
 		return map[string]any{"ipCount": float64(42), "ruleCount": float64(rules), "unmatchedSources": []any{},
 			"policyName": "batch-allowlist", "addressGroup": "batch-allowlist-nodes"}
 	}
-	filling := "42 source ranges in address group batch-allowlist-nodes; the rule of policy batch-allowlist that uses it comes once GCP has the group"
-	current := "42 source ranges in address group batch-allowlist-nodes, allowed by the rule at priority 1000 of policy batch-allowlist"
+	filling := "every source's ranges are in address group batch-allowlist-nodes; the rule of policy batch-allowlist that uses it comes once GCP has the group"
+	current := "every source's ranges are in address group batch-allowlist-nodes, allowed by the rule at priority 1000 of policy batch-allowlist"
 	for _, step := range []struct {
 		golden string
 		rep    report
@@ -104,7 +104,7 @@ func testGroupFromRules(t *testing.T, e *env) {
 		return s
 	}
 	switching := "address group web-allowlist-nodes is being created or filled with 39 IPv4 and 1 IPv6 ranges; the previous rules stay in place until it is"
-	current := "40 source ranges in address group web-allowlist-nodes, allowed by the rule at priority 1004 of policy web-allowlist"
+	current := "every source's ranges are in address group web-allowlist-nodes, allowed by the rule at priority 1004 of policy web-allowlist"
 	steps := []struct {
 		golden string
 		// xrStatus is the XR's status before the render.

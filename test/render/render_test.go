@@ -4,8 +4,9 @@
 // Outputs are compared with golden files (regenerate with -update) and validated with
 // `crossplane resource validate` against the provider's CRDs and the IPAllowlist XRD.
 //
-// The function composes the SecurityPolicy and one SecurityPolicyAllowlist, and reports the
-// allowlist's status on the IPAllowlist. What the provider does with the allowlist (Nodes
+// The function composes one SecurityPolicyAllowlist, which asks the provider to create the
+// SecurityPolicy when the IPAllowlist's policy.create is true, and reports the allowlist's status
+// on the IPAllowlist. What the provider does with the allowlist (the policy created, Nodes
 // followed, ranges packed into rules of ten or an address group) is not rendered here: the
 // observed allowlists these tests feed back carry a status as the provider writes it, and the
 // provider's own tests cover how it computes it.
@@ -582,7 +583,7 @@ func TestRender(t *testing.T) {
 // exampleAllowlistSpec is the spec of the example's SecurityPolicyAllowlist.
 const exampleAllowlistSpec = `
 securityPolicy: web-allowlist
-securityPolicyObject: web-allowlist
+createPolicy: {defaultAction: deny(403), description: Offices and the web node pool}
 priorityRange: {first: 1000, last: 1099}
 ruleDescription: IPAllowlist default/web
 mode: rules
@@ -596,18 +597,16 @@ sources:
     matchLabels: {cloud.google.com/gke-nodepool: web}
 `
 
-// testFirstPass renders the example XR before anything exists: the function composes the policy
-// and the allowlist at once, and says it waits for the allowlist to report.
+// testFirstPass renders the example XR before anything exists: the function composes the
+// allowlist alone, which carries the policy to create, and says it waits for the allowlist to
+// report.
 func testFirstPass(t *testing.T, e *env) {
 	dir := t.TempDir()
 	objs := e.renderOK(t, dir, xr(t, nil), nil)
 	golden(t, "first-pass", objs)
 	e.validate(t, dir, objs)
-	if diff := cmp.Diff(map[string]int{"SecurityPolicy": 1, "SecurityPolicyAllowlist": 1}, kinds(objs)); diff != "" {
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1}, kinds(objs)); diff != "" {
 		t.Errorf("composed resources by kind: -want, +got:\n%s", diff)
-	}
-	if p, ok := composed(objs)["policy"]; !ok || p.GetName() != "web-allowlist" {
-		t.Errorf("the SecurityPolicy web-allowlist is not composed as resource policy")
 	}
 	a := allowlist(t, objs)
 	if a.GetName() != "web" {
@@ -619,8 +618,8 @@ func testFirstPass(t *testing.T, e *env) {
 	want{current: "False", reason: "SourcesPending", message: pending, ready: "False"}.check(t, "first pass", objs)
 }
 
-// composedMsg is the allowlist's Current message for the example's 40 ranges.
-const composedMsg = "40 source ranges in 4 rule(s) of policy web-allowlist"
+// composedMsg is the example allowlist's Current message once its ranges are in its rules.
+const composedMsg = "every source's ranges are in the allow rules of policy web-allowlist, priorities 1000-1099"
 
 // reportedStatus is the example XR's status once its allowlist reported 40 ranges in 4 rules.
 func reportedStatus() map[string]any {
@@ -655,7 +654,7 @@ func testAllowlistReports(t *testing.T, e *env) {
 			reason: "No Node of pool web: the offices alone, pool-web unmatched (an optional source).",
 			rep: &report{ipCount: 3, ruleCount: 1, unmatched: []string{"pool-web"},
 				warnings: []string{`node source "pool-web": no address: 0 node(s) match labels {cloud.google.com/gke-nodepool=web}`},
-				current:  "True", reason: "Composed", message: "3 source ranges in 1 rule(s) of policy web-allowlist"},
+				current:  "True", reason: "Composed", message: composedMsg},
 			want: want{
 				status:  map[string]any{"ipCount": float64(3), "ruleCount": float64(1), "unmatchedSources": []any{"pool-web"}, "policyName": "web-allowlist"},
 				current: "True", reason: "Composed", ready: "True",
@@ -680,7 +679,7 @@ func testAllowlistReports(t *testing.T, e *env) {
 				"and waits; the allowlist stays Ready meanwhile, and so does the XR.",
 			xrStatus: reportedStatus(),
 			rep: &report{generation: 2, observedGeneration: 1, ipCount: 3, ruleCount: 1, current: "True", reason: "Composed",
-				message: "3 source ranges in 1 rule(s) of policy web-allowlist"},
+				message: composedMsg},
 			want: want{status: reportedStatus(), current: "False", reason: "SourcesPending", message: pending, ready: "True"},
 		},
 	}
@@ -703,8 +702,8 @@ func testAllowlistReports(t *testing.T, e *env) {
 	}
 }
 
-// testExistingPolicy renders the example XR naming an existing policy, with InternalIPs: no
-// SecurityPolicy is composed, the allowlist names the policy by GCP name only and passes
+// testExistingPolicy renders the example XR naming an existing policy, with InternalIPs: the
+// allowlist names the policy by GCP name only, asks for no policy to be created, and passes
 // includeInternalIP on.
 func testExistingPolicy(t *testing.T, e *env) {
 	dir := t.TempDir()
@@ -713,7 +712,7 @@ func testExistingPolicy(t *testing.T, e *env) {
 		spec["nodeSources"].([]any)[0].(map[string]any)["includeInternalIP"] = true
 	}
 	first := e.renderOK(t, dir, xr(t, spec), nil)
-	msg := "9 source ranges in 1 rule(s) of policy shared-edge"
+	msg := "every source's ranges are in the allow rules of policy shared-edge, priorities 1000-1099"
 	objs := e.renderOK(t, dir, xr(t, spec), observedFrom(t, first, &report{ipCount: 9, ruleCount: 1, current: "True", reason: "Composed", message: msg}))
 	golden(t, "existing-policy-internal-ips", objs)
 	e.validate(t, dir, objs)
@@ -722,7 +721,7 @@ func testExistingPolicy(t *testing.T, e *env) {
 	}
 	wantSpec := fromYAML(t, exampleAllowlistSpec)
 	wantSpec["securityPolicy"] = "shared-edge"
-	delete(wantSpec, "securityPolicyObject")
+	delete(wantSpec, "createPolicy")
 	wantSpec["sources"].([]any)[2].(map[string]any)["nodes"].(map[string]any)["includeInternalIP"] = true
 	if diff := cmp.Diff(wantSpec, specOf(allowlist(t, objs))); diff != "" {
 		t.Errorf("allowlist spec: -want, +got:\n%s", diff)
@@ -733,10 +732,29 @@ func testExistingPolicy(t *testing.T, e *env) {
 	}.check(t, "existing policy", objs)
 }
 
-// earlierComposition is what the previous version of the function composed for the example
-// (the policy aside), one of its four rules and the AddressSet of pool-web, as Crossplane
-// observes it.
+// earlierComposition is what earlier versions of the function composed for the example, as
+// Crossplane observes it: the SecurityPolicy, one of its four rules and the AddressSet of
+// pool-web.
 const earlierComposition = `---
+apiVersion: cloudarmor.armorplane.io/v1beta1
+kind: SecurityPolicy
+metadata:
+  annotations:
+    crossplane.io/composition-resource-name: policy
+  labels:
+    crossplane.io/composite: web
+  name: web-allowlist
+  namespace: default
+spec:
+  forProvider:
+    defaultRule:
+      action: deny(403)
+    description: Offices and the web node pool
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: Available, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  - {type: Synced, status: "True", reason: ReconcileSuccess, lastTransitionTime: "2026-01-01T00:00:00Z"}
+---
 apiVersion: cloudarmor.armorplane.io/v1beta1
 kind: SecurityPolicyRule
 metadata:
@@ -787,14 +805,14 @@ status:
   - {type: Synced, status: "True", reason: ReconcileSuccess, lastTransitionTime: "2026-01-01T00:00:00Z"}
 `
 
-// testUpgrade renders the example XR over what the previous version of the function composed:
-// its rule and AddressSet are composed again exactly as they are, beside the new allowlist,
-// until the provider adopts them, so an upgrade deletes nothing in GCP.
+// testUpgrade renders the example XR over what earlier versions of the function composed: its
+// policy, rule and AddressSet are composed again exactly as they are, beside the allowlist that
+// now carries the policy to create, until the provider adopts them, so an upgrade deletes
+// nothing in GCP.
 func testUpgrade(t *testing.T, e *env) {
 	dir := t.TempDir()
 	earlier := decode(t, []byte(earlierComposition))
 	first := e.renderOK(t, dir, xr(t, nil), nil)
-	policy := observedFrom(t, []*unstructured.Unstructured{first[0], composed(first)["policy"]}, nil)
 
 	for _, step := range []struct {
 		golden string
@@ -806,12 +824,12 @@ func testUpgrade(t *testing.T, e *env) {
 			want:   want{status: reportedStatus(), current: "False", reason: "SourcesPending", message: pending, ready: "False"},
 		},
 		{
-			// The allowlist reports before it has adopted the rule and the AddressSet.
+			// The allowlist reports before it has adopted the policy, the rule and the AddressSet.
 			rep:  &report{ipCount: 40, ruleCount: 4, current: "True", reason: "Composed", message: composedMsg},
 			want: want{status: reportedStatus(), current: "True", reason: "Composed", message: composedMsg, ready: "True"},
 		},
 	} {
-		observed := append(append([]byte{}, policy...), earlierComposition...)
+		observed := []byte(earlierComposition)
 		if step.rep != nil {
 			observed = append(observed, observedFrom(t, []*unstructured.Unstructured{first[0], allowlist(t, first)}, step.rep)...)
 		}
@@ -842,6 +860,9 @@ func testUpgrade(t *testing.T, e *env) {
 		}
 		if diff := cmp.Diff(map[string]int{"SecurityPolicy": 1, "SecurityPolicyAllowlist": 1, "SecurityPolicyRule": 1, "AddressSet": 1}, kinds(objs)); diff != "" {
 			t.Errorf("%s: composed resources by kind: -want, +got:\n%s", what, diff)
+		}
+		if diff := cmp.Diff(fromYAML(t, exampleAllowlistSpec), specOf(allowlist(t, objs))); diff != "" {
+			t.Errorf("%s: allowlist spec: -want, +got:\n%s", what, diff)
 		}
 	}
 }

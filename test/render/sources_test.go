@@ -168,7 +168,7 @@ const (
 
 const (
 	privatePolicy = "private-web-allowlist"
-	privateReport = "5 source ranges in 1 rule(s) of policy private-web-allowlist"
+	privateReport = "every source's ranges are in the allow rules of policy private-web-allowlist, priorities 2000-2009"
 )
 
 // sourceList parses YAML flow sources into the allowlist's sources by name.
@@ -268,7 +268,7 @@ func testSourceUnmatched(t *testing.T, e *env) {
 	w := defaultEgress()
 	w.gatewayIP = ""
 	first := e.renderPrivate(t, dir, privateXR(t, nil), nil, w)
-	msg := "4 source ranges in 1 rule(s) of policy private-web-allowlist"
+	msg := privateReport
 	objs := e.renderPrivate(t, dir, privateXR(t, nil), observedFrom(t, first, &report{ipCount: 4, ruleCount: 1, current: "True", reason: "Composed", message: msg}), w)
 	golden(t, "service-source-unmatched", objs)
 	e.validate(t, dir, objs)
@@ -333,7 +333,7 @@ func testSourcesHeld(t *testing.T, e *env) {
 			}
 			// Every resource is marked not ready, which the Ready condition's message lists.
 			_, ready := platform.Condition(objs[0], "Ready")
-			if wantReady := "Unready resources: allowlist, policy"; ready != wantReady {
+			if wantReady := "Unready resources: allowlist"; ready != wantReady {
 				t.Errorf("XR Ready message %q, want %q", ready, wantReady)
 			}
 			want{status: privateStatus(), current: "False", reason: "CannotCompose", message: tc.wantMsg, ready: "False",
