@@ -103,6 +103,9 @@ type Node struct {
 	servers   []*http.Server
 	client    *http.Client
 	start     time.Time
+	// downMu makes a second Down, from a signal handler say, wait for the
+	// first to finish.
+	downMu sync.Mutex
 }
 
 // Timing is one phase of Up and when it ended, from Up's start.
@@ -136,6 +139,7 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 			return nil, err
 		}
 	}
+	track(n, true)
 	defer func() {
 		if err != nil {
 			if derr := n.Down(); derr != nil {
@@ -144,7 +148,7 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	if err := recoverStale(cfg.Logf); err != nil {
+	if err := Recover(cfg.Logf); err != nil {
 		return n, err
 	}
 	// Ports only now: a run we waited for held them until it finished.
@@ -624,11 +628,18 @@ func (n *Node) proc(name string) *proc {
 }
 
 // Down stops the node and leaves the host as it was: no processes, mounts,
-// namespaces, links, cgroups or changed sysctls. It is safe to call twice.
+// namespaces, links, cgroups or changed sysctls. It is safe to call twice,
+// and from two goroutines at once: the second returns once the first is done.
 func (n *Node) Down() error {
-	if n == nil || n.lockf == nil {
+	if n == nil {
 		return nil
 	}
+	n.downMu.Lock()
+	defer n.downMu.Unlock()
+	if n.lockf == nil {
+		return nil
+	}
+	defer track(n, false)
 	start := time.Now()
 	var errs []error
 	if n.sb != nil {
@@ -712,6 +723,17 @@ func removeNewCgroupsRetry(before []string) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return err
+}
+
+// Recover undoes what runs that died without tearing down left: the node
+// recorded in the state file (recoverStale) and the folders MkdirTemp made in
+// the temporary folder. Call it holding the machine-wide lock (Lock); Up does.
+// A host left as found is left alone.
+func Recover(logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return errors.Join(recoverStale(logf), removeDeadTemps(os.TempDir(), logf))
 }
 
 // recoverStale undoes a run that died without tearing down: kills its
