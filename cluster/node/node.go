@@ -239,12 +239,15 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 // tmpfs over /run, /var/lib and /var/log, where the kubelet, containerd and
 // libcni write outside their configured folders; sysfs of the node's own
 // network namespace; our resolv.conf. It refuses to run in the host's
-// mount or network namespace (hostNS).
+// mount or network namespace (hostNS). mount(8) keeps its userspace table
+// in the work directory: by default it makes /run/mount, and a mount
+// namespace shares the host's files until the tmpfs is over /run.
 func nsSetup(l layout, debs string, hostNS [2]string) string {
 	return fmt.Sprintf(`
 if [ "$(readlink /proc/self/ns/mnt)" = %[7]q ] || [ "$(readlink /proc/self/ns/net)" = %[8]q ]; then
   echo "refusing to set up the node in the host's namespaces" >&2; exit 1
 fi
+export LIBMOUNT_UTAB=%[9]s
 ip link set lo up
 ip link add %[1]s type bridge
 ip addr add %[2]s/24 dev %[1]s
@@ -260,7 +263,7 @@ mount -t sysfs sysfs /sys
 mount --move /run/cgroup /sys/fs/cgroup
 rmdir /run/cgroup
 mount --bind %[4]s /etc/resolv.conf
-`, bridge, NodeIP, serviceCIDR, l.p("resolv.conf"), debs, l.p("egress.nft"), hostNS[0], hostNS[1])
+`, bridge, NodeIP, serviceCIDR, l.p("resolv.conf"), debs, l.p("egress.nft"), hostNS[0], hostNS[1], l.p("mount-utab"))
 }
 
 // hostNamespaces is this process's mount and network namespace ("mnt:[…]",
