@@ -256,7 +256,7 @@ node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator ./cmd/changelogs-sidecar
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
-		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
+		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_BIN_DIR=$(abspath $(NODE_OUT))/bin NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
 		NODE_CHANGELOGS_BIN=$(abspath $(NODE_OUT))/bin/changelogs-sidecar \
 		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/ $(NODE_TEST_ARGS)
 	BIN_DIR=$(NODE_OUT)/bin XPKG_DIR=$(NODE_OUT)/xpkg CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
