@@ -93,7 +93,7 @@ tools: ## Build kube-apiserver, kube-controller-manager, kubectl, etcd, staticch
 	@# 5 min of a cold make test on 2026-11-27.
 	@# Measured with `make run`'s seven tools: 16.5 min cold in all at nice 19
 	@# beside a benchmark, the longest (the crossplane CLI) 13 min of it.
-	@$(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps \
+	@hack/progress.sh $(MAKE) --no-print-directory -j4 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(STATICCHECK) $(CROSSPLANE) $(CROSSPLANE_CORE) $(FUNCTION_AUTO_READY) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ARGOCD) gitops-deps \
 		node-tool-kube-node node-tool-coredns node-tool-helm node-tool-node-debs $(SIGN)
 
 $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd:
@@ -210,10 +210,12 @@ run: run-tools build ## Boot a real node (root), install Crossplane by Helm and 
 	$(TOOL_ENV) exec $(BIN_DIR)/local --bin-dir $(BIN_DIR) $(RUN_ARGS)
 
 # The tools `make run` needs, built in parallel so that on a cold machine their
-# module downloads and links overlap.
+# module downloads and links overlap. hack/progress.sh says once a minute
+# which are still being built and for how long (44 min in all on a fresh
+# 2-core machine).
 .PHONY: run-tools
 run-tools:
-	@$(MAKE) --no-print-directory -j4 $(NODE_TOOLS) $(CROSSPLANE) $(FUNCTION_AUTO_READY)
+	@hack/progress.sh $(MAKE) --no-print-directory -j4 $(NODE_TOOLS) $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 
 ##@ Node
 
@@ -226,7 +228,7 @@ NODE_TOOLS := node-tool-kube-node node-tool-coredns node-tool-helm node-tool-nod
 
 .PHONY: node-tools
 node-tools: ## Build or fetch everything the real node runs (cached; cluster/toolchain/build.sh).
-	@$(MAKE) --no-print-directory -j4 $(NODE_TOOLS)
+	@hack/progress.sh $(MAKE) --no-print-directory -j4 $(NODE_TOOLS)
 
 .PHONY: $(NODE_TOOLS)
 $(NODE_TOOLS): node-tool-%:
@@ -254,7 +256,7 @@ node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator ./cmd/changelogs-sidecar
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \
-		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
+		NODE_XPKG_DIR=$(abspath $(NODE_OUT))/xpkg NODE_BIN_DIR=$(abspath $(NODE_OUT))/bin NODE_EMULATOR_BIN=$(abspath $(NODE_OUT))/bin/emulator \
 		NODE_CHANGELOGS_BIN=$(abspath $(NODE_OUT))/bin/changelogs-sidecar \
 		go test -p 1 -count=1 -timeout 30m -v ./cluster/node/ ./test/node/ $(NODE_TEST_ARGS)
 	BIN_DIR=$(NODE_OUT)/bin XPKG_DIR=$(NODE_OUT)/xpkg CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \

@@ -25,13 +25,19 @@ args=(--ready-file "$ready" --demo=false --bin-dir "${BIN_DIR:-_output/bin}" --x
 	--provider-arg=--timeout=20s --provider-arg=--max-reconcile-rate=20)
 "$local_bin" "${args[@]}" >"$log" 2>&1 &
 pid=$!
+# The node's teardown is waited for, whatever stops this script: Ctrl-C, kill,
+# a closed terminal, or a stdout that went away (with SIGPIPE ignored a write
+# to it fails, and set -e ends the script); a second signal does not cut the
+# wait short.
 stop() {
+	trap '' INT TERM HUP
 	kill -TERM "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	tail -3 "$log" | sed 's/^/shared node: /'
+	tail -3 "$log" | sed 's/^/shared node: /' || true
 }
 trap stop EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP
+trap '' PIPE
 
 echo ">> booting the shared node (log: $log)"
 start=$SECONDS

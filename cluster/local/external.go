@@ -34,13 +34,13 @@ var demoKinds = []string{"ipallowlists.platform.armorplane.io", "securitypolicya
 // failure) removes all it installed: the examples first, while the provider
 // can still delete what they made in GCP, then the packages, Crossplane, the
 // namespaces and the CRDs.
-func runExternal(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) (err error) {
+func runExternal(ctx context.Context, cfg config, out io.Writer) (err error) {
 	start := time.Now()
 	root, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "provider-cloudarmor-external-")
+	tmp, err := node.MkdirTemp("external-")
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,6 @@ func runExternal(ctx context.Context, restoreSignals func(), cfg config, out io.
 	// context of its own, since ctx ends with the Ctrl-C that starts it.
 	var applied []string
 	defer func() {
-		restoreSignals()
 		cleanup, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		fmt.Fprintln(out, "\nremoving what make run installed…")

@@ -23,10 +23,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
@@ -92,22 +90,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, kill and a closed terminal all tear down; so does a run whose
+	// stdout went away (`make run | tee log`, tee stopped by the same
+	// Ctrl-C): its lines are lost, its teardown is not.
+	ctx, stop := node.NotifyContext(context.Background())
 	defer stop()
 	do := run
 	if cfg.kubeconfig != "" {
 		do = runExternal
 	}
-	if err := do(ctx, stop, cfg, os.Stdout); err != nil {
+	if err := do(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
 	}
 }
 
-// run brings everything up, waits for ctx to end and tears it down.
-// restoreSignals is called once shutdown starts, so that a second Ctrl-C kills
-// the process at once; the next start then undoes what this one left.
-func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) error {
+// run brings everything up, waits for ctx to end and tears it down. It writes
+// to out but ignores its errors: the teardown must not depend on it.
+func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := node.RequireRoot(); err != nil {
 		return fmt.Errorf("%w (it boots a real node: namespaces, mounts, containerd, a bridge)", err)
 	}
@@ -116,7 +116,7 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "provider-cloudarmor-local-")
+	tmp, err := node.MkdirTemp("local-")
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
-	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: logf})
+	n, err := node.Up(ctx, node.Config{Tools: tools, Logf: logf, Lock: node.InheritedLock()})
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,6 @@ func run(ctx context.Context, restoreSignals func(), cfg config, out io.Writer) 
 		d.printNext(out, n.Kubeconfig, tools.Kubectl)
 	}
 	<-ctx.Done()
-	restoreSignals()
 	fmt.Fprintln(out, "\nshutting down…")
 	if cfg.readyFile != "" {
 		_ = os.Remove(cfg.readyFile)

@@ -103,6 +103,9 @@ type Node struct {
 	servers   []*http.Server
 	client    *http.Client
 	start     time.Time
+	// downMu makes a second Down, from a signal handler say, wait for the
+	// first to finish.
+	downMu sync.Mutex
 }
 
 // Timing is one phase of Up and when it ended, from Up's start.
@@ -136,6 +139,7 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 			return nil, err
 		}
 	}
+	track(n, true)
 	defer func() {
 		if err != nil {
 			if derr := n.Down(); derr != nil {
@@ -144,7 +148,7 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	if err := recoverStale(cfg.Logf); err != nil {
+	if err := Recover(cfg.Logf); err != nil {
 		return n, err
 	}
 	// Ports only now: a run we waited for held them until it finished.
@@ -235,12 +239,15 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 // tmpfs over /run, /var/lib and /var/log, where the kubelet, containerd and
 // libcni write outside their configured folders; sysfs of the node's own
 // network namespace; our resolv.conf. It refuses to run in the host's
-// mount or network namespace (hostNS).
+// mount or network namespace (hostNS). mount(8) keeps its userspace table
+// in the work directory: by default it makes /run/mount, and a mount
+// namespace shares the host's files until the tmpfs is over /run.
 func nsSetup(l layout, debs string, hostNS [2]string) string {
 	return fmt.Sprintf(`
 if [ "$(readlink /proc/self/ns/mnt)" = %[7]q ] || [ "$(readlink /proc/self/ns/net)" = %[8]q ]; then
   echo "refusing to set up the node in the host's namespaces" >&2; exit 1
 fi
+export LIBMOUNT_UTAB=%[9]s
 ip link set lo up
 ip link add %[1]s type bridge
 ip addr add %[2]s/24 dev %[1]s
@@ -256,7 +263,7 @@ mount -t sysfs sysfs /sys
 mount --move /run/cgroup /sys/fs/cgroup
 rmdir /run/cgroup
 mount --bind %[4]s /etc/resolv.conf
-`, bridge, NodeIP, serviceCIDR, l.p("resolv.conf"), debs, l.p("egress.nft"), hostNS[0], hostNS[1])
+`, bridge, NodeIP, serviceCIDR, l.p("resolv.conf"), debs, l.p("egress.nft"), hostNS[0], hostNS[1], l.p("mount-utab"))
 }
 
 // hostNamespaces is this process's mount and network namespace ("mnt:[…]",
@@ -624,11 +631,18 @@ func (n *Node) proc(name string) *proc {
 }
 
 // Down stops the node and leaves the host as it was: no processes, mounts,
-// namespaces, links, cgroups or changed sysctls. It is safe to call twice.
+// namespaces, links, cgroups or changed sysctls. It is safe to call twice,
+// and from two goroutines at once: the second returns once the first is done.
 func (n *Node) Down() error {
-	if n == nil || n.lockf == nil {
+	if n == nil {
 		return nil
 	}
+	n.downMu.Lock()
+	defer n.downMu.Unlock()
+	if n.lockf == nil {
+		return nil
+	}
+	defer track(n, false)
 	start := time.Now()
 	var errs []error
 	if n.sb != nil {
@@ -712,6 +726,17 @@ func removeNewCgroupsRetry(before []string) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return err
+}
+
+// Recover undoes what runs that died without tearing down left: the node
+// recorded in the state file (recoverStale) and the folders MkdirTemp made in
+// the temporary folder. Call it holding the machine-wide lock (Lock); Up does.
+// A host left as found is left alone.
+func Recover(logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return errors.Join(recoverStale(logf), removeDeadTemps(os.TempDir(), logf))
 }
 
 // recoverStale undoes a run that died without tearing down: kills its

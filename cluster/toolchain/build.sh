@@ -109,13 +109,25 @@ build() {
   local work start
   work=$(mktemp -d)
   # shellcheck disable=SC2064 # expand $work now: it is local to this function.
-  trap "rm -rf '$work'" EXIT
+  trap "rm -rf '$work' '$(building "$name")'" EXIT
   start=$(date +%s)
   cp "$here/$module/go.mod" "$here/$module/go.sum" "$here/$module/"*.go "$work/"
   (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -ldflags="$ldflags" -o "$bin.tmp" "$pkg")
   mv "$bin.tmp" "$bin"
+  rm -f "$(building "$name")"
   echo ">> built $name $version in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))" >&2
   echo "$bin"
+}
+
+# building NAME: marks NAME as being built by this process since now, for
+# hack/progress.sh (which `make run` prints while it builds tools), and prints
+# the marker's path for removal when done. A marker whose process is gone is
+# stale and ignored.
+building() {
+  local m="$cache/building/${1// /+}"
+  mkdir -p "$cache/building"
+  echo "$$ $(date +%s)" >"$m"
+  echo "$m"
 }
 
 # kube_ldflags: the version the binaries report (the Node's kubeletVersion, the
@@ -151,7 +163,7 @@ kube_node() {
     local work start
     work=$(mktemp -d)
     # shellcheck disable=SC2064 # expand $work now: it is local to this function.
-    trap "rm -rf '$work'" EXIT
+    trap "rm -rf '$work' '$(building "${missing[*]}")'" EXIT
     start=$(date +%s)
     cp "$here/kube-apiserver/go.mod" "$here/kube-apiserver/go.sum" "$here/kube-apiserver/"*.go "$work/"
     mkdir "$work/out"
@@ -160,6 +172,7 @@ kube_node() {
       mkdir -p "$cache/bin/$n-$kas_version"
       mv "$work/out/$n" "$cache/bin/$n-$kas_version/$n"
     done
+    rm -f "$(building "${missing[*]}")"
     echo ">> built ${missing[*]} $kas_version in $(($(date +%s) - start))s" >&2
   fi
   for n in "${names[@]}"; do echo "$cache/bin/$n-$kas_version/$n"; done
@@ -178,6 +191,8 @@ node_debs_root() {
   flock "$lock"
   if [ -f "$dir/.done" ]; then echo "$dir/root"; return 0; fi
   echo ">> fetching ${#node_debs[@]} Debian packages into $dir (first time only)" >&2
+  # shellcheck disable=SC2064 # expand now.
+  trap "rm -f '$(building node-debs)'" EXIT
   rm -rf "$dir/debs" "$dir/root"
   mkdir -p "$dir/debs" "$dir/root"
   # As root, apt-get drops to the _apt user to download; root keeps it writing
@@ -189,6 +204,7 @@ node_debs_root() {
   local deb
   for deb in "$dir/debs"/*.deb; do dpkg -x "$deb" "$dir/root"; done
   touch "$dir/.done"
+  rm -f "$(building node-debs)"
   echo "$dir/root"
 }
 

@@ -26,16 +26,7 @@ import (
 // installed: no Crossplane or armorplane CRD, namespace or Helm release left.
 func TestExternalCluster(t *testing.T) {
 	tools := realNode(t, t.TempDir())
-	root := repo.Root()
-	local := os.Getenv("LOCAL")
-	if local == "" {
-		local = filepath.Join(t.TempDir(), "local")
-		build := exec.Command("go", "build", "-o", local, "./cluster/local")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cluster/local: %v\n%s", err, out)
-		}
-	}
+	root, local := repo.Root(), localBinary(t)
 	lk := lockMachine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -115,4 +106,20 @@ func TestExternalCluster(t *testing.T) {
 	if t.Failed() {
 		t.Logf("output:\n%s", log.String())
 	}
+}
+
+// localBinary is the program `make run` execs (cluster/local): LOCAL, as the
+// Makefile builds it, else built here.
+func localBinary(t *testing.T) string {
+	t.Helper()
+	if local := os.Getenv("LOCAL"); local != "" {
+		return local
+	}
+	local := filepath.Join(t.TempDir(), "local")
+	build := exec.Command("go", "build", "-o", local, "./cluster/local")
+	build.Dir = repo.Root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cluster/local: %v\n%s", err, out)
+	}
+	return local
 }

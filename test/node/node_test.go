@@ -45,9 +45,22 @@ func realNode(t *testing.T, dir string) node.Tools {
 	return tools
 }
 
+// TestMain tears down the nodes a test has up when the test binary is
+// stopped by a signal (Ctrl-C, kill, a closed terminal), and keeps it alive
+// when `go test`'s output goes away.
+func TestMain(m *testing.M) {
+	stop := node.DownOnSignal()
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
 // lockMachine takes the machine-wide node lock, waiting for another run (a
 // `make run`, another suite's node) to finish: the host's snapshot must not
-// see another node. boot hands the lock to the node, whose teardown releases it.
+// see another node. It then undoes what a run that died without tearing down
+// left (node.Recover), so that the snapshot taken next is of the host as
+// found, not of an earlier run's leftovers that the first node's start would
+// remove. boot hands the lock to the node, whose teardown releases it.
 func lockMachine(t *testing.T) *os.File {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -55,6 +68,10 @@ func lockMachine(t *testing.T) *os.File {
 	lk, err := node.Lock(ctx, t.Logf)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := node.Recover(t.Logf); err != nil {
+		_ = lk.Close()
+		t.Fatalf("undoing an earlier run's leftovers: %v", err)
 	}
 	// Released by the node's teardown; here too if the test ends before
 	// the node took it (a second Close is harmless).
@@ -507,7 +524,75 @@ func snapshot(t *testing.T, debs string) hostState {
 		}
 	}
 	s["paths"] = strings.Join(paths, "\n")
+	s["listening ports"] = listeningPorts(t)
+	s["temporary folder"] = harnessTemps(t, os.TempDir())
+	for _, d := range []string{"/run", "/run/lock"} {
+		s["entries of "+d] = dirNames(t, d)
+	}
 	return s
+}
+
+// harnessPorts are the host ports a node run listens on: the API server's
+// and the registry's forwarders, and make run's forward to the emulator
+// (cluster/local's emulatorHostAddr). Other ports come and go with other work
+// on this machine (a provider's metrics on :8080 was seen), so only these
+// are compared.
+var harnessPorts = map[uint64]bool{node.APIPort: true, node.RegistryPort: true, 8787: true}
+
+// listeningPorts lists which of harnessPorts the host's network namespace
+// listens on, from /proc/net/tcp and tcp6.
+func listeningPorts(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st …; st 0A is LISTEN.
+			f := strings.Fields(line)
+			if len(f) < 4 || f[3] != "0A" {
+				continue
+			}
+			addr, port, _ := strings.Cut(f[1], ":")
+			if p, err := strconv.ParseUint(port, 16, 16); err == nil && harnessPorts[p] {
+				out = append(out, fmt.Sprintf("%s:%d", addr, p))
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// harnessTemps lists the folders the harness makes in the temporary folder
+// dir: the node's work directory and what node.MkdirTemp makes for make run
+// (cluster/local) and cluster/node/cmd/node. Folders of other tests there
+// come and go.
+func harnessTemps(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	for _, e := range strings.Split(dirNames(t, dir), "\n") {
+		if name, ok := strings.CutPrefix(e, node.TempPrefix); ok &&
+			(strings.HasPrefix(name, "node") || strings.HasPrefix(name, "local-") || strings.HasPrefix(name, "external-")) {
+			out = append(out, e)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, "\n")
 }
 
 // namespaces lists the distinct namespaces the host's processes are in. A

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
 )
@@ -30,13 +28,13 @@ func run(crossplane bool) error {
 	if err := node.RequireRoot(); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := node.NotifyContext(context.Background())
 	defer stop()
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "node-tools-")
+	tmp, err := node.MkdirTemp("node-tools-")
 	if err != nil {
 		return err
 	}

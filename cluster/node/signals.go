@@ -1,0 +1,109 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// StopSignals are the ordinary ways a long command is stopped: Ctrl-C, kill,
+// and closing its terminal. Each leads to the same full teardown.
+var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+var brokenPipeOnce sync.Once
+
+// SurviveBrokenPipe makes a write to a closed stdout or stderr fail with EPIPE
+// instead of killing the process. Go's default kills a process that writes to
+// a broken pipe on file descriptor 1 or 2 unless it is notified of SIGPIPE;
+// `make run 2>&1 | tee log` stopped with Ctrl-C loses tee first, and the
+// harness's next line would then end it before its teardown. Children still
+// start with SIGPIPE's default action: a handler, unlike SIG_IGN, is not
+// inherited across exec.
+func SurviveBrokenPipe() {
+	brokenPipeOnce.Do(func() {
+		// Package signal never blocks on a full channel: nothing reads it.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	})
+}
+
+// NotifyContext returns a context that ends at the first of StopSignals, and
+// calls SurviveBrokenPipe. Every later one is caught and only noted on stderr
+// until stop is called: a second Ctrl-C during teardown must not end the
+// process half way, with the host's sysctls still changed (SIGKILL still
+// does; the next start then cleans up).
+func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	stopNotify := onStopSignal(cancel)
+	return ctx, func() { stopNotify(); cancel() }
+}
+
+// onStopSignal calls first, in a goroutine of its own, at the first of
+// StopSignals, and catches every later one until stop is called.
+func onStopSignal(first func()) (stop func()) {
+	SurviveBrokenPipe()
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, StopSignals...)
+	done := make(chan struct{})
+	go func() {
+		for seen := false; ; seen = true {
+			select {
+			case s := <-ch:
+				if !seen {
+					go first()
+					continue
+				}
+				// The error is ignored: stderr may be gone.
+				_, _ = fmt.Fprintf(os.Stderr, "%v: still tearing down, which finishes on its own\n", s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+		})
+	}
+}
+
+// live is every node of this process that is up, for DownOnSignal.
+var live = struct {
+	sync.Mutex
+	nodes map[*Node]bool
+}{nodes: map[*Node]bool{}}
+
+func track(n *Node, up bool) {
+	live.Lock()
+	defer live.Unlock()
+	if up {
+		live.nodes[n] = true
+		return
+	}
+	delete(live.nodes, n)
+}
+
+// DownOnSignal is for a process that boots nodes with Up and has no teardown
+// of its own on a signal, such as a test binary: at the first of StopSignals
+// it tears down every node still up and exits with status 1. stop ends it.
+func DownOnSignal() (stop func()) {
+	return onStopSignal(func() {
+		live.Lock()
+		nodes := make([]*Node, 0, len(live.nodes))
+		for n := range live.nodes {
+			nodes = append(nodes, n)
+		}
+		live.Unlock()
+		for _, n := range nodes {
+			if err := n.Down(); err != nil {
+				_, _ = fmt.Fprintf(os.Stderr, "node teardown: %v\n", err)
+			}
+		}
+		_, _ = fmt.Fprintf(os.Stderr, "stopped by a signal; %d node(s) torn down\n", len(nodes))
+		os.Exit(1)
+	})
+}

@@ -1,0 +1,76 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// signalHelperEnv makes this test binary the helper of TestNotifyContext.
+const signalHelperEnv = "NODE_SIGNAL_HELPER"
+
+func TestMain(m *testing.M) {
+	if out := os.Getenv(signalHelperEnv); out != "" {
+		signalHelper(out)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// signalHelper behaves as `make run`: it says it is up, waits for a signal,
+// then writes on a stdout that is closed by now while it "tears down" for a
+// second (a second signal arrives meanwhile), and records that it finished.
+func signalHelper(out string) {
+	ctx, stop := NotifyContext(context.Background())
+	defer stop()
+	fmt.Println("up")
+	<-ctx.Done()
+	for i := 0; i < 10; i++ {
+		fmt.Println("tearing down…")
+		fmt.Fprintln(os.Stderr, "tearing down…")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := os.WriteFile(out, []byte("torn down"), 0o600); err != nil {
+		os.Exit(3)
+	}
+}
+
+// TestNotifyContext runs a process that uses NotifyContext with its stdout and
+// stderr on a pipe closed before the signal, once per stop signal, and
+// signals it twice: it must finish its "teardown" and exit 0, neither killed
+// by SIGPIPE on its first line nor by the second signal.
+func TestNotifyContext(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			done := filepath.Join(t.TempDir(), "done")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), signalHelperEnv+"="+done)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout, cmd.Stderr = w, w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			_ = w.Close()
+			if line, err := bufio.NewReader(r).ReadString('\n'); err != nil || line != "up\n" {
+				t.Fatalf("the helper said %q (%v), want up", line, err)
+			}
+			_ = r.Close()
+			_ = cmd.Process.Signal(sig)
+			time.Sleep(300 * time.Millisecond)
+			_ = cmd.Process.Signal(sig)
+			err = cmd.Wait()
+			if b, _ := os.ReadFile(done); err != nil || string(b) != "torn down" {
+				t.Errorf("after %v and a second one during teardown, with stdout and stderr closed: exit %v, finished %q; want exit 0 after finishing", sig, err, b)
+			}
+		})
+	}
+}
