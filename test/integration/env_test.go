@@ -96,7 +96,7 @@ func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
 	if err := armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration")}); err != nil {
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration"), PolicyWake: setup.NewWake()}); err != nil {
 		t.Fatal(err)
 	}
 	// No CRD gate controller runs here: the CRDs exist before the manager

@@ -27,7 +27,8 @@ type schemaGVK = schema.GroupVersionKind
 func managedKinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
 		v1alpha1.ProjectCloudArmorTierGroupVersionKind, v1alpha1.OrganizationSecurityPolicyGroupVersionKind,
-		v1alpha1.OrganizationSecurityPolicyAssociationGroupVersionKind, v1alpha1.OrganizationSecurityPolicyRuleGroupVersionKind}
+		v1alpha1.OrganizationSecurityPolicyAssociationGroupVersionKind, v1alpha1.OrganizationSecurityPolicyRuleGroupVersionKind,
+		v1alpha1.SecurityPolicyAttachmentGroupVersionKind}
 }
 
 func staticToken(tok string) oauth2.TokenSource {
