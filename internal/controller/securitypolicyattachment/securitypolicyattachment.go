@@ -204,6 +204,12 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttac
 	held := gcp.RelativeName(t.Field(field))
 	cr.Status.AtProvider.Target, cr.Status.AtProvider.Value = e.key.String(), held
 	f.Presence = ownership.Present
+	if f.Deleting && held != desired {
+		// What the attachment owns while being deleted is its policy in
+		// the field: once the field names anything else, nothing is left
+		// to clear, and the finalizer may go.
+		f.Presence = ownership.Missing
+	}
 	switch v := ownership.Decide(f); v {
 	case ownership.Own:
 		return e.decide(cr, desired, held)

@@ -146,6 +146,18 @@ func TestObserve(t *testing.T) {
 			obj:    attachment(applied(now.Add(-time.Minute))),
 			want:   want{err: "another writer set securityPolicy of projects/p/global/backendServices/web back to " + theirs, ready: corev1.ConditionFalse},
 		},
+		"DeletingAttached": {
+			reason: "Being deleted while the field names the policy: Delete clears it.",
+			held:   ours,
+			obj:    attachment(applied(now.Add(-time.Minute)), deleting),
+			want:   want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionTrue},
+		},
+		"DeletingSetElsewhere": {
+			reason: "Being deleted while the field names another policy: nothing to clear, the finalizer may go.",
+			held:   theirs,
+			obj:    attachment(applied(now.Add(-time.Minute)), deleting),
+			want:   want{obs: managed.ExternalObservation{}, ready: corev1.ConditionFalse},
+		},
 		"ObserveOnly": {
 			reason: "An object that only observes reports the field and never fights.",
 			held:   theirs,
