@@ -16,8 +16,8 @@ import (
 // bucket. GCP records nothing of who set a field, so only the cluster's
 // objects decide, in every namespace: of the attachments that may write and
 // name the same field of the same target in the same project, the oldest
-// owns it (older: a recorded create, then creation time, then
-// namespace/name).
+// owns it (attachmentOlder: one that wrote the field, then creation time,
+// then namespace/name).
 
 const indexAttachmentTarget = "ownership.attachmentTarget" // SecurityPolicyAttachment: kind/region/name/field
 
@@ -54,7 +54,7 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 	var owner *v1alpha1.SecurityPolicyAttachment
 	for n := range l.Items {
 		a := &l.Items[n]
-		if a.GetUID() == cr.GetUID() || !Writes(a) || !older(a, cr) {
+		if a.GetUID() == cr.GetUID() || !Writes(a) || !attachmentOlder(a, cr) {
 			continue
 		}
 		if p, err := projects.Of(ctx, a, a.Spec.ForProvider.Project); err != nil || p != project {
@@ -62,7 +62,7 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 			// either; it owns nothing until it can.
 			continue
 		}
-		if owner == nil || older(a, owner) {
+		if owner == nil || attachmentOlder(a, owner) {
 			owner = a
 		}
 	}
@@ -83,4 +83,19 @@ func targetName(cr *v1alpha1.SecurityPolicyAttachment, project string) string {
 		return "projects/" + project + "/regions/" + *t.Region + "/backendServices/" + t.Name
 	}
 	return "projects/" + project + "/global/backendServices/" + t.Name
+}
+
+// attachmentOlder reports whether a owns before b: an attachment that wrote
+// its field (status.atProvider.lastAppliedTime) before one that never did,
+// then older. An attachment never records a create (its field exists with
+// its target), so without the write first an attachment created in the
+// same second as the one that set the field, with a name that sorts
+// earlier, would take the field over (creationTimestamp has a resolution
+// of one second).
+func attachmentOlder(a, b *v1alpha1.SecurityPolicyAttachment) bool {
+	wa, wb := a.Status.AtProvider.LastAppliedTime != nil, b.Status.AtProvider.LastAppliedTime != nil
+	if wa != wb {
+		return wa
+	}
+	return older(a, b)
 }
