@@ -115,7 +115,7 @@ func (s *suite) testExamples(t *testing.T) {
 				s.checkProvenance(t, o, sp.Labels)
 			}
 		case v1alpha1.SecurityPolicyAttachmentKind:
-			// Its target names the policy, which lists it in usedBy.
+			// Its target names the policy.
 			target, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "target", "name")
 			b, err := s.gcp.BackendServices.Get(project, target).Do()
 			if err != nil {
