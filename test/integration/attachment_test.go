@@ -23,35 +23,33 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	spa "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyattachment"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
 
-// TestAttachment runs a SecurityPolicyAttachment against the emulator: the
+// attachmentBackoff is the attachments' Fight.Backoff in TestProvider, so
+// that a fight takes seconds.
+const attachmentBackoff = 2 * time.Second
+
+// testAttachment runs a SecurityPolicyAttachment against the emulator: the
 // attach shows in the policy's usedBy; a second attachment of the same field
 // is refused; a second writer that undoes every write of the attachment
 // ends in Contested after a bounded number of writes, and no write follows;
 // the reapply annotation ends the contest; deleting the attachment clears
 // only its own policy.
-func TestAttachment(t *testing.T) {
-	// Test-only: a short backoff, so the fight takes seconds. Set before
-	// the controllers start, which read it once.
-	saved := spa.DefaultFight
-	spa.DefaultFight.Backoff = 2 * time.Second
-	t.Cleanup(func() { spa.DefaultFight = saved })
-	e := startProvider(t, emulator.Options{})
+func (e *env) testAttachment(t *testing.T) {
 	ctx := context.Background()
 	const setMethod = "backendServices.setSecurityPolicy"
-	webPath := "projects/" + project + "/global/backendServices/web"
+	limit := spa.DefaultFight.Limit
+	webPath := "projects/" + project + "/global/backendServices/attach-web"
 
-	for _, n := range []string{"armor", "other"} {
+	for _, n := range []string{"attach-armor", "attach-other"} {
 		sp := armor.NewPolicy(n, func(*v1beta1.SecurityPolicyParameters) {})
 		if err := e.kube.Create(ctx, sp); err != nil {
 			t.Fatal(err)
 		}
 		e.waitReady(t, sp)
 	}
-	op, err := e.gcp.BackendServices.Insert(project, &compute.BackendService{Name: "web", LoadBalancingScheme: "EXTERNAL_MANAGED"}).Do()
+	op, err := e.gcp.BackendServices.Insert(project, &compute.BackendService{Name: "attach-web", LoadBalancingScheme: "EXTERNAL_MANAGED"}).Do()
 	if err == nil {
 		err = gcp.WaitForOperation(ctx, e.gcp, project, "", op)
 	}
@@ -59,16 +57,16 @@ func TestAttachment(t *testing.T) {
 		t.Fatal(err)
 	}
 	field := func() string {
-		b, err := e.gcp.BackendServices.Get(project, "web").Do()
+		b, err := e.gcp.BackendServices.Get(project, "attach-web").Do()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return gcp.RelativeName(b.SecurityPolicy)
 	}
-	ours := "projects/" + project + "/global/securityPolicies/armor"
+	ours := "projects/" + project + "/global/securityPolicies/attach-armor"
 
 	// Attach: GCP holds it, the policy's usedBy says so.
-	at := newAttachment(armor.Namespace, "web")
+	at := newAttachment(armor.Namespace, "attach-web")
 	if err := e.kube.Create(ctx, at); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +75,8 @@ func TestAttachment(t *testing.T) {
 	if got := field(); got != ours {
 		t.Fatalf("GCP's securityPolicy of web: want %s, got %q", ours, got)
 	}
-	policy := &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "armor"}}
-	eventually(t, waitFor, "armor's usedBy to name web", func() error {
+	policy := &v1beta1.SecurityPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: armor.Namespace, Name: "attach-armor"}}
+	eventually(t, waitFor, "attach-armor's usedBy to name attach-web", func() error {
 		e.get(t, policy)
 		for _, u := range policy.Status.AtProvider.UsedBy {
 			if u.Name == webPath && u.Field == "securityPolicy" {
@@ -87,7 +85,7 @@ func TestAttachment(t *testing.T) {
 		}
 		return fmt.Errorf("usedBy %v", policy.Status.AtProvider.UsedBy)
 	})
-	t.Logf("usedBy named web %v after the attachment was Ready (poll %v)", time.Since(attached).Round(100*time.Millisecond), poll)
+	t.Logf("usedBy named attach-web %v after the attachment was Ready (poll %v)", time.Since(attached).Round(100*time.Millisecond), poll)
 
 	// A second attachment of the same field, in another namespace, is
 	// refused and writes nothing.
@@ -97,11 +95,11 @@ func TestAttachment(t *testing.T) {
 	}
 	second := newAttachment(other.Name, "web-too")
 	second.Spec.ForProvider.SecurityPolicyRef = nil
-	second.Spec.ForProvider.SecurityPolicy = armor.Ptr("other")
+	second.Spec.ForProvider.SecurityPolicy = armor.Ptr("attach-other")
 	if err := e.kube.Create(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	e.waitSynced(t, second, corev1.ConditionFalse, "is managed by SecurityPolicyAttachment default/web, the oldest object for it")
+	e.waitSynced(t, second, corev1.ConditionFalse, "is managed by SecurityPolicyAttachment default/attach-web, the oldest object for it")
 	if got := field(); got != ours {
 		t.Errorf("a refused attachment wrote: GCP holds %q", got)
 	}
@@ -117,8 +115,8 @@ func TestAttachment(t *testing.T) {
 	go func() {
 		defer close(done)
 		for wctx.Err() == nil {
-			if b, err := e.gcp.BackendServices.Get(project, "web").Context(wctx).Do(); err == nil && gcp.RelativeName(b.SecurityPolicy) == ours {
-				if op, err := e.gcp.BackendServices.SetSecurityPolicy(project, "web", &compute.SecurityPolicyReference{SecurityPolicy: "other"}).Context(wctx).Do(); err == nil {
+			if b, err := e.gcp.BackendServices.Get(project, "attach-web").Context(wctx).Do(); err == nil && gcp.RelativeName(b.SecurityPolicy) == ours {
+				if op, err := e.gcp.BackendServices.SetSecurityPolicy(project, "attach-web", &compute.SecurityPolicyReference{SecurityPolicy: "attach-other"}).Context(wctx).Do(); err == nil {
 					theirs.Add(1)
 					_ = gcp.WaitForOperation(wctx, e.gcp, project, "", op)
 				}
@@ -140,13 +138,13 @@ func TestAttachment(t *testing.T) {
 	if s := at.GetCondition(xpv2.TypeSynced); s.Status != corev1.ConditionFalse || !strings.Contains(s.Message, "contested: another writer set securityPolicy") {
 		t.Errorf("Synced: want False naming the contest, got %s %s", s.Status, s.Message)
 	}
-	if c := at.Status.AtProvider.Contest; c == nil || c.Reversals != saved.Limit || c.Value != "projects/"+project+"/global/securityPolicies/other" {
+	if c := at.Status.AtProvider.Contest; c == nil || c.Reversals != limit || c.Value != "projects/"+project+"/global/securityPolicies/attach-other" {
 		t.Errorf("status.atProvider.contest: %+v", c)
 	}
 	// The first write came before the writer started: the fight cost
 	// Limit-1 writes of ours.
-	if ours1 > int64(saved.Limit-1) {
-		t.Errorf("the attachment wrote %d times against the other writer before stopping; want at most %d", ours1, saved.Limit-1)
+	if ours1 > int64(limit-1) {
+		t.Errorf("the attachment wrote %d times against the other writer before stopping; want at most %d", ours1, limit-1)
 	}
 	t.Logf("contested after %d writes of ours and %d of the other writer", ours1, theirs.Load())
 
@@ -189,8 +187,8 @@ func TestAttachment(t *testing.T) {
 func newAttachment(ns, name string) *v1alpha1.SecurityPolicyAttachment {
 	return &v1alpha1.SecurityPolicyAttachment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.SecurityPolicyAttachmentSpec{ForProvider: v1alpha1.SecurityPolicyAttachmentParameters{
-			SecurityPolicyRef: &xpv2.NamespacedReference{Name: "armor"},
-			Target:            v1alpha1.AttachmentTarget{Kind: v1alpha1.TargetBackendService, Name: "web"},
+			SecurityPolicyRef: &xpv2.NamespacedReference{Name: "attach-armor"},
+			Target:            v1alpha1.AttachmentTarget{Kind: v1alpha1.TargetBackendService, Name: "attach-web"},
 			Field:             v1alpha1.FieldSecurityPolicy}}}
 }
 
