@@ -62,6 +62,11 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 			// either; it owns nothing until it can.
 			continue
 		}
+		if ok, err := projects.Admitted(ctx, a); err != nil || !ok {
+			// Nor can one in a namespace its config does not admit: a
+			// tenant may not hold another's field by naming it first.
+			continue
+		}
 		if owner == nil || attachmentOlder(a, owner) {
 			owner = a
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 )
 
 // attachmentWorld returns a client over objs with the index
@@ -103,6 +104,19 @@ func TestAttachmentStanding(t *testing.T) {
 			others: []client.Object{attachment("team-b", "watcher", observeOnly())},
 			cr:     attachment("team-a", "web", createdAt(5)),
 		},
+		"NotAdmitted": {
+			reason: "An older attachment in a namespace its config does not admit cannot write, so it owns nothing.",
+			others: []client.Object{restrictedConfig(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "outsider"}},
+				attachment("outsider", "first", usingConfig("ClusterProviderConfig", "restricted"))},
+			cr: attachment("team-a", "web", createdAt(5)),
+		},
+		"Admitted": {
+			reason: "An older attachment in a namespace its config admits owns the field.",
+			others: []client.Object{restrictedConfig(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b", Labels: map[string]string{"tenant": "yes"}}},
+				attachment("team-b", "first", usingConfig("ClusterProviderConfig", "restricted"))},
+			cr:   attachment("team-a", "web", createdAt(5)),
+			want: "is managed by SecurityPolicyAttachment team-b/first",
+		},
 		"OtherProject": {
 			reason: "An attachment of the same field of another project's target is no rival.",
 			others: []client.Object{attachment("team-b", "elsewhere", func(mg managedObject) {
@@ -123,4 +137,12 @@ func TestAttachmentStanding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restrictedConfig is the ClusterProviderConfig "restricted" (project p1),
+// admitting only namespaces labelled tenant=yes.
+func restrictedConfig() *pcv1beta1.ClusterProviderConfig {
+	cpc := clusterConfig("restricted", project)
+	cpc.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "yes"}}
+	return cpc
 }
