@@ -339,6 +339,11 @@ spec: {projectID: p, credentials: {source: InjectedIdentity}, namespaceSelector:
 			object:  attachmentYAML("attach-url", "securityPolicy: projects/p/global/backendServices/web", "target: {kind: BackendService, name: web}"),
 			wantErr: "spec.forProvider.securityPolicy in body should match",
 		},
+		"AttachmentRefOtherNamespace": {
+			reason:  "A reference resolves in the object's own namespace only.",
+			object:  attachmentYAML("attach-ref-ns", "securityPolicyRef: {name: armor, namespace: other}", "target: {kind: BackendService, name: web}"),
+			wantErr: "securityPolicyRef must name a SecurityPolicy in this object's namespace",
+		},
 		"AssociationExclusions": {
 			reason: "An organization association may exclude folders and projects.",
 			object: associationYAML("assoc-excl", "attachmentId: organizations/123", "securityPolicy: \"1\"",

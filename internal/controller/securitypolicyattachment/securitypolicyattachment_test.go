@@ -18,6 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
@@ -166,20 +167,39 @@ func TestObserve(t *testing.T) {
 			}),
 			want: want{obs: managed.ExternalObservation{ResourceExists: true}, ready: corev1.ConditionFalse},
 		},
+		"DryRun": {
+			reason: "In dry run nothing is written: the field differs, Ready says so, and GCP cannot be asked.",
+			held:   theirs,
+			obj: attachment(func(cr *v1alpha1.SecurityPolicyAttachment) {
+				cr.SetAnnotations(map[string]string{v1beta1.AnnotationDryRun: "true"})
+			}),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionFalse},
+		},
 		"GKEManaged": {
 			reason: "A backend service GKE's Ingress made is written, with a warning naming the BackendConfig to use.",
 			obj:    attachment(target("k8s1-abc-team-web-80-def")),
 			want: want{obs: managed.ExternalObservation{ResourceExists: true, Diff: "securityPolicy: no policy, want " + ours},
 				ready: corev1.ConditionFalse, gke: ReasonGKEIngress},
 		},
+		"OtherProjectsPolicy": {
+			reason: "A URL of another project's policy is attached as named: GCP decides whether it may be used.",
+			obj: attachment(func(cr *v1alpha1.SecurityPolicyAttachment) {
+				cr.Spec.ForProvider.SecurityPolicy = ptr.To("https://www.googleapis.com/compute/v1/projects/shared/global/securityPolicies/common")
+			}),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, Diff: "securityPolicy: no policy, want projects/shared/global/securityPolicies/common"},
+				ready: corev1.ConditionFalse},
+		},
 		"Outranked": {
 			reason: "An older attachment of the same field owns it: refused, nothing read or written.",
 			obj:    attachment(),
-			kube: &test.MockClient{MockList: test.NewMockListFn(nil, func(o client.ObjectList) error {
+			// Its config (read as an empty ClusterProviderConfig) admits
+			// every namespace.
+			kube: &test.MockClient{MockGet: test.NewMockGetFn(nil), MockList: test.NewMockListFn(nil, func(o client.ObjectList) error {
 				older := attachment()
 				older.SetName("first")
 				older.SetUID("older")
 				older.Spec.ForProvider.Project = ptr.To(project)
+				older.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"})
 				older.SetCreationTimestamp(metav1.NewTime(now.Add(-time.Hour)))
 				o.(*v1alpha1.SecurityPolicyAttachmentList).Items = []v1alpha1.SecurityPolicyAttachment{*older}
 				return nil
