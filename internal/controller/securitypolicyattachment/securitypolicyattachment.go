@@ -197,6 +197,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttac
 	if err != nil {
 		return ownership.Fail(errors.Wrap(err, errGet))
 	}
+	return e.observeField(cr, f, desired, t)
+}
+
+// observeField is Observe's verdict on the target's field, as GCP holds it.
+func (e *external) observeField(cr *v1alpha1.SecurityPolicyAttachment, f ownership.Facts, desired string, t *gcp.Target) (managed.ExternalObservation, error) {
 	field := cr.Spec.ForProvider.Field
 	if c, ok := gkeCondition(field, e.key, t); ok {
 		cr.SetConditions(c)
