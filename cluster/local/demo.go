@@ -37,7 +37,11 @@ const (
 	// legacyBackend is the backend service, made outside Kubernetes like the
 	// policy it uses, that the imported policy's status lists (usedBy).
 	legacyBackend = "legacy-console"
-	readyTimeout  = 3 * time.Minute
+	// attachedBackend is the backend service, made outside Kubernetes
+	// without a policy, that examples/features/attachment.yaml attaches
+	// office-allowlist to.
+	attachedBackend = "web-frontend"
+	readyTimeout    = 3 * time.Minute
 )
 
 // The example folders `make run` applies, in order. examples/allowlist is
@@ -45,7 +49,7 @@ const (
 // AddressSet the provider keeps from them).
 var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist",
 	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
-	"features/organization-policy-rule.yaml"}
+	"features/organization-policy-rule.yaml", "features/attachment.yaml"}
 
 // demoNodes are Node objects `make run` creates besides the real one: three
 // in the pool the example IPAllowlist selects and one outside it, with
@@ -162,7 +166,9 @@ func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root stri
 
 // seed creates, straight in GCP (the emulator), the policy examples/import
 // observes and a backend service that uses it, as a load balancer made
-// outside Kubernetes would: the policy's status lists it (usedBy).
+// outside Kubernetes would: the policy's status lists it (usedBy); and a
+// backend service without a policy, which examples/features/attachment.yaml
+// attaches one to.
 func seed(ctx context.Context, emulator string) error {
 	svc, err := compute.NewService(ctx, option.WithEndpoint("http://"+emulator+"/compute/v1/"), option.WithoutAuthentication())
 	if err != nil {
@@ -184,8 +190,12 @@ func seed(ctx context.Context, emulator string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	_, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: legacyBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
-		SecurityPolicy: "projects/" + demoProject + "/global/securityPolicies/" + importedPolicy}).Context(ctx).Do()
+	if _, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: legacyBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
+		SecurityPolicy: "projects/" + demoProject + "/global/securityPolicies/" + importedPolicy}).Context(ctx).Do(); err != nil {
+		return err
+	}
+	_, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: attachedBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
+		Description: "made with gcloud; examples/features/attachment.yaml attaches a policy"}).Context(ctx).Do()
 	return err
 }
 
@@ -220,6 +230,7 @@ var readyKinds = []schema.GroupVersionKind{
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyAssociation"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "OrganizationSecurityPolicyRule"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlist"},
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAttachment"},
 }
 
 // waitReady polls until every object of readyKinds is Ready=True and
@@ -239,6 +250,9 @@ func (d *demo) waitReady(ctx context.Context, logf func(string, ...any)) error {
 				}
 				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/"+importedPolicy && !strings.Contains(usedBy(o), legacyBackend) {
 					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s yet", o.GetNamespace(), o.GetName(), legacyBackend))
+				}
+				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/office-allowlist" && !strings.Contains(usedBy(o), attachedBackend) {
+					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s its attachment set yet", o.GetNamespace(), o.GetName(), attachedBackend))
 				}
 			}
 		}
@@ -363,6 +377,13 @@ func (d *demo) printTable(ctx context.Context, out io.Writer) {
 		ready, synced, _ := conditions(o)
 		tier, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "cloudArmorTier")
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t(project tier %s)\t\t\t\n", o.GetKind(), o.GetName(), ready, synced, tier)
+	}
+	for _, o := range d.list(ctx, readyKinds[10]) {
+		ready, synced, _ := conditions(o)
+		target, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "target", "name")
+		field, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "field")
+		value, _, _ := unstructured.NestedString(o.Object, "status", "atProvider", "value")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\t\t(%s of %s)\n", o.GetKind(), o.GetName(), ready, synced, policyKey(value), field, target)
 	}
 	_ = w.Flush()
 }

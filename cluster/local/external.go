@@ -15,7 +15,8 @@ import (
 // demoKinds are the IPAllowlists and our managed resources: every one must be
 // gone before Crossplane and the provider are, or its finalizer keeps it (and
 // its CRD) forever.
-var demoKinds = []string{"ipallowlists.platform.armorplane.io", "securitypolicyallowlists.cloudarmor.armorplane.io", "securitypolicies.cloudarmor.armorplane.io",
+var demoKinds = []string{"ipallowlists.platform.armorplane.io", "securitypolicyallowlists.cloudarmor.armorplane.io", "securitypolicyattachments.cloudarmor.armorplane.io",
+	"securitypolicies.cloudarmor.armorplane.io",
 	"securitypolicyrules.cloudarmor.armorplane.io", "addresssets.cloudarmor.armorplane.io",
 	"addressgroups.cloudarmor.armorplane.io", "networkedgesecurityservices.cloudarmor.armorplane.io",
 	"projectcloudarmortiers.cloudarmor.armorplane.io",

@@ -14,6 +14,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/projectcloudarmortier"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyallowlist"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyattachment"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyrule"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
@@ -26,7 +27,7 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 	// The organization-level kinds are not listed: admission and the
 	// connector keep them off namespaced ProviderConfigs.
 	if err := config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
-		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK); err != nil {
+		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK); err != nil {
 		return err
 	}
 	// The AddressSets publish Node addresses in memory to the allowlists,
@@ -51,6 +52,9 @@ func SetupGated(mgr ctrl.Manager, o setup.Options) error {
 		return err
 	}
 	if err := setup.AddGated(mgr, o, projectcloudarmortier.Kind); err != nil {
+		return err
+	}
+	if err := setup.AddGated(mgr, o, securitypolicyattachment.Kind); err != nil {
 		return err
 	}
 	if err := setup.AddGated(mgr, o, organizationsecuritypolicy.Kind); err != nil {

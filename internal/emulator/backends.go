@@ -70,6 +70,13 @@ func renderBackend(b *backendService) map[string]any {
 // CLOUD_ARMOR_EDGE policy. It returns the policy's selfLink. st.mu must be
 // held.
 func (st *store) resolvePolicyLocked(sc scope, field, ref string) (string, error) {
+	return st.resolvePolicyForLocked("backend service", sc, field, ref)
+}
+
+// resolvePolicyForLocked is resolvePolicyLocked for a user of the given kind
+// ("backend service", "backend bucket"), which GCP's message names. st.mu
+// must be held.
+func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string) (string, error) {
 	want := "CLOUD_ARMOR"
 	if field == "edgeSecurityPolicy" {
 		want = "CLOUD_ARMOR_EDGE"
@@ -84,7 +91,7 @@ func (st *store) resolvePolicyLocked(sc scope, field, ref string) (string, error
 		if sc.Region != "" {
 			where = "in region '" + sc.Region + "'"
 		}
-		return "", errInvalidField(f, ref, "The security policy must be "+where+", like the backend service.")
+		return "", errInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
 	}
 	p, ok := st.policies[r.scope.policyPath(r.name)]
 	if !ok {

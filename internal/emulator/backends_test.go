@@ -179,3 +179,48 @@ func TestMoreFieldsAndFaults(t *testing.T) {
 		t.Errorf("a failed operation set the policy: %q", b.SecurityPolicy)
 	}
 }
+
+// TestBackendBucketLifecycle: a backend bucket takes a global
+// CLOUD_ARMOR_EDGE policy by setEdgeSecurityPolicy, keeps the rest of its
+// body, and holds the policy until it is detached.
+func TestBackendBucketLifecycle(t *testing.T) {
+	em := Start(t, Options{})
+	svc := newService(t, em)
+	wait := opWaiter(t, svc)
+	edge := newProjectPolicy(t, svc, "", "edge", "CLOUD_ARMOR_EDGE")
+
+	op := wait(svc.BackendBuckets.Insert(project, &compute.BackendBucket{Name: "static", BucketName: "assets", EnableCdn: true}).Do())
+	if op.OperationType != "insert" || op.TargetLink != apiRoot+"projects/"+project+"/global/backendBuckets/static" {
+		t.Errorf("insert operation: %+v", op)
+	}
+	op = wait(svc.BackendBuckets.SetEdgeSecurityPolicy(project, "static", &compute.SecurityPolicyReference{SecurityPolicy: "edge"}).Do())
+	if op.OperationType != "setEdgeSecurityPolicy" {
+		t.Errorf("setEdgeSecurityPolicy operationType %q", op.OperationType)
+	}
+	got, err := svc.BackendBuckets.Get(project, "static").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &compute.BackendBucket{Kind: "compute#backendBucket", Name: "static", Id: got.Id, BucketName: "assets",
+		EnableCdn: true, EdgeSecurityPolicy: edge, SelfLink: apiRoot + "projects/" + project + "/global/backendBuckets/static",
+		CreationTimestamp: got.CreationTimestamp}
+	if diff := cmp.Diff(want, got, cmp.FilterPath(isServerResponse, cmp.Ignore())); diff != "" {
+		t.Errorf("get: -want, +got:\n%s", diff)
+	}
+	if l, err := svc.BackendBuckets.List(project).Do(); err != nil || len(l.Items) != 1 || l.Items[0].EdgeSecurityPolicy != edge {
+		t.Errorf("list: %+v, %v", l, err)
+	}
+	if _, err := svc.SecurityPolicies.Delete(project, "edge").Do(); asAPIErr(err) == nil || asAPIErr(err).Code != 400 {
+		t.Errorf("delete of a policy a bucket uses: want 400, got %v", err)
+	}
+
+	wait(svc.BackendBuckets.SetEdgeSecurityPolicy(project, "static", &compute.SecurityPolicyReference{}).Do())
+	if b, _ := svc.BackendBuckets.Get(project, "static").Do(); b.EdgeSecurityPolicy != "" {
+		t.Errorf("after detach: %q", b.EdgeSecurityPolicy)
+	}
+	wait(svc.SecurityPolicies.Delete(project, "edge").Do())
+	wait(svc.BackendBuckets.Delete(project, "static").Do())
+	if _, err := svc.BackendBuckets.Get(project, "static").Do(); asAPIErr(err) == nil || asAPIErr(err).Code != 404 {
+		t.Errorf("get after delete: want 404, got %v", err)
+	}
+}

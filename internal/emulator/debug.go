@@ -41,6 +41,7 @@ type debugState struct {
 	// NetworkEdgeSecurityServices are keyed by path, as GET returns them.
 	OrganizationSecurityPolicies map[string]map[string]any `json:"organizationSecurityPolicies,omitempty"`
 	BackendServices              map[string]map[string]any `json:"backendServices,omitempty"`
+	BackendBuckets               map[string]map[string]any `json:"backendBuckets,omitempty"`
 	NetworkEdgeSecurityServices  map[string]map[string]any `json:"networkEdgeSecurityServices,omitempty"`
 }
 
@@ -48,6 +49,7 @@ func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot(),
 		AddressGroups: s.AddressGroups(), Tiers: s.Tiers(),
 		OrganizationSecurityPolicies: s.OrganizationSecurityPolicies(), BackendServices: s.BackendServices(),
+		BackendBuckets:              s.BackendBuckets(),
 		NetworkEdgeSecurityServices: s.NetworkEdgeSecurityServices()})
 }
 

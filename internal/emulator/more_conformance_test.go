@@ -22,6 +22,7 @@ const (
 	srcChosen         = "chosen"
 	srcBackendPolicy  = "discovery: BackendService.securityPolicy / edgeSecurityPolicy, SecurityPolicy.type"
 	srcNoRegionalEdge = "discovery: regionBackendServices has no setEdgeSecurityPolicy"
+	srcBucketPolicy   = "discovery: BackendBucket.edgeSecurityPolicy, backendBuckets.setEdgeSecurityPolicy, SecurityPolicy.type"
 	srcInUse          = "compute's resourceInUseByAnotherResource"
 	srcEdgePolicy     = "discovery: NetworkEdgeSecurityService.securityPolicy; Configure network edge security policies"
 	srcEdgeTier       = "Cloud Armor: Configure network edge security policies (Enterprise required)"
@@ -42,6 +43,8 @@ func TestMoreConformance(t *testing.T) {
 		web     = "projects/" + project + "/global/backendServices/web"
 		api     = "projects/" + project + "/regions/" + region + "/backendServices/api"
 		edgeSvc = "projects/" + project + "/regions/" + region + "/networkEdgeSecurityServices/edge"
+		gEdge2  = "projects/" + project + "/global/securityPolicies/edge2"
+		static  = "projects/" + project + "/global/backendBuckets/static"
 	)
 	invalid := func(msg string) *apiErr { return &apiErr{Code: 400, Reason: "invalid", Message: msg} }
 	parentMsg := func(param, v string) *apiErr {
@@ -256,6 +259,40 @@ func TestMoreConformance(t *testing.T) {
 				return err
 			}},
 
+		// Backend buckets.
+		{name: "BucketArmorPolicyAsEdgePolicy", source: srcBucketPolicy,
+			want: invalid("Invalid value for field 'resource.edgeSecurityPolicy': 'armor'. The security policy must be of type CLOUD_ARMOR_EDGE; 'armor' is of type CLOUD_ARMOR."),
+			call: func(f fixture) error {
+				_, err := f.svc.BackendBuckets.SetEdgeSecurityPolicy(project, "static", &compute.SecurityPolicyReference{SecurityPolicy: "armor"}).Do()
+				return err
+			}},
+		{name: "BucketRegionalPolicy", source: srcBucketPolicy,
+			want: invalid("Invalid value for field 'resource.edgeSecurityPolicy': '" + rArmor + "'. The security policy must be global, like the backend bucket."),
+			call: func(f fixture) error {
+				_, err := f.svc.BackendBuckets.SetEdgeSecurityPolicy(project, "static", &compute.SecurityPolicyReference{SecurityPolicy: rArmor}).Do()
+				return err
+			}},
+		{name: "BucketMissingPolicy", source: srcNotFound,
+			want: &apiErr{Code: 404, Reason: "notFound", Message: "The resource 'projects/" + project + "/global/securityPolicies/nope' was not found"},
+			call: func(f fixture) error {
+				_, err := f.svc.BackendBuckets.SetEdgeSecurityPolicy(project, "static", &compute.SecurityPolicyReference{SecurityPolicy: "nope"}).Do()
+				return err
+			}},
+		{name: "BucketMissing", source: srcNotFound,
+			want: &apiErr{Code: 404, Reason: "notFound", Message: "The resource 'projects/" + project + "/global/backendBuckets/nope' was not found"},
+			call: func(f fixture) error {
+				_, err := f.svc.BackendBuckets.SetEdgeSecurityPolicy(project, "nope", &compute.SecurityPolicyReference{SecurityPolicy: "edge"}).Do()
+				return err
+			}},
+		{name: "BucketDuplicate", source: srcExists,
+			want: &apiErr{Code: 409, Reason: "alreadyExists", Message: "The resource '" + static + "' already exists"},
+			call: func(f fixture) error {
+				_, err := f.svc.BackendBuckets.Insert(project, &compute.BackendBucket{Name: "static", BucketName: "b"}).Do()
+				return err
+			}},
+		{name: "DeleteEdgePolicyUsedByBucket", source: srcInUse, want: inUse(gEdge2, static),
+			call: func(f fixture) error { _, err := f.svc.SecurityPolicies.Delete(project, "edge2").Do(); return err }},
+
 		// Network edge security services.
 		{name: "EdgeServiceArmorPolicy", source: srcEdgePolicy,
 			want: invalid("Invalid value for field 'resource.securityPolicy': 'armor'. The security policy must be of type CLOUD_ARMOR_NETWORK; 'armor' is of type CLOUD_ARMOR."),
@@ -314,6 +351,8 @@ func TestMoreConformance(t *testing.T) {
 			wait(svc.BackendServices.Insert(project, &compute.BackendService{Name: "web", SecurityPolicy: armor, EdgeSecurityPolicy: edge}).Do())
 			wait(svc.RegionBackendServices.Insert(project, region, &compute.BackendService{Name: "api", SecurityPolicy: rArmor}).Do())
 			wait(svc.NetworkEdgeSecurityServices.Insert(project, region, &compute.NetworkEdgeSecurityService{Name: "edge", SecurityPolicy: net}).Do())
+			edge2 := newProjectPolicy(t, svc, "", "edge2", "CLOUD_ARMOR_EDGE")
+			wait(svc.BackendBuckets.Insert(project, &compute.BackendBucket{Name: "static", BucketName: "b", EdgeSecurityPolicy: edge2}).Do())
 			if tc.tier != "" {
 				_ = em.SetTier(project, tc.tier)
 			}
@@ -363,7 +402,7 @@ func edgeInsert(svc *compute.Service, region, policy string) error {
 // call changed anything.
 func (r *Running) stateJSON(t *testing.T) string {
 	t.Helper()
-	b, err := json.Marshal([]any{r.Snapshot(), r.OrganizationSecurityPolicies(), r.BackendServices(), r.NetworkEdgeSecurityServices()})
+	b, err := json.Marshal([]any{r.Snapshot(), r.OrganizationSecurityPolicies(), r.BackendServices(), r.BackendBuckets(), r.NetworkEdgeSecurityServices()})
 	if err != nil {
 		t.Fatal(err)
 	}

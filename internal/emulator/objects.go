@@ -18,12 +18,13 @@ import (
 type moreState struct {
 	orgPolicies map[string]*orgPolicy      // by id
 	backends    map[string]*backendService // by path
+	buckets     map[string]*backendBucket  // by path
 	edges       map[string]*edgeService    // by path
 }
 
 func newMoreState() moreState {
 	return moreState{orgPolicies: map[string]*orgPolicy{}, backends: map[string]*backendService{},
-		edges: map[string]*edgeService{}}
+		buckets: map[string]*backendBucket{}, edges: map[string]*edgeService{}}
 }
 
 // An objMutation is a mutating call on one of these objects: like a
@@ -153,6 +154,8 @@ func (s *Server) describe(r *http.Request, c *call) {
 		}
 	case r.PathValue("backendService") != "":
 		c.resource = c.scope.objectPath("backendServices", r.PathValue("backendService"))
+	case r.PathValue("backendBucket") != "":
+		c.resource = c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
 	case r.PathValue("edgeService") != "":
 		c.resource = c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
 	}
@@ -192,6 +195,7 @@ func init() {
 		"backendServices.setSecurityPolicy":                            perm("compute.backendServices.setSecurityPolicy", true),
 		"backendServices.setEdgeSecurityPolicy":                        perm("compute.backendServices.setSecurityPolicy", true),
 		"regionBackendServices.setSecurityPolicy":                      perm("compute.regionBackendServices.setSecurityPolicy", true),
+		"backendBuckets.setEdgeSecurityPolicy":                         perm("compute.backendBuckets.setSecurityPolicy", true),
 		"networkEdgeSecurityServices.aggregatedList":                   perm("compute.networkEdgeSecurityServices.list", false),
 		"backendServices.aggregatedList":                               perm("compute.backendServices.list", false),
 	} {
@@ -212,6 +216,8 @@ func init() {
 		"backendServices.list":                                         reflect.TypeOf(compute.BackendServiceList{}),
 		"regionBackendServices.list":                                   reflect.TypeOf(compute.BackendServiceList{}),
 		"backendServices.aggregatedList":                               reflect.TypeOf(compute.BackendServiceAggregatedList{}),
+		"backendBuckets.get":                                           reflect.TypeOf(compute.BackendBucket{}),
+		"backendBuckets.list":                                          reflect.TypeOf(compute.BackendBucketList{}),
 		"networkEdgeSecurityServices.get":                              reflect.TypeOf(compute.NetworkEdgeSecurityService{}),
 		"networkEdgeSecurityServices.aggregatedList":                   reflect.TypeOf(compute.NetworkEdgeSecurityServiceAggregatedList{}),
 	} {
@@ -263,6 +269,13 @@ func (s *Server) moreRoutes() {
 	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
 		"backendServices.setEdgeSecurityPolicy", s.setBackendPolicy)
 	s.route("GET", "/projects/{project}/aggregated/backendServices", "backendServices.aggregatedList", s.aggregatedBackends)
+
+	const bb = "/projects/{project}/global/backendBuckets"
+	s.route("POST", bb, "backendBuckets.insert", s.insertBucket)
+	s.route("GET", bb, "backendBuckets.list", s.listBuckets)
+	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", s.getBucket)
+	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", s.deleteBucket)
+	s.route("POST", bb+"/{backendBucket}/setEdgeSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy", s.setBucketEdgePolicy)
 
 	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
 	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
@@ -362,13 +375,19 @@ func errInUse(kind, resource, user string) *apiError {
 }
 
 // policyInUseLocked refuses the delete of a project's security policy that
-// a backend service or a network edge security service uses. st.mu must be
+// a backend service, a backend bucket or a network edge security service
+// uses. st.mu must be
 // held.
 func (st *store) policyInUseLocked(p *policy) error {
 	link := apiRoot + p.path()
 	for _, k := range sortedKeys(st.more.backends) {
 		b := st.more.backends[k]
 		if b.SecurityPolicy == link || b.EdgeSecurityPolicy == link {
+			return errInUse("security_policy", p.path(), b.path())
+		}
+	}
+	for _, k := range sortedKeys(st.more.buckets) {
+		if b := st.more.buckets[k]; b.EdgeSecurityPolicy == link {
 			return errInUse("security_policy", p.path(), b.path())
 		}
 	}
@@ -390,6 +409,9 @@ func (st *store) saveMore(f *stateFile) {
 	for _, k := range sortedKeys(st.more.backends) {
 		f.BackendServices = append(f.BackendServices, st.more.backends[k].clone())
 	}
+	for _, k := range sortedKeys(st.more.buckets) {
+		f.BackendBuckets = append(f.BackendBuckets, st.more.buckets[k].clone())
+	}
 	for _, k := range sortedKeys(st.more.edges) {
 		e := *st.more.edges[k]
 		f.EdgeServices = append(f.EdgeServices, &e)
@@ -408,6 +430,11 @@ func (st *store) loadMore(f stateFile) {
 	for _, b := range f.BackendServices {
 		if b != nil && namePattern.MatchString(b.Name) {
 			st.more.backends[b.path()] = b
+		}
+	}
+	for _, b := range f.BackendBuckets {
+		if b != nil && namePattern.MatchString(b.Name) {
+			st.more.buckets[b.path()] = b
 		}
 	}
 	for _, e := range f.EdgeServices {

@@ -23,6 +23,7 @@ type stateFile struct {
 	// security services.
 	OrgPolicies     []*orgPolicy      `json:"organizationSecurityPolicies,omitempty"`
 	BackendServices []*backendService `json:"backendServices,omitempty"`
+	BackendBuckets  []*backendBucket  `json:"backendBuckets,omitempty"`
 	EdgeServices    []*edgeService    `json:"networkEdgeSecurityServices,omitempty"`
 }
 

@@ -8,7 +8,7 @@ import (
 // validateOnlyMethods are the methods whose request has a validateOnly
 // parameter in compute v1's discovery document. PATCH of a policy, delete,
 // removeRule and setLabels have none, nor has any method of organization
-// policies or backend services.
+// policies, backend services or backend buckets.
 var validateOnlyMethods = set(
 	"securityPolicies.insert", "securityPolicies.addRule", "securityPolicies.patchRule",
 	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule",
@@ -17,7 +17,7 @@ var validateOnlyMethods = set(
 // dryRunCollections are the collections whose methods refuse a validateOnly
 // they do not have.
 var dryRunCollections = set("securityPolicies", "regionSecurityPolicies", "organizationSecurityPolicies",
-	"backendServices", "regionBackendServices", "networkEdgeSecurityServices")
+	"backendServices", "regionBackendServices", "backendBuckets", "networkEdgeSecurityServices")
 
 // dryRunName is the name a validateOnly call is counted under in Stats, so
 // that a test counting writes does not count dry runs.

@@ -112,6 +112,12 @@ func TestServerSideApplyIsStable(t *testing.T) {
 		Description: "made in the console"}).Do(); err != nil {
 		t.Fatal(err)
 	}
+	// examples/features/attachment.yaml attaches a policy to a backend
+	// service made elsewhere.
+	if _, err := svc.BackendServices.Insert("demo-project", &compute.BackendService{Name: "web-frontend",
+		LoadBalancingScheme: "EXTERNAL_MANAGED"}).Do(); err != nil {
+		t.Fatal(err)
+	}
 	objs := e.exampleObjects(t)
 	e.apply(t, objs)
 

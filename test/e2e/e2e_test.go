@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
@@ -61,6 +62,11 @@ func (s *suite) testExamples(t *testing.T) {
 		return s.gcp.SecurityPolicies.Insert(s.project, &compute.SecurityPolicy{Name: legacy, Description: "made in the console"}).Do()
 	})
 	legacyWrites := s.writes(policyPath(s.project, "", legacy))
+	// examples/features/attachment.yaml attaches a policy to a backend
+	// service made elsewhere, without one.
+	s.gcpDo(t, s.project, "", func() (*compute.Operation, error) {
+		return s.gcp.BackendServices.Insert(s.project, &compute.BackendService{Name: "web-frontend", LoadBalancingScheme: "EXTERNAL_MANAGED"}).Do()
+	})
 
 	objs := s.apply(t, readObjects(t, repo.Path("examples")))
 	var mrs []*unstructuredObject
@@ -107,6 +113,15 @@ func (s *suite) testExamples(t *testing.T) {
 			t.Logf("%-22s %-24s rules in GCP: %v", o.GetKind(), o.GetName(), armor.RulesOf(sp))
 			if mp, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies"); !slices.Equal(mp, []string{"Observe"}) {
 				s.checkProvenance(t, o, sp.Labels)
+			}
+		case v1alpha1.SecurityPolicyAttachmentKind:
+			// Its target names the policy.
+			target, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "target", "name")
+			b, err := s.gcp.BackendServices.Get(project, target).Do()
+			if err != nil {
+				t.Errorf("%s: GCP backend service %s: %v", o.GetName(), target, err)
+			} else if !strings.HasSuffix(b.SecurityPolicy, "/global/securityPolicies/"+fp("securityPolicy")) {
+				t.Errorf("%s: GCP backend service %s: securityPolicy %q, want policy %q", o.GetName(), target, b.SecurityPolicy, fp("securityPolicy"))
 			}
 		case v1beta1.SecurityPolicyRuleKind:
 			sp, err := s.gcpPolicy(project, fp("region"), fp("securityPolicy"))

@@ -60,6 +60,11 @@ var enterpriseExamples = []string{"network-udf.yaml", "address-group.yaml", "net
 // do not administer; TestGCP never applies them.
 var organizationExamples = []string{"organization-policy.yaml", "organization-policy-rule.yaml"}
 
+// backendExamples attach policies to backend services TestE2E creates in
+// the emulator first; a real project has none of that name, so TestGCP
+// never applies them.
+var backendExamples = []string{"attachment.yaml"}
+
 // gcpReadyWithin bounds each object's wait for Ready against real GCP, where
 // one operation takes seconds to tens of seconds and a policy's operations
 // run one at a time.
@@ -300,14 +305,14 @@ func gcpExamples(t *testing.T, env gcpEnv, prefix string) []*unstructuredObject 
 		out = kept
 	}
 	skipOrg := map[string]bool{}
-	for _, f := range organizationExamples {
+	for _, f := range append(slices.Clone(organizationExamples), backendExamples...) {
 		for _, o := range readObjects(t, repo.Path("examples", "features", f)) {
 			skipOrg[o.GetKind()+"/"+o.GetName()] = true
 		}
 	}
 	out = slices.DeleteFunc(out, func(o *unstructuredObject) bool {
 		if skipOrg[o.GetKind()+"/"+o.GetName()] {
-			t.Logf("not applying %s %s: it needs an organization these credentials administer", o.GetKind(), o.GetName())
+			t.Logf("not applying %s %s: it needs an organization these credentials administer, or a backend service TestE2E makes in its emulator", o.GetKind(), o.GetName())
 			return true
 		}
 		return false

@@ -315,6 +315,50 @@ spec: {projectID: p, credentials: {source: InjectedIdentity}, namespaceSelector:
 			object:  edgeYAML("edge-global", "region: us-central1", "securityPolicy: projects/p/global/securityPolicies/net"),
 			wantErr: "spec.forProvider.securityPolicy in body should match",
 		},
+		"AttachmentValid": {
+			reason: "An attachment of a policy to a global backend service's securityPolicy is accepted; field defaults.",
+			object: attachmentYAML("attach-ok", "securityPolicy: armor", "target: {kind: BackendService, name: web}"),
+		},
+		"AttachmentBucketSecurityPolicy": {
+			reason:  "A backend bucket has only edgeSecurityPolicy.",
+			object:  attachmentYAML("attach-bucket", "securityPolicy: edge", "target: {kind: BackendBucket, name: static}", "field: securityPolicy"),
+			wantErr: "a backend bucket has only edgeSecurityPolicy: set field to edgeSecurityPolicy",
+		},
+		"AttachmentRegionalEdge": {
+			reason:  "A regional backend service has no edgeSecurityPolicy.",
+			object:  attachmentYAML("attach-regional-edge", "securityPolicy: edge", "target: {kind: BackendService, name: api, region: us-central1}", "field: edgeSecurityPolicy"),
+			wantErr: "regional backend services have no edgeSecurityPolicy: set field to securityPolicy",
+		},
+		"AttachmentNoPolicy": {
+			reason:  "An attachment must name its policy somehow.",
+			object:  attachmentYAML("attach-none", "target: {kind: BackendService, name: web}"),
+			wantErr: "set securityPolicy, securityPolicyRef or securityPolicySelector",
+		},
+		"AttachmentNotAPolicyURL": {
+			reason:  "A URL of anything but a security policy is refused before GCP is asked.",
+			object:  attachmentYAML("attach-url", "securityPolicy: projects/p/global/backendServices/web", "target: {kind: BackendService, name: web}"),
+			wantErr: "spec.forProvider.securityPolicy in body should match",
+		},
+		"AttachmentRefOtherNamespace": {
+			reason:  "A reference resolves in the object's own namespace only.",
+			object:  attachmentYAML("attach-ref-ns", "securityPolicyRef: {name: armor, namespace: other}", "target: {kind: BackendService, name: web}"),
+			wantErr: "securityPolicyRef must name a SecurityPolicy in this object's namespace",
+		},
+		"AssociationExclusions": {
+			reason: "An organization association may exclude folders and projects.",
+			object: associationYAML("assoc-excl", "attachmentId: organizations/123", "securityPolicy: \"1\"",
+				"excludedFolders: [folders/7]", "excludedProjects: [projects/sandbox]"),
+		},
+		"AssociationProjectExclusions": {
+			reason:  "A project has nothing below it to exclude.",
+			object:  associationYAML("assoc-proj-excl", "attachmentId: projects/demo", "securityPolicy: \"1\"", "excludedProjects: [projects/sandbox]"),
+			wantErr: "an association attached to a project has nothing below it to exclude",
+		},
+		"AssociationBadExcludedFolder": {
+			reason:  "An excluded folder is folders/N.",
+			object:  associationYAML("assoc-bad-folder", "attachmentId: organizations/123", "securityPolicy: \"1\"", "excludedFolders: [sandbox]"),
+			wantErr: "spec.forProvider.excludedFolders[0] in body should match",
+		},
 		"ProviderConfigSecretWithoutRef": {
 			reason: "A Secret credentials source needs a secretRef.",
 			object: `apiVersion: armorplane.io/v1beta1
@@ -552,6 +596,33 @@ func tierYAML(name string, fields ...string) string {
 kind: ProjectCloudArmorTier
 metadata: {name: ` + name + `, namespace: default}
 spec:
+  forProvider:
+`
+	for _, f := range fields {
+		s += "    " + f + "\n"
+	}
+	return s
+}
+
+func attachmentYAML(name string, fields ...string) string {
+	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: SecurityPolicyAttachment
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  forProvider:
+`
+	for _, f := range fields {
+		s += "    " + f + "\n"
+	}
+	return s
+}
+
+func associationYAML(name string, fields ...string) string {
+	s := `apiVersion: cloudarmor.armorplane.io/v1alpha1
+kind: OrganizationSecurityPolicyAssociation
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: default}
   forProvider:
 `
 	for _, f := range fields {

@@ -101,7 +101,7 @@ func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*setup.O
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
 	so := setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration")}
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration"), PolicyWake: setup.NewWake()}
 	for _, fn := range opts {
 		fn(&so)
 	}

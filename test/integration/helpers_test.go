@@ -28,7 +28,8 @@ func managedKinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
 		v1alpha1.ProjectCloudArmorTierGroupVersionKind, v1alpha1.OrganizationSecurityPolicyGroupVersionKind,
 		v1alpha1.OrganizationSecurityPolicyAssociationGroupVersionKind, v1alpha1.OrganizationSecurityPolicyRuleGroupVersionKind,
-		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind, v1alpha1.SecurityPolicyAllowlistGroupVersionKind}
+		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind, v1alpha1.SecurityPolicyAllowlistGroupVersionKind,
+		v1alpha1.SecurityPolicyAttachmentGroupVersionKind}
 }
 
 func staticToken(tok string) oauth2.TokenSource {

@@ -16,14 +16,20 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	spcontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicy"
+	spacontroller "github.com/armorplane/provider-cloudarmor/internal/controller/securitypolicyattachment"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
 
 // TestProvider runs the controllers against the API server and the emulator
 // through the lifecycle a user drives: create, update, drift, import,
-// observe-only, delete, regional, and inline plus separate rules.
+// observe-only, delete, regional, inline plus separate rules, and an
+// attachment fought over by another writer.
 func TestProvider(t *testing.T) {
+	// The attachments' Fight is read once, when the controllers start.
+	saved := spacontroller.DefaultFight
+	spacontroller.DefaultFight.Backoff = attachmentBackoff
+	t.Cleanup(func() { spacontroller.DefaultFight = saved })
 	e := startProvider(t, emulator.Options{})
 	t.Run("CreateUpdateDriftDelete", e.testLifecycle)
 	t.Run("ImportObserveOnly", e.testObserveOnly)
@@ -34,6 +40,7 @@ func TestProvider(t *testing.T) {
 	t.Run("TierAndUsers", e.testTierAndUsers)
 	t.Run("OrganizationPolicy", e.testOrganizationPolicy)
 	t.Run("OrganizationPolicyRules", e.testOrganizationPolicyRules)
+	t.Run("Attachment", e.testAttachment)
 }
 
 func (e *env) testLifecycle(t *testing.T) {

@@ -18,6 +18,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicyRef) || !has(self.securityPolicyRef.namespace)",message="securityPolicyRef must name an OrganizationSecurityPolicy in this object's namespace: remove securityPolicyRef.namespace"
 // +kubebuilder:validation:XValidation:rule="!has(self.securityPolicySelector) || !has(self.securityPolicySelector.namespace)",message="securityPolicySelector must select an OrganizationSecurityPolicy in this object's namespace: remove securityPolicySelector.namespace"
 // +kubebuilder:validation:XValidation:rule="has(self.name) == has(oldSelf.name)",message="name is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.excludedFolders) == has(oldSelf.excludedFolders)",message="excludedFolders is immutable: GCP cannot change an association; replace this object"
+// +kubebuilder:validation:XValidation:rule="has(self.excludedProjects) == has(oldSelf.excludedProjects)",message="excludedProjects is immutable: GCP cannot change an association; replace this object"
+// +kubebuilder:validation:XValidation:rule="!self.attachmentId.startsWith('projects/') || (!has(self.excludedFolders) && !has(self.excludedProjects))",message="an association attached to a project has nothing below it to exclude: remove excludedFolders and excludedProjects"
 type OrganizationSecurityPolicyAssociationParameters struct {
 	// SecurityPolicy is the numeric id of the organization policy to
 	// attach. Usually resolved from securityPolicyRef or
@@ -45,6 +48,25 @@ type OrganizationSecurityPolicyAssociationParameters struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="attachmentId is immutable: create an association for the other attachment point"
 	AttachmentID string `json:"attachmentId"`
 
+	// ExcludedFolders are folders below the attachment point where the
+	// policy does not apply (folders/N), for example a sandbox. Immutable:
+	// GCP has no call that changes an association.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Pattern=`^folders/[0-9]{1,20}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="excludedFolders is immutable: GCP cannot change an association; replace this object"
+	ExcludedFolders []string `json:"excludedFolders,omitempty"`
+
+	// ExcludedProjects are projects below the attachment point where the
+	// policy does not apply (projects/P). Immutable.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Pattern=`^projects/[a-z0-9][-a-z0-9:.]{0,62}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="excludedProjects is immutable: GCP cannot change an association; replace this object"
+	ExcludedProjects []string `json:"excludedProjects,omitempty"`
+
 	// Name of the association within its policy. Defaults to
 	// metadata.name. Immutable.
 	// +optional
@@ -65,6 +87,14 @@ type OrganizationSecurityPolicyAssociationObservation struct {
 	// DisplayName is the attached policy's short name.
 	// +optional
 	DisplayName string `json:"displayName,omitempty"`
+	// ExcludedFolders and ExcludedProjects are where the policy does not
+	// apply below the attachment point.
+	// +optional
+	// +listType=atomic
+	ExcludedFolders []string `json:"excludedFolders,omitempty"`
+	// +optional
+	// +listType=atomic
+	ExcludedProjects []string `json:"excludedProjects,omitempty"`
 }
 
 // An OrganizationSecurityPolicyAssociationSpec defines the desired state of

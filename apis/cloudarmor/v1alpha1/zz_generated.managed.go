@@ -259,3 +259,43 @@ func (mg *ProjectCloudArmorTier) SetProviderConfigReference(r *xpv2.ProviderConf
 func (mg *ProjectCloudArmorTier) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
 	mg.Spec.WriteConnectionSecretToReference = r
 }
+
+// GetCondition of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// GetManagementPolicies of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.ManagementPolicies
+}
+
+// GetProviderConfigReference of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.ProviderConfigReference
+}
+
+// GetWriteConnectionSecretToReference of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetConditions of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// SetManagementPolicies of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) SetManagementPolicies(r xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = r
+}
+
+// SetProviderConfigReference of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// SetWriteConnectionSecretToReference of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}

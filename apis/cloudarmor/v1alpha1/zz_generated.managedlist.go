@@ -73,3 +73,12 @@ func (l *ProjectCloudArmorTierList) GetItems() []resource.Managed {
 	}
 	return items
 }
+
+// GetItems of this SecurityPolicyAttachmentList.
+func (l *SecurityPolicyAttachmentList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}

@@ -106,3 +106,30 @@ func (mg *OrganizationSecurityPolicyRule) ResolveReferences(ctx context.Context,
 
 	return nil
 }
+
+// ResolveReferences of this SecurityPolicyAttachment.
+func (mg *SecurityPolicyAttachment) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+		CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.SecurityPolicy),
+		Extract:      reference.ExternalName(),
+		Namespace:    mg.GetNamespace(),
+		Reference:    mg.Spec.ForProvider.SecurityPolicyRef,
+		Selector:     mg.Spec.ForProvider.SecurityPolicySelector,
+		To: reference.To{
+			List:    &v1beta1.SecurityPolicyList{},
+			Managed: &v1beta1.SecurityPolicy{},
+		},
+	})
+	if err != nil {
+		return errors.Wrap(err, "mg.Spec.ForProvider.SecurityPolicy")
+	}
+	mg.Spec.ForProvider.SecurityPolicy = reference.ToPtrValue(rsp.ResolvedValue)
+	mg.Spec.ForProvider.SecurityPolicyRef = rsp.ResolvedReference
+
+	return nil
+}

@@ -53,6 +53,9 @@ const (
 	MethodOrgAddAssociation
 	MethodOrgRemoveAssociation
 	MethodOrgListAssociations
+	MethodBackendGet
+	MethodBackendSetPolicy
+	MethodBucketList
 	methodCount
 )
 
@@ -96,6 +99,12 @@ var methodNames = [methodCount]string{
 	MethodOrgAddAssociation:    "OrganizationPolicyAddAssociation",
 	MethodOrgRemoveAssociation: "OrganizationPolicyRemoveAssociation",
 	MethodOrgListAssociations:  "OrganizationPolicyListAssociations",
+	// Backend service and bucket calls of attachments (compute v1); their
+	// operations are global or regional operations, counted under
+	// WaitOperation.
+	MethodBackendGet:       "BackendGet",
+	MethodBackendSetPolicy: "BackendSetSecurityPolicy",
+	MethodBucketList:       "BackendBucketList",
 }
 
 // String returns the method's name, suitable for a metric label.

@@ -41,6 +41,10 @@ type ProjectClient interface {
 	// policy they apply, from one networkEdgeSecurityServices.aggregatedList.
 	// A write through the Client to one of them drops the kept list.
 	EdgeServices(ctx context.Context, project string) (PolicyUsers, error)
+	// Buckets are the project's backend buckets by the edge security
+	// policy they use, from one backendBuckets.list. A write through the
+	// Client's BackendClient drops the kept list, as it does Users'.
+	Buckets(ctx context.Context, project string) (PolicyUsers, error)
 }
 
 // A PolicyUser is a GCP object that uses a security policy.
@@ -149,6 +153,22 @@ func (c *projectClient) EdgeServices(ctx context.Context, project string) (Polic
 			return nil
 		})
 		c.calls.record(MethodEdgeAggregatedList, err)
+		return u.sorted(), err
+	})
+	u, _ := v.(PolicyUsers)
+	return u, err
+}
+
+func (c *projectClient) Buckets(ctx context.Context, project string) (PolicyUsers, error) {
+	v, err := c.reads.get(ctx, "buckets/"+project, false, func(ctx context.Context) (any, error) {
+		u := PolicyUsers{}
+		err := c.svc.BackendBuckets.List(project).Context(ctx).Pages(ctx, func(l *compute.BackendBucketList) error {
+			for _, b := range l.Items {
+				u.add(b.EdgeSecurityPolicy, PolicyUser{Name: RelativeName(b.SelfLink), Field: "edgeSecurityPolicy"})
+			}
+			return nil
+		})
+		c.calls.record(MethodBucketList, err)
 		return u.sorted(), err
 	})
 	u, _ := v.(PolicyUsers)

@@ -259,12 +259,12 @@ type config struct {
 // resolves the projects of other objects with it.
 type Projects struct {
 	kube    client.Reader
-	configs map[string]string // kind/namespace/name -> projectID
+	configs map[string]*config // kind/namespace/name
 }
 
 // NewProjects returns a Projects reading configs through kube.
 func NewProjects(kube client.Reader) *Projects {
-	return &Projects{kube: kube, configs: map[string]string{}}
+	return &Projects{kube: kube, configs: map[string]*config{}}
 }
 
 // A ConfigUser is what project resolution needs of a managed resource.
@@ -278,23 +278,56 @@ func (p *Projects) Of(ctx context.Context, mg ConfigUser, project *string) (stri
 	if project != nil {
 		return *project, nil
 	}
+	cfg, err := p.config(ctx, mg)
+	if err != nil {
+		return "", err
+	}
+	return cfg.project, nil
+}
+
+// Admitted reports whether mg's config admits mg's namespace, as Connect
+// checks it: a ClusterProviderConfig's namespaceSelector must match the
+// namespace's labels; a namespaced ProviderConfig is the namespace's own.
+// An object its config does not admit cannot reach GCP, so it may own
+// nothing.
+func (p *Projects) Admitted(ctx context.Context, mg ConfigUser) (bool, error) {
+	cfg, err := p.config(ctx, mg)
+	if err != nil {
+		return false, err
+	}
+	if cfg.namespace != "" || cfg.namespaces == nil {
+		return true, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(cfg.namespaces)
+	if err != nil {
+		return false, errors.Wrap(err, errNsSelector)
+	}
+	ns := &corev1.Namespace{}
+	if err := p.kube.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, ns); err != nil {
+		return false, errors.Wrap(err, errGetNamespace)
+	}
+	return sel.Matches(labels.Set(ns.GetLabels())), nil
+}
+
+// config reads the config mg references, once per Projects.
+func (p *Projects) config(ctx context.Context, mg ConfigUser) (*config, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil {
-		return "", errors.New(errNoConfigRef)
+		return nil, errors.New(errNoConfigRef)
 	}
 	key := ref.Kind + "/" + ref.Name
 	if ref.Kind == v1beta1.ProviderConfigKind {
 		key = ref.Kind + "/" + mg.GetNamespace() + "/" + ref.Name
 	}
-	if id, ok := p.configs[key]; ok {
-		return id, nil
+	if cfg, ok := p.configs[key]; ok {
+		return cfg, nil
 	}
 	cfg, err := resolve(ctx, p.kube, mg.GetNamespace(), ref)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	p.configs[key] = cfg.project
-	return cfg.project, nil
+	p.configs[key] = cfg
+	return cfg, nil
 }
 
 // resolve reads the config ref names for a managed resource in namespace.

@@ -41,6 +41,10 @@ const (
 	errCreate  = "cannot add organization security policy association"
 	errDelete  = "cannot remove organization security policy association"
 
+	errFmtExclusions = "organization security policy %s has an association %q excluding folders %v and projects %v, not folders %v and projects %v as the spec says: " +
+		"GCP cannot change an association, so this object makes no change to it and leaves it in place when deleted. " +
+		"Remove the association in GCP for this object to add it as the spec says, or name this object's association differently (spec.forProvider.name)"
+
 	errFmtElsewhere = "organization security policy %s has an association %q attached to %s, not to spec.forProvider.attachmentId %s: " +
 		"this object makes no change to it and leaves it in place when deleted. Name this object's association differently (spec.forProvider.name)"
 )
@@ -159,7 +163,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		return ownership.Refuse(f, fmt.Sprintf(errFmtElsewhere, id, Name(cr), a.AttachmentId, cr.Spec.ForProvider.AttachmentID))
 	}
 	cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyAssociationObservation{SecurityPolicyID: id,
-		AttachmentID: a.AttachmentId, DisplayName: sp.ShortName}
+		AttachmentID: a.AttachmentId, DisplayName: sp.ShortName, ExcludedFolders: a.ExcludedFolders, ExcludedProjects: a.ExcludedProjects}
+	if !sameSet(a.ExcludedFolders, cr.Spec.ForProvider.ExcludedFolders) || !sameSet(a.ExcludedProjects, cr.Spec.ForProvider.ExcludedProjects) {
+		return ownership.Refuse(f, fmt.Sprintf(errFmtExclusions, id, Name(cr), a.ExcludedFolders, a.ExcludedProjects,
+			cr.Spec.ForProvider.ExcludedFolders, cr.Spec.ForProvider.ExcludedProjects))
+	}
 	cr.SetConditions(xpv2.Available())
 	v := ownership.Decide(f)
 	if v == ownership.DryRun {
@@ -183,7 +191,9 @@ func find(sp *compute.SecurityPolicy, name string) *compute.SecurityPolicyAssoci
 // is never replaced from here (replaceExistingAssociation), since it may be
 // another object's.
 func (e *external) Create(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyAssociation) (managed.ExternalCreation, error) {
-	a := &compute.SecurityPolicyAssociation{Name: Name(cr), AttachmentId: cr.Spec.ForProvider.AttachmentID}
+	p := cr.Spec.ForProvider
+	a := &compute.SecurityPolicyAssociation{Name: Name(cr), AttachmentId: p.AttachmentID,
+		ExcludedFolders: p.ExcludedFolders, ExcludedProjects: p.ExcludedProjects}
 	if err := e.policies.AddAssociation(ctx, policyID(cr), a, false); err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, errCreate)
 	}
@@ -206,3 +216,21 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.OrganizationSecurity
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// sameSet reports whether a and b hold the same values, in any order.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]int, len(a))
+	for _, v := range a {
+		seen[v]++
+	}
+	for _, v := range b {
+		if seen[v] == 0 {
+			return false
+		}
+		seen[v]--
+	}
+	return true
+}

@@ -61,6 +61,12 @@ func attachedTo(a string) func(*v1alpha1.OrganizationSecurityPolicyAssociation) 
 	return func(cr *v1alpha1.OrganizationSecurityPolicyAssociation) { cr.Spec.ForProvider.AttachmentID = a }
 }
 
+func excluding(folders ...string) func(*v1alpha1.OrganizationSecurityPolicyAssociation) {
+	return func(cr *v1alpha1.OrganizationSecurityPolicyAssociation) {
+		cr.Spec.ForProvider.ExcludedFolders = folders
+	}
+}
+
 func deleting(cr *v1alpha1.OrganizationSecurityPolicyAssociation) {
 	now := metav1.Now()
 	cr.SetDeletionTimestamp(&now)
@@ -78,7 +84,8 @@ func TestObserve(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason   string
-		attached string // an association "whole-org" GCP holds, attached here
+		attached string   // an association "whole-org" GCP holds, attached here
+		excluded []string // the folders it excludes
 		obj      func(id string) *v1alpha1.OrganizationSecurityPolicyAssociation
 		want     want
 	}{
@@ -110,6 +117,24 @@ func TestObserve(t *testing.T) {
 			obj:      func(id string) *v1alpha1.OrganizationSecurityPolicyAssociation { return object(id) },
 			want:     want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}},
 		},
+		"SameExclusions": {
+			reason:   "An association excluding the folders the spec excludes, in any order, is up to date.",
+			attached: parent,
+			excluded: []string{"folders/2", "folders/1"},
+			obj: func(id string) *v1alpha1.OrganizationSecurityPolicyAssociation {
+				return object(id, excluding("folders/1", "folders/2"))
+			},
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}},
+		},
+		"OtherExclusions": {
+			reason:   "An association of the same name excluding other folders is refused: GCP cannot change it.",
+			attached: parent,
+			excluded: []string{"folders/9"},
+			obj: func(id string) *v1alpha1.OrganizationSecurityPolicyAssociation {
+				return object(id, excluding("folders/1"))
+			},
+			want: want{err: `has an association "whole-org" excluding folders [folders/9] and projects [], not folders [folders/1] and projects [] as the spec says`},
+		},
 		"Elsewhere": {
 			reason:   "An association of the same name attached elsewhere is refused.",
 			attached: "folders/9",
@@ -128,7 +153,8 @@ func TestObserve(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, id := fixture(t)
 			if tc.attached != "" {
-				if err := c.AddAssociation(context.Background(), id, &compute.SecurityPolicyAssociation{Name: "whole-org", AttachmentId: tc.attached}, false); err != nil {
+				if err := c.AddAssociation(context.Background(), id, &compute.SecurityPolicyAssociation{Name: "whole-org", AttachmentId: tc.attached,
+					ExcludedFolders: tc.excluded}, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -183,5 +209,28 @@ func TestLifecycle(t *testing.T) {
 	}
 	if obs, err := e.Observe(ctx, cr); err != nil || obs.ResourceExists {
 		t.Errorf("Observe(...) after Delete: want gone, got %+v, %v", obs, err)
+	}
+}
+
+// TestExclusions adds an association that carves folders and projects out
+// of an organization: GCP holds them, and the status reports them.
+func TestExclusions(t *testing.T) {
+	ctx := context.Background()
+	c, id := fixture(t)
+	e := &external{policies: c}
+	cr := object(id, excluding("folders/7"), func(cr *v1alpha1.OrganizationSecurityPolicyAssociation) {
+		cr.Spec.ForProvider.ExcludedProjects = []string{"projects/sandbox"}
+	})
+	if _, err := e.Create(ctx, cr); err != nil {
+		t.Fatalf("Create(...): %v", err)
+	}
+	obs, err := e.Observe(ctx, cr)
+	if err != nil || !obs.ResourceUpToDate {
+		t.Fatalf("Observe(...) after Create: want up to date, got %+v, %v", obs, err)
+	}
+	want := v1alpha1.OrganizationSecurityPolicyAssociationObservation{SecurityPolicyID: id, AttachmentID: parent, DisplayName: "baseline",
+		ExcludedFolders: []string{"folders/7"}, ExcludedProjects: []string{"projects/sandbox"}}
+	if diff := cmp.Diff(want, cr.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider: -want, +got:\n%s", diff)
 	}
 }

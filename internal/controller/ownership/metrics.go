@@ -51,6 +51,7 @@ func init() {
 		{v1beta1.SecurityPolicyRuleKind, ConflictOlderOwner},
 		{v1alpha1.OrganizationSecurityPolicyRuleKind, ConflictOlderOwner},
 		{v1alpha1.OrganizationSecurityPolicyRuleKind, ConflictPolicyRules},
+		{v1alpha1.SecurityPolicyAttachmentKind, ConflictOlderOwner},
 	} {
 		conflicts.WithLabelValues(kr[0], kr[1])
 	}

@@ -146,6 +146,7 @@ func TestCountersFromTheStart(t *testing.T) {
 		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicyRule,reason=OlderOwner}":              true,
 		"cloudarmor_ownership_conflicts_total{kind=OrganizationSecurityPolicyRule,reason=OlderOwner}":  true,
 		"cloudarmor_ownership_conflicts_total{kind=OrganizationSecurityPolicyRule,reason=PolicyRules}": true,
+		"cloudarmor_ownership_conflicts_total{kind=SecurityPolicyAttachment,reason=OlderOwner}":        true,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("series: -want, +got:\n%s", diff)

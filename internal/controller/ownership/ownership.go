@@ -458,9 +458,14 @@ func PoliciesNamedBy(ctx context.Context, kube client.Reader, r *v1beta1.Securit
 	if r.Spec.ForProvider.SecurityPolicy == nil {
 		return nil, nil
 	}
+	return PoliciesNamed(ctx, kube, ptr.Deref(r.Spec.ForProvider.Region, ""), *r.Spec.ForProvider.SecurityPolicy)
+}
+
+// PoliciesNamed returns the SecurityPolicies, in every namespace, whose GCP
+// policy is name in region ("" for global), of any project.
+func PoliciesNamed(ctx context.Context, kube client.Reader, region, name string) ([]types.NamespacedName, error) {
 	l := &v1beta1.SecurityPolicyList{}
-	key := policyIndexKey(ptr.Deref(r.Spec.ForProvider.Region, ""), *r.Spec.ForProvider.SecurityPolicy)
-	if err := kube.List(ctx, l, client.MatchingFields{indexPolicy: key}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := kube.List(ctx, l, client.MatchingFields{indexPolicy: policyIndexKey(region, name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, errListPolicies)
 	}
 	out := make([]types.NamespacedName, 0, len(l.Items))

@@ -15,10 +15,11 @@ import (
 )
 
 // TypeAttached is the condition that says whether the policy protects
-// anything: True when a backend service (or, for a CLOUD_ARMOR_NETWORK
-// policy, a network edge security service) uses it, False when none does.
-// It is information: the provider does not attach policies (docs/attach.md
-// says who does), and an unattached policy is not an error.
+// anything: True when a backend service or bucket (or, for a
+// CLOUD_ARMOR_NETWORK policy, a network edge security service) uses it,
+// False when none does. It is information: an unattached policy is not an
+// error (a SecurityPolicyAttachment, or whatever manages the backend,
+// attaches it; docs/attach.md).
 const TypeAttached xpv2.ConditionType = "Attached"
 
 // Reasons of the Attached condition.
@@ -30,12 +31,8 @@ const (
 	// policy's region applies the CLOUD_ARMOR_NETWORK policy, which does
 	// nothing until one does.
 	ReasonNoEdgeSecurityService xpv2.ConditionReason = "NoEdgeSecurityService"
-	// ReasonNoBackendService: no backend service names the
-	// CLOUD_ARMOR_EDGE policy; backend buckets, which edge policies also
-	// protect, are not read, so it may still protect one.
-	ReasonNoBackendService xpv2.ConditionReason = "NoBackendService"
-	// ReasonUsersUnknown: the project's backend or edge services could not
-	// be listed.
+	// ReasonUsersUnknown: the project's backend services, backend buckets
+	// or edge services could not be listed.
 	ReasonUsersUnknown xpv2.ConditionReason = "UsersUnknown"
 )
 
@@ -53,8 +50,11 @@ type usersFn func(ctx context.Context, project string) (gcp.PolicyUsers, error)
 func (e *external) reportUsers(ctx context.Context, cr *v1beta1.SecurityPolicy, typ string) {
 	var list usersFn
 	switch typ {
-	case "", "CLOUD_ARMOR", "CLOUD_ARMOR_EDGE":
+	case "", "CLOUD_ARMOR":
 		list = e.projects.Users
+	case "CLOUD_ARMOR_EDGE":
+		// Backend buckets take edge policies only: read them for those.
+		list = e.edgeUsers
 	case "CLOUD_ARMOR_NETWORK":
 		list = e.projects.EdgeServices
 	default:
@@ -76,6 +76,29 @@ func (e *external) reportUsers(ctx context.Context, cr *v1beta1.SecurityPolicy, 
 	cr.SetConditions(attachedCondition(e.key, typ, of, nil))
 }
 
+// edgeUsers are the backend services and the backend buckets of a
+// project, by the policy they use.
+func (e *external) edgeUsers(ctx context.Context, project string) (gcp.PolicyUsers, error) {
+	services, err := e.projects.Users(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	buckets, err := e.projects.Buckets(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	out := gcp.PolicyUsers{}
+	for k, v := range services {
+		out[k] = append(out[k], v...)
+	}
+	for k, v := range buckets {
+		// Names sort backendBuckets before backendServices: appended
+		// after them, the list stays sorted by name.
+		out[k] = append(append([]gcp.PolicyUser(nil), v...), out[k]...)
+	}
+	return out, nil
+}
+
 // attachedCondition is the Attached condition of policy key, of type typ,
 // used by users (or whose users could not be read: err). Messages depend
 // only on the users, which are sorted, so the condition changes only when
@@ -83,8 +106,11 @@ func (e *external) reportUsers(ctx context.Context, cr *v1beta1.SecurityPolicy, 
 func attachedCondition(key gcp.PolicyKey, typ string, users []gcp.PolicyUser, err error) xpv2.Condition {
 	c := xpv2.Condition{Type: TypeAttached, LastTransitionTime: metav1.Now()}
 	what := "backend services"
-	if typ == "CLOUD_ARMOR_NETWORK" {
+	switch typ {
+	case "CLOUD_ARMOR_NETWORK":
 		what = "network edge security services"
+	case "CLOUD_ARMOR_EDGE":
+		what = "backend services and buckets"
 	}
 	switch {
 	case err != nil:
@@ -106,8 +132,9 @@ func attachedCondition(key gcp.PolicyKey, typ string, users []gcp.PolicyUser, er
 		c.Message = fmt.Sprintf("No network edge security service in region %s applies this policy: a CLOUD_ARMOR_NETWORK policy does nothing until one does. "+
 			"Create a NetworkEdgeSecurityService in region %s whose securityPolicyRef names this policy (it needs Cloud Armor Enterprise)", key.Region, key.Region)
 	case typ == "CLOUD_ARMOR_EDGE":
-		c.Status, c.Reason = corev1.ConditionUnknown, ReasonNoBackendService
-		c.Message = "No backend service names this policy in its edgeSecurityPolicy. Backend buckets, which edge policies also protect, are not read, so it may still protect one"
+		c.Status, c.Reason = corev1.ConditionFalse, ReasonUnattached
+		c.Message = fmt.Sprintf("No backend service or backend bucket names this policy in its edgeSecurityPolicy, so it protects nothing: "+
+			"attach it to a backend bucket or a global backend service of project %s with a SecurityPolicyAttachment (field: edgeSecurityPolicy)", key.Project)
 	default:
 		c.Status, c.Reason = corev1.ConditionFalse, ReasonUnattached
 		scope, flag := "global", "--global"

@@ -23,6 +23,8 @@ func TestReportUsers(t *testing.T) {
 	regional := gcp.PolicyKey{Project: "p", Region: "r", Name: policyName}
 	web := gcp.PolicyUser{Name: "projects/p/global/backendServices/web", Field: "securityPolicy"}
 	api := gcp.PolicyUser{Name: "projects/p/global/backendServices/api", Field: "securityPolicy"}
+	edgeWeb := gcp.PolicyUser{Name: "projects/p/global/backendServices/web", Field: "edgeSecurityPolicy"}
+	static := gcp.PolicyUser{Name: "projects/p/global/backendBuckets/static", Field: "edgeSecurityPolicy"}
 	ness := gcp.PolicyUser{Name: "projects/p/regions/r/networkEdgeSecurityServices/edge", Field: "securityPolicy"}
 	forbidden := &googleapi.Error{Code: http.StatusForbidden, Message: "Required 'compute.backendServices.list' permission for 'projects/p'"}
 	one := func(n int) *int { return &n }
@@ -34,13 +36,14 @@ func TestReportUsers(t *testing.T) {
 		cond   xpv2.Condition
 	}
 	cases := map[string]struct {
-		reason string
-		key    gcp.PolicyKey
-		typ    string
-		users  gcp.PolicyUsers
-		edges  gcp.PolicyUsers
-		err    error
-		want   want
+		reason  string
+		key     gcp.PolicyKey
+		typ     string
+		users   gcp.PolicyUsers
+		edges   gcp.PolicyUsers
+		buckets gcp.PolicyUsers
+		err     error
+		want    want
 	}{
 		"Attached": {
 			reason: "A policy backend services use lists them, sorted as the list is, and is Attached.",
@@ -69,13 +72,24 @@ func TestReportUsers(t *testing.T) {
 					Message: "No backend service uses this policy, so it protects nothing: attach it to a backend service (region r) of project p, " +
 						"with its securityPolicy field (gcloud compute backend-services update NAME --region r --security-policy " + policyName + ")"}},
 		},
-		"EdgeWithoutBackend": {
-			reason: "An edge policy no backend service uses may protect a backend bucket, which is not read: Unknown.",
+		"EdgeUnused": {
+			reason: "An edge policy no backend service and no backend bucket uses protects nothing: False, read from both lists.",
 			key:    global, typ: "CLOUD_ARMOR_EDGE",
-			users: gcp.PolicyUsers{},
-			want: want{calls: []string{"Users p"}, count: one(0),
-				cond: xpv2.Condition{Type: TypeAttached, Status: corev1.ConditionUnknown, Reason: ReasonNoBackendService,
-					Message: "No backend service names this policy in its edgeSecurityPolicy. Backend buckets, which edge policies also protect, are not read, so it may still protect one"}},
+			users: gcp.PolicyUsers{}, buckets: gcp.PolicyUsers{},
+			want: want{calls: []string{"Users p", "Buckets p"}, count: one(0),
+				cond: xpv2.Condition{Type: TypeAttached, Status: corev1.ConditionFalse, Reason: ReasonUnattached,
+					Message: "No backend service or backend bucket names this policy in its edgeSecurityPolicy, so it protects nothing: " +
+						"attach it to a backend bucket or a global backend service of project p with a SecurityPolicyAttachment (field: edgeSecurityPolicy)"}},
+		},
+		"EdgeOnBucketAndService": {
+			reason: "An edge policy's users are its backend buckets, then its backend services, sorted by name.",
+			key:    global, typ: "CLOUD_ARMOR_EDGE",
+			users:   gcp.PolicyUsers{global.String(): {edgeWeb}},
+			buckets: gcp.PolicyUsers{global.String(): {static}},
+			want: want{calls: []string{"Users p", "Buckets p"}, count: one(2),
+				usedBy: []v1beta1.PolicyUserObservation{{Name: static.Name, Field: static.Field}, {Name: edgeWeb.Name, Field: edgeWeb.Field}},
+				cond: xpv2.Condition{Type: TypeAttached, Status: corev1.ConditionTrue, Reason: ReasonAttached,
+					Message: "Used by 2 of the project's backend services and buckets: projects/p/global/backendBuckets/static (edgeSecurityPolicy), projects/p/global/backendServices/web (edgeSecurityPolicy)"}},
 		},
 		"NetworkApplied": {
 			reason: "A network policy an edge security service applies is Attached, from the edge services' list only.",
@@ -114,6 +128,7 @@ func TestReportUsers(t *testing.T) {
 			f := &gcptest.Projects{
 				UsersFn:        func(string) (gcp.PolicyUsers, error) { return tc.users, tc.err },
 				EdgeServicesFn: func(string) (gcp.PolicyUsers, error) { return tc.edges, tc.err },
+				BucketsFn:      func(string) (gcp.PolicyUsers, error) { return tc.buckets, tc.err },
 			}
 			e := &external{projects: f, key: tc.key}
 			cr := policy()

@@ -56,7 +56,9 @@ var Kind = setup.Kind[*v1beta1.SecurityPolicy]{
 	Indexes:        setup.OwnershipIndexes,
 	Status:         setup.StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }),
 	KeepConditions: []xpv2.ConditionType{apivalues.TypeWarning, apivalues.TypeTier, TypeAttached},
-	Watches:        func(e setup.Env) []setup.Watch { return []setup.Watch{watchRules(e.Client)} },
+	Watches: func(e setup.Env) []setup.Watch {
+		return append([]setup.Watch{watchRules(e.Client)}, e.PolicyWake.Watch()...)
+	},
 }
 
 // PollGroup is the GCP policy a SecurityPolicy observes, its external name,

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -76,11 +77,13 @@ type Env struct {
 	Recorder event.Recorder
 }
 
-// A Watch enqueues a kind's objects on events of another kind's objects.
+// A Watch enqueues a kind's objects on events of another kind's objects,
+// or on what a Source sends (then Of, Handler and Predicates are unused).
 type Watch struct {
 	Of         client.Object
 	Handler    handler.EventHandler
 	Predicates []predicate.Predicate
+	Source     source.Source
 }
 
 // AddGated registers Add to run once the CRDs of k.GVK and k.Requires exist
@@ -170,6 +173,10 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 		Watches(&corev1.Namespace{}, Afresh(handler.EnqueueRequestsFromMapFunc(NamespaceMembers(mgr.GetClient(), list))),
 			builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, w := range watches {
+		if w.Source != nil {
+			b = b.WatchesRawSource(w.Source)
+			continue
+		}
 		b = b.Watches(w.Of, w.Handler, builder.WithPredicates(w.Predicates...))
 	}
 	return b.Complete(gated)

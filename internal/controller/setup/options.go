@@ -77,6 +77,11 @@ type Options struct {
 	// NodesReadable says whether the provider may list and watch Nodes,
 	// which AddressSets read.
 	NodesReadable bool
+
+	// PolicyWake has SecurityPolicies reconciled at once when an
+	// attachment changed what uses them. Nil turns that off: they see it
+	// at their next poll.
+	PolicyWake *Wake
 }
 
 // ReconcilerOptions returns the managed.NewReconciler options every kind uses.

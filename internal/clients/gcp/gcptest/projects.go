@@ -15,6 +15,7 @@ type Projects struct {
 	SetTierFn      func(project, tier string) error
 	UsersFn        func(project string) (gcp.PolicyUsers, error)
 	EdgeServicesFn func(project string) (gcp.PolicyUsers, error)
+	BucketsFn      func(project string) (gcp.PolicyUsers, error)
 
 	Calls []string
 }
@@ -64,4 +65,13 @@ func (f *Projects) EdgeServices(_ context.Context, project string) (gcp.PolicyUs
 		return nil, unexpected("EdgeServices")
 	}
 	return f.EdgeServicesFn(project)
+}
+
+// Buckets calls BucketsFn.
+func (f *Projects) Buckets(_ context.Context, project string) (gcp.PolicyUsers, error) {
+	f.Calls = append(f.Calls, "Buckets "+project)
+	if f.BucketsFn == nil {
+		return nil, unexpected("Buckets")
+	}
+	return f.BucketsFn(project)
 }

@@ -1,0 +1,334 @@
+package securitypolicyattachment
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/compute/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+)
+
+const (
+	project = "p"
+	ours    = "projects/p/global/securityPolicies/armor"
+	theirs  = "projects/p/global/securityPolicies/other"
+)
+
+// fixture is a fresh emulator holding policies armor and other and the
+// backend services web (using held, if set) and k8s1-abc-team-web-80-def
+// (made by GKE's Ingress), and the compute service behind the external's
+// back.
+func fixture(t *testing.T, held string) (*compute.Service, gcp.BackendClient) {
+	t.Helper()
+	em := emulator.Start(t, emulator.Options{})
+	svc, err := em.NewService(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gcp.NewClient(svc, nil, nil)
+	ctx := context.Background()
+	for _, n := range []string{"armor", "other"} {
+		if err := c.Policies(project, "").Insert(ctx, &compute.SecurityPolicy{Name: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []*compute.BackendService{
+		{Name: "web", SecurityPolicy: held},
+		{Name: "k8s1-abc-team-web-80-def", Description: `{"kubernetes.io/service-name":"team/web","kubernetes.io/service-port":"80"}`},
+	} {
+		op, err := svc.BackendServices.Insert(project, b).Do()
+		if err == nil {
+			err = gcp.WaitForOperation(ctx, svc, project, "", op)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svc, c.Backends()
+}
+
+func attachment(mod ...func(*v1alpha1.SecurityPolicyAttachment)) *v1alpha1.SecurityPolicyAttachment {
+	cr := &v1alpha1.SecurityPolicyAttachment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Generation: 1}}
+	cr.Spec.ForProvider = v1alpha1.SecurityPolicyAttachmentParameters{SecurityPolicy: ptr.To("armor"),
+		Target: v1alpha1.AttachmentTarget{Kind: v1alpha1.TargetBackendService, Name: "web"}, Field: v1alpha1.FieldSecurityPolicy}
+	for _, m := range mod {
+		m(cr)
+	}
+	return cr
+}
+
+func target(name string) func(*v1alpha1.SecurityPolicyAttachment) {
+	return func(cr *v1alpha1.SecurityPolicyAttachment) { cr.Spec.ForProvider.Target.Name = name }
+}
+
+func deleting(cr *v1alpha1.SecurityPolicyAttachment) {
+	now := metav1.Now()
+	cr.SetDeletionTimestamp(&now)
+}
+
+func applied(at time.Time) func(*v1alpha1.SecurityPolicyAttachment) {
+	return func(cr *v1alpha1.SecurityPolicyAttachment) {
+		t := metav1.NewTime(at)
+		cr.Status.AtProvider.AppliedPolicy, cr.Status.AtProvider.LastAppliedTime = ours, &t
+	}
+}
+
+// noOthers is a cache holding no other attachment.
+func noOthers() client.Reader {
+	return &test.MockClient{MockList: test.NewMockListFn(nil)}
+}
+
+func newExternal(backends gcp.BackendClient, kube client.Reader, cr *v1alpha1.SecurityPolicyAttachment, now time.Time) *external {
+	return &external{backends: backends, key: Key(cr, project), index: ownership.NewIndex(kube), kube: kube,
+		fight: DefaultFight, now: func() time.Time { return now }}
+}
+
+func TestObserve(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	type want struct {
+		obs   managed.ExternalObservation
+		err   string // a substring of the error
+		ready corev1.ConditionStatus
+		gke   xpv2.ConditionReason
+	}
+	cases := map[string]struct {
+		reason string
+		held   string // the policy web names in GCP
+		obj    *v1alpha1.SecurityPolicyAttachment
+		kube   client.Reader
+		want   want
+	}{
+		"Unresolved": {
+			reason: "A policy reference not resolved yet waits, without an error or a write.",
+			obj:    attachment(func(cr *v1alpha1.SecurityPolicyAttachment) { cr.Spec.ForProvider.SecurityPolicy = nil }),
+			want:   want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}},
+		},
+		"NoTarget": {
+			reason: "A target GCP does not have waits for it, not Ready.",
+			obj:    attachment(target("nope")),
+			want:   want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionFalse},
+		},
+		"NoTargetDeleting": {
+			reason: "Being deleted with its target gone, nothing is left to clear.",
+			obj:    attachment(target("nope"), deleting),
+			want:   want{obs: managed.ExternalObservation{}, ready: corev1.ConditionFalse},
+		},
+		"Unattached": {
+			reason: "A field naming no policy is written: not up to date.",
+			obj:    attachment(),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, Diff: "securityPolicy: no policy, want " + ours},
+				ready: corev1.ConditionFalse},
+		},
+		"Attached": {
+			reason: "A field naming the policy is up to date.",
+			held:   ours,
+			obj:    attachment(applied(now.Add(-time.Minute))),
+			want:   want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionTrue},
+		},
+		"Reversed": {
+			reason: "Our write undone: an error saying who won and when this object writes again.",
+			held:   theirs,
+			obj:    attachment(applied(now.Add(-time.Minute))),
+			want:   want{err: "another writer set securityPolicy of projects/p/global/backendServices/web back to " + theirs, ready: corev1.ConditionFalse},
+		},
+		"DeletingAttached": {
+			reason: "Being deleted while the field names the policy: Delete clears it.",
+			held:   ours,
+			obj:    attachment(applied(now.Add(-time.Minute)), deleting),
+			want:   want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionTrue},
+		},
+		"DeletingSetElsewhere": {
+			reason: "Being deleted while the field names another policy: nothing to clear, the finalizer may go.",
+			held:   theirs,
+			obj:    attachment(applied(now.Add(-time.Minute)), deleting),
+			want:   want{obs: managed.ExternalObservation{}, ready: corev1.ConditionFalse},
+		},
+		"ObserveOnly": {
+			reason: "An object that only observes reports the field and never fights.",
+			held:   theirs,
+			obj: attachment(applied(now.Add(-time.Minute)), func(cr *v1alpha1.SecurityPolicyAttachment) {
+				cr.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+			}),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true}, ready: corev1.ConditionFalse},
+		},
+		"DryRun": {
+			reason: "In dry run nothing is written: the field differs, Ready says so, and GCP cannot be asked.",
+			held:   theirs,
+			obj: attachment(func(cr *v1alpha1.SecurityPolicyAttachment) {
+				cr.SetAnnotations(map[string]string{v1beta1.AnnotationDryRun: "true"})
+			}),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, ready: corev1.ConditionFalse},
+		},
+		"GKEManaged": {
+			reason: "A backend service GKE's Ingress made is written, with a warning naming the BackendConfig to use.",
+			obj:    attachment(target("k8s1-abc-team-web-80-def")),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, Diff: "securityPolicy: no policy, want " + ours},
+				ready: corev1.ConditionFalse, gke: ReasonGKEIngress},
+		},
+		"OtherProjectsPolicy": {
+			reason: "A URL of another project's policy is attached as named: GCP decides whether it may be used.",
+			obj: attachment(func(cr *v1alpha1.SecurityPolicyAttachment) {
+				cr.Spec.ForProvider.SecurityPolicy = ptr.To("https://www.googleapis.com/compute/v1/projects/shared/global/securityPolicies/common")
+			}),
+			want: want{obs: managed.ExternalObservation{ResourceExists: true, Diff: "securityPolicy: no policy, want projects/shared/global/securityPolicies/common"},
+				ready: corev1.ConditionFalse},
+		},
+		"Outranked": {
+			reason: "An older attachment of the same field owns it: refused, nothing read or written.",
+			obj:    attachment(),
+			// Its config (read as an empty ClusterProviderConfig) admits
+			// every namespace.
+			kube: &test.MockClient{MockGet: test.NewMockGetFn(nil), MockList: test.NewMockListFn(nil, func(o client.ObjectList) error {
+				older := attachment()
+				older.SetName("first")
+				older.SetUID("older")
+				older.Spec.ForProvider.Project = ptr.To(project)
+				older.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"})
+				older.SetCreationTimestamp(metav1.NewTime(now.Add(-time.Hour)))
+				o.(*v1alpha1.SecurityPolicyAttachmentList).Items = []v1alpha1.SecurityPolicyAttachment{*older}
+				return nil
+			})},
+			want: want{err: "is managed by SecurityPolicyAttachment team/first, the oldest object for it"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			held := ""
+			if tc.held != "" {
+				held = apiRoot + tc.held
+			}
+			_, backends := fixture(t, held)
+			kube := tc.kube
+			if kube == nil {
+				kube = noOthers()
+			}
+			tc.obj.SetCreationTimestamp(metav1.NewTime(now))
+			e := newExternal(backends, kube, tc.obj, now)
+			obs, err := e.Observe(context.Background(), tc.obj)
+			if tc.want.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want.err) {
+					t.Errorf("\n%s\nObserve(...): want error containing %q, got %v", tc.reason, tc.want.err, err)
+				}
+			} else if err != nil {
+				t.Errorf("\n%s\nObserve(...): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want.obs, obs); diff != "" {
+				t.Errorf("\n%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if got := tc.obj.GetCondition(xpv2.TypeReady).Status; tc.want.ready != "" && got != tc.want.ready {
+				t.Errorf("\n%s\nReady: want %s, got %s", tc.reason, tc.want.ready, got)
+			}
+			if got := tc.obj.GetCondition(TypeGKEManaged).Reason; got != tc.want.gke {
+				t.Errorf("\n%s\nGKEManaged reason: want %q, got %q", tc.reason, tc.want.gke, got)
+			}
+		})
+	}
+}
+
+func TestUpdateAndDelete(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	svc, backends := fixture(t, "")
+	cr := attachment()
+	e := newExternal(backends, noOthers(), cr, now)
+	ctx := context.Background()
+	get := func() string {
+		b, err := svc.BackendServices.Get(project, "web").Do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gcp.RelativeName(b.SecurityPolicy)
+	}
+
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	want := v1alpha1.SecurityPolicyAttachmentObservation{Value: ours, AppliedPolicy: ours, LastAppliedTime: &metav1.Time{Time: now}}
+	if diff := cmp.Diff(want, cr.Status.AtProvider); diff != "" || get() != ours {
+		t.Errorf("after Update: GCP holds %q; status -want, +got:\n%s", get(), diff)
+	}
+
+	// Another writer took the field: Delete leaves it.
+	op, err := svc.BackendServices.SetSecurityPolicy(project, "web", &compute.SecurityPolicyReference{SecurityPolicy: "other"}).Do()
+	if err == nil {
+		err = gcp.WaitForOperation(ctx, svc, project, "", op)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Delete(ctx, cr); err != nil || get() != theirs {
+		t.Errorf("Delete of a field another writer set: GCP holds %q, err %v; want %q kept", get(), err, theirs)
+	}
+
+	// Ours again: Delete clears it.
+	if _, err := e.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Delete(ctx, cr); err != nil || get() != "" {
+		t.Errorf("Delete of our field: GCP holds %q, err %v; want it cleared", get(), err)
+	}
+}
+
+func TestPolicyName(t *testing.T) {
+	cases := map[string]struct {
+		policy string
+		key    gcp.TargetKey
+		want   string
+		err    bool
+	}{
+		"GlobalName":   {policy: "armor", key: gcp.TargetKey{Project: "p", Name: "web"}, want: "projects/p/global/securityPolicies/armor"},
+		"RegionalName": {policy: "armor", key: gcp.TargetKey{Project: "p", Region: "r", Name: "web"}, want: "projects/p/regions/r/securityPolicies/armor"},
+		"URL": {policy: "https://www.googleapis.com/compute/v1/projects/q/global/securityPolicies/shared",
+			key: gcp.TargetKey{Project: "p", Name: "web"}, want: "projects/q/global/securityPolicies/shared"},
+		"NotAPolicy": {policy: "projects/p/global/backendServices/web", key: gcp.TargetKey{Project: "p"}, err: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := attachment(func(cr *v1alpha1.SecurityPolicyAttachment) { cr.Spec.ForProvider.SecurityPolicy = &tc.policy })
+			got, _, err := PolicyName(cr, tc.key)
+			if (err != nil) != tc.err || got != tc.want {
+				t.Errorf("PolicyName(%q): got %q, %v; want %q (error %t)", tc.policy, got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+func TestGKECondition(t *testing.T) {
+	cases := map[string]struct {
+		target gcp.Target
+		bucket bool
+		want   xpv2.ConditionReason
+		names  string // a substring of the message
+	}{
+		"Ingress":        {target: gcp.Target{Name: "k8s1-abc-team-web-80-def"}, want: ReasonGKEIngress, names: "BackendConfig"},
+		"InstanceGroups": {target: gcp.Target{Name: "k8s-be-31000--abc"}, want: ReasonGKEIngress, names: "BackendConfig"},
+		"Gateway": {target: gcp.Target{Name: "gkegw1-abc-team-web-80-def", Description: `{"kubernetes.io/service-name":"team/web","kubernetes.io/service-port":"80"}`},
+			want: ReasonGKEGateway, names: "GCPBackendPolicy of Service team/web port 80"},
+		"Description": {target: gcp.Target{Name: "web", Description: `{"kubernetes.io/service-name":"team/web"}`}, want: ReasonGKE, names: "Service team/web"},
+		"Plain":       {target: gcp.Target{Name: "web", Description: "the web tier"}},
+		"Bucket":      {target: gcp.Target{Name: "k8s1-looks-like-gke"}, bucket: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, ok := gkeCondition("securityPolicy", gcp.TargetKey{Project: "p", Name: tc.target.Name, Bucket: tc.bucket}, &tc.target)
+			if c.Reason != tc.want || ok != (tc.want != "") || !strings.Contains(c.Message, tc.names) {
+				t.Errorf("gkeCondition: %v %+v; want reason %q naming %q", ok, c, tc.want, tc.names)
+			}
+		})
+	}
+}
