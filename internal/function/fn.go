@@ -3,6 +3,9 @@ package function
 import (
 	"context"
 	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -11,6 +14,14 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 )
+
+// WaitingTTL is how soon the function asks Crossplane to run it again while the IPAllowlist
+// waits for progress it cannot be told about for sure: the allowlist not reported on its spec,
+// not Ready, switching, or sources held. Crossplane otherwise runs it when a composed resource
+// changes, but its circuit breaker drops those events while open (an edit storm can open it),
+// and the default TTL of a minute would leave a settled allowlist reported as waiting that long.
+// Each extra run costs one function call and no GCP call.
+const WaitingTTL = 15 * time.Second
 
 // Function is the IPAllowlist composition function.
 type Function struct {
@@ -84,7 +95,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
 		desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
-		err = report(rsp, req, oxr, spec, readAllowlist(observed, allowlist), unmatched, warning)
+		r := readAllowlist(observed, allowlist)
+		if !r.settled() {
+			rsp.Meta.Ttl = durationpb.New(WaitingTTL)
+		}
+		err = report(rsp, req, oxr, spec, r, unmatched, warning)
 	}
 	if err != nil {
 		response.Fatal(rsp, err)
@@ -120,6 +135,7 @@ func holdAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, 
 	for _, d := range desired {
 		d.Ready = resource.ReadyFalse
 	}
+	rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 	if err := setStatus(rsp, req, observedStatus(oxr)); err != nil {
 		return err
 	}

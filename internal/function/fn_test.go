@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -73,7 +75,8 @@ func observedAllowlist(create bool, generation, observedGeneration float64, curr
 		st[k] = v
 	}
 	if current != nil {
-		st["conditions"] = []any{current}
+		ready := map[string]any{"type": "Ready", "status": current["status"], "reason": "Available", "lastTransitionTime": "2026-11-28T00:00:00Z"}
+		st["conditions"] = []any{current, ready}
 	}
 	a["status"] = st
 	return a
@@ -119,18 +122,22 @@ func TestRunFunction(t *testing.T) {
 		wantCurrent  condition
 		wantWarnings []string
 		wantFatal    string
+		// wantTTL is how soon Crossplane is to run the function again.
+		wantTTL time.Duration
 	}{
 		"FirstPass": {
 			reason:      "The allowlist is composed, asked to create the policy; until it reports, the IPAllowlist says so.",
 			xr:          xrSpec(true, false),
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
 		},
 		"ExistingPolicy": {
 			reason:      "Without create the allowlist names the policy by GCP name only and creates none.",
 			xr:          xrSpec(false, true),
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(false, true)},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
 		},
 		"Reported": {
 			reason: "What the allowlist reports is the IPAllowlist's status and Current condition; its warnings are the IPAllowlist's.",
@@ -142,6 +149,7 @@ func TestRunFunction(t *testing.T) {
 			wantStatus:   map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{"spare"}, "policyName": "web-allowlist"},
 			wantCurrent:  condition{"True", "Composed", "40 source ranges in 4 rule(s) of policy web-allowlist"},
 			wantWarnings: []string{`node source "pool-web": 1 node(s) left out`},
+			wantTTL:      response.DefaultTTL,
 		},
 		"Switching": {
 			reason: "An allowlist moving between rules and a group says so, and the IPAllowlist with it.",
@@ -151,6 +159,7 @@ func TestRunFunction(t *testing.T) {
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
 			wantCurrent: condition{"False", "Switching", "address group web is being created"},
+			wantTTL:     WaitingTTL,
 		},
 		"NotReportedOnSpecYet": {
 			reason: "An allowlist that has not reported on its current spec keeps the IPAllowlist's status as it is.",
@@ -160,6 +169,7 @@ func TestRunFunction(t *testing.T) {
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
 		},
 		"SpecNotAppliedYet": {
 			reason: "In the reconcile that applies an edit the observed allowlist still has the old spec: its report describes that spec, so the IPAllowlist keeps its status.",
@@ -172,6 +182,7 @@ func TestRunFunction(t *testing.T) {
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
 		},
 		"CannotComposeWarns": {
 			reason: "An allowlist that cannot compose is mirrored, with a warning as when the function itself cannot.",
@@ -182,6 +193,7 @@ func TestRunFunction(t *testing.T) {
 			wantStatus:   map[string]any{"ipCount": float64(40), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
 			wantCurrent:  condition{"False", "CannotCompose", "41 source ranges need 5 rules"},
 			wantWarnings: []string{"41 source ranges need 5 rules"},
+			wantTTL:      WaitingTTL,
 		},
 		"EarlierCompositionKept": {
 			reason:      "The policy and a rule an earlier version composed are kept as they are until the allowlist adopts them: an upgrade never deletes a rule.",
@@ -189,6 +201,7 @@ func TestRunFunction(t *testing.T) {
 			observed:    map[string]map[string]any{"rule-1000": earlierRule, "policy": earlierPolicy},
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false), "rule-1000": earlierRuleDesired, "policy": earlierPolicy},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
 		},
 		"InvalidSpec": {
 			reason: "Source names used twice are fatal: Crossplane applies nothing.",
@@ -251,6 +264,11 @@ func TestRunFunction(t *testing.T) {
 			slices.Sort(notReady)
 			if diff := cmp.Diff(tc.wantNotReady, notReady); diff != "" {
 				t.Errorf("%s\nresources marked not ready: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.wantFatal == "" {
+				if diff := cmp.Diff(tc.wantTTL, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+					t.Errorf("%s\nTTL: -want, +got:\n%s", tc.reason, diff)
+				}
 			}
 			var status map[string]any
 			if s, ok := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any); ok {

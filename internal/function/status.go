@@ -38,6 +38,14 @@ type reported struct {
 	// current is its Current condition; its status is Unknown until the allowlist has
 	// reported on its current spec.
 	current xpv2.Condition
+	// ready is whether the allowlist is Ready.
+	ready bool
+}
+
+// settled reports whether the allowlist has reported, on its current spec, that GCP holds
+// what it should: nothing is left to wait for.
+func (r reported) settled() bool {
+	return r.current.Status == corev1.ConditionTrue && r.ready
 }
 
 // readAllowlist reads the observed SecurityPolicyAllowlist's status. An allowlist not observed
@@ -66,6 +74,7 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired
 	}
 	_ = u.GetValueInto("status", &r)
 	r.current = c
+	r.ready = u.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	return r
 }
 

@@ -103,7 +103,7 @@ func testGroupFromRules(t *testing.T, e *env) {
 		}
 		return s
 	}
-	switching := "address group web-allowlist-nodes is being created or filled with 39 IPv4 and 1 IPv6 ranges; the previous rules stay in place until it is"
+	switching := "address group web-allowlist-nodes is being created or filled; the previous rules stay in place until it is"
 	current := "every source's ranges are in address group web-allowlist-nodes, allowed by the rule at priority 1004 of policy web-allowlist"
 	steps := []struct {
 		golden string

@@ -114,7 +114,8 @@ func planRules(s v1alpha1.SecurityPolicyAllowlistSpec, ranges []netip.Prefix, c 
 		for n := range c.groups {
 			p.keepGroups[n] = true
 		}
-		p.switching = fmt.Sprintf("%d of %d rule(s) are not in GCP yet; the address group rules stay in place until they are", waiting, len(rules))
+		// No counts: the message is the IPAllowlist's Current condition (status.go).
+		p.switching = "the range rules are not all in GCP yet; the address group rules stay in place until they are"
 		return p, nil
 	}
 	// The group rules go now, each group once no rule uses it.
@@ -186,7 +187,7 @@ func planGroups(s v1alpha1.SecurityPolicyAllowlistSpec, ranges []netip.Prefix, c
 	var waiting string
 	switch {
 	case !groupHolds(v4Have, hasV4, len(v4)) || !v6Done:
-		waiting = fmt.Sprintf("address group %s is being created or filled with %d IPv4 and %d IPv6 ranges", v4Name, len(v4), len(v6))
+		waiting = fmt.Sprintf("address group %s is being created or filled", v4Name)
 	case !hasRule || !inGCP(ruleHave):
 		waiting = fmt.Sprintf("the rule at priority %d that uses address group %s is not in GCP yet", priority, v4Name)
 		if hasRule {
