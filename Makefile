@@ -211,8 +211,8 @@ run: run-tools build ## Boot a real node (root), install Crossplane by Helm and 
 
 # The tools `make run` needs, built in parallel so that on a cold machine their
 # module downloads and links overlap. hack/progress.sh says once a minute
-# which are still being built and for how long (44 min in all on a fresh
-# 2-core machine).
+# which are still being built and for how long: they were most of the
+# 43.9 min a first `make run` took on a fresh 2-core machine (2026-11-28).
 .PHONY: run-tools
 run-tools:
 	@hack/progress.sh $(MAKE) --no-print-directory -j4 $(NODE_TOOLS) $(CROSSPLANE) $(FUNCTION_AUTO_READY)

@@ -20,7 +20,8 @@ import (
 // `make run` execs) the ordinary ways, each with its stdout and stderr on a
 // pipe whose reader is gone, as with `make run 2>&1 | tee log` when the same
 // Ctrl-C has ended tee: Ctrl-C and a closed terminal signal the whole process
-// group, `kill` the process alone. Each time the host must be as before:
+// group, `kill` the process alone, and each signal comes twice, the second
+// during the teardown. Each time the host must be as before:
 // sysctls, mounts, namespaces, links, nft tables, listening ports, processes,
 // the temporary folder (the run's own, whole) and /run.
 //
@@ -112,6 +113,10 @@ func TestSignalTeardown(t *testing.T) {
 				t.Fatal(err)
 			}
 			stopped := time.Now()
+			// A second one during the teardown (2-5 s), as an impatient
+			// user gives: it must not cut the teardown short.
+			time.Sleep(500 * time.Millisecond)
+			_ = syscall.Kill(pid, tc.sig)
 			var exit error
 			select {
 			case exit = <-exited:
