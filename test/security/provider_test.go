@@ -356,9 +356,13 @@ spec:
 				t.Errorf("the provider's ClusterRole lets it list Secrets in %q", ns)
 			}
 		}
+		// It creates and deletes only what a SecurityPolicyAllowlist keeps in
+		// its own namespace (policies, rules, groups, AddressSets), one object
+		// at a time; never the organization kinds, never in bulk.
 		for _, ra := range []authzv1.ResourceAttributes{
-			{Verb: "delete", Group: v1beta1.Group, Resource: "securitypolicies", Namespace: "default"},
-			{Verb: "create", Group: v1beta1.Group, Resource: "securitypolicies", Namespace: "default"},
+			{Verb: "deletecollection", Group: v1beta1.Group, Resource: "securitypolicies", Namespace: "default"},
+			{Verb: "delete", Group: v1beta1.Group, Resource: "organizationsecuritypolicies", Namespace: "default"},
+			{Verb: "create", Group: v1beta1.Group, Resource: "organizationsecuritypolicies", Namespace: "default"},
 			{Verb: "watch", Resource: "secrets", Namespace: "default"},
 			{Verb: "update", Resource: "secrets", Namespace: "default"},
 			{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
