@@ -125,6 +125,19 @@ Press Ctrl-C to remove everything make run installed.
 // deleted every managed resource (and with them their GCP objects) and
 // Crossplane every IPAllowlist.
 func removeDemo(ctx context.Context, ext *stack.External, applied []string, logf func(string, ...any)) error {
+	// The IPAllowlists first, until their SecurityPolicyAllowlists are gone:
+	// those delete the policies, rules and AddressSets they keep, with the
+	// grant examples/allowlist/rbac.yaml gives the provider, which deleting
+	// that folder below takes away.
+	if len(applied) > 0 {
+		if _, err := ext.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=false", "--all", "-A", "ipallowlists.platform.armorplane.io"); err != nil &&
+			!strings.Contains(err.Error(), "the server doesn't have a resource type") {
+			return err
+		}
+		if err := ext.WaitGone(ctx, 5*time.Minute, demoKinds[:2]...); err != nil {
+			return fmt.Errorf("the IPAllowlists are not all deleted: %w", err)
+		}
+	}
 	// One file or folder at a time: kubectl stops at a kind the cluster does
 	// not have (an apply that failed part way), and the rest must still go.
 	for _, p := range applied {
