@@ -125,15 +125,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 
 func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, c *call) {
 	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
-	m := s.objectMutation(r, c, "delete", path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		b, ok := s.store.more.buckets[path]
-		if !ok {
-			return plan{}, errNotFound(path)
-		}
-		return plan{link: apiRoot + path, id: b.ID, commit: func() { delete(s.store.more.buckets, path) }}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+	deleteObject(s, w, r, c, path, func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID })
 }
 
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the

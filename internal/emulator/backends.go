@@ -223,15 +223,7 @@ func (s *Server) aggregatedBackends(w http.ResponseWriter, r *http.Request, c *c
 
 func (s *Server) deleteBackend(w http.ResponseWriter, r *http.Request, c *call) {
 	path := c.scope.objectPath("backendServices", r.PathValue("backendService"))
-	m := s.objectMutation(r, c, "delete", path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		b, ok := s.store.more.backends[path]
-		if !ok {
-			return plan{}, errNotFound(path)
-		}
-		return plan{link: apiRoot + path, id: b.ID, commit: func() { delete(s.store.more.backends, path) }}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+	deleteObject(s, w, r, c, path, func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID })
 }
 
 // setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the

@@ -197,15 +197,7 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 
 func (s *Server) deleteEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
-	m := s.objectMutation(r, c, "delete", path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		e, ok := s.store.more.edges[path]
-		if !ok {
-			return plan{}, errNotFound(path)
-		}
-		return plan{link: apiRoot + path, id: e.ID, commit: func() { delete(s.store.more.edges, path) }}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+	deleteObject(s, w, r, c, path, func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID })
 }
 
 // aggregatedEdges lists a project's network edge security services by

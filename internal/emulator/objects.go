@@ -112,6 +112,21 @@ func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, wha
 	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
 
+// deleteObject serves the delete of the object at path in the store's map
+// that objects returns (read under the store's lock): 404 when it is not
+// there.
+func deleteObject[T any](s *Server, w http.ResponseWriter, r *http.Request, c *call, path string, objects func() map[string]T, id func(T) uint64) {
+	m := s.objectMutation(r, c, "delete", path)
+	op, err := s.store.mutateObject(m, func() (plan, error) {
+		o, ok := objects()[path]
+		if !ok {
+			return plan{}, errNotFound(path)
+		}
+		return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
+	})
+	s.finishObject(w, c, m, path, op, err)
+}
+
 // objectMutation prepares an objMutation for a call.
 func (s *Server) objectMutation(r *http.Request, c *call, opType string, keys ...string) objMutation {
 	m := s.mutation(r, c, "", opType)
