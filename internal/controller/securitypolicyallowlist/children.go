@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,7 +130,10 @@ func (r *Reconciler) adoptComposed(ctx context.Context, al *v1alpha1.SecurityPol
 	sets *v1alpha1.AddressSetList, policies *v1beta1.SecurityPolicyList) error {
 	owner := metav1.GetControllerOf(al)
 	composite := al.GetLabels()[labelComposite]
-	if owner == nil || composite == "" {
+	// Only until the allowlist has reported once: what an upgrade leaves is
+	// there when the allowlist is created, and every later reconcile would
+	// list four kinds for nothing.
+	if owner == nil || composite == "" || al.Status.ObservedGeneration > 0 {
 		return nil
 	}
 	composed := client.MatchingLabels{labelComposite: composite}
@@ -147,7 +151,15 @@ func (r *Reconciler) adoptComposed(ctx context.Context, al *v1alpha1.SecurityPol
 		if err := r.kube.List(ctx, c.list, ns, composed); err != nil {
 			return errors.Wrap(err, "cannot list the objects the allowlist's composite composed")
 		}
-		for _, o := range objects(c.list) {
+		items, err := apimeta.ExtractList(c.list)
+		if err != nil {
+			return errors.Wrap(err, "cannot read the objects the allowlist's composite composed")
+		}
+		for _, it := range items {
+			o, ok := it.(client.Object)
+			if !ok {
+				continue
+			}
 			ctl := metav1.GetControllerOf(o)
 			if ctl == nil || ctl.UID != owner.UID || o.GetDeletionTimestamp() != nil {
 				continue
@@ -193,36 +205,6 @@ func composedRole(o client.Object) (role, group string, ok bool) {
 		return RolePolicy, "", n == compositionPolicy
 	}
 	return "", "", false
-}
-
-func objects(l client.ObjectList) []client.Object {
-	switch l := l.(type) {
-	case *v1beta1.SecurityPolicyRuleList:
-		out := make([]client.Object, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		return out
-	case *v1alpha1.AddressGroupList:
-		out := make([]client.Object, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		return out
-	case *v1alpha1.AddressSetList:
-		out := make([]client.Object, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		return out
-	case *v1beta1.SecurityPolicyList:
-		out := make([]client.Object, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		return out
-	}
-	return nil
 }
 
 func controllerRef(al *v1alpha1.SecurityPolicyAllowlist) metav1.OwnerReference {
