@@ -179,7 +179,10 @@ func TestPrivateSources(t *testing.T) {
 			}
 			xr := e.privateXR(ctx, t)
 			if s, reason, msg := platform.ConditionOf(xr, "Current"); s != "False" || reason != "CannotCompose" || msg != wantMsg {
-				return fmt.Errorf("Current=%s %s %q", s, reason, msg)
+				// Core's own conditions say whether it saw the deletion at all.
+				ss, sr, sm := platform.ConditionOf(xr, "Synced")
+				rs, rr, rm := platform.ConditionOf(xr, "Responsive")
+				return fmt.Errorf("Current=%s %s %q (Synced=%s %s %q, Responsive=%s %s %q)", s, reason, msg, ss, sr, sm, rs, rr, rm)
 			}
 			if s, _ := platform.Condition(xr, "Ready"); s == "True" {
 				return fmt.Errorf("Ready=True while the rules are held")

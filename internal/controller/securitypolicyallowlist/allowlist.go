@@ -203,8 +203,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st.follow(al, src, k.children, p)
 	res, err := r.report(ctx, al, k, st)
-	if st.reason == v1alpha1.ReasonSourcesPending && (res.RequeueAfter == 0 || res.RequeueAfter > retry) {
-		res.RequeueAfter = retry
+	if st.reason == v1alpha1.ReasonSourcesPending {
+		res.RequeueAfter = sooner(res.RequeueAfter, retry)
 	}
 	return res, err
 }

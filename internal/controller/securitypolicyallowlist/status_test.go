@@ -1,0 +1,110 @@
+package securitypolicyallowlist
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
+
+func TestReady(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	composed := xpv2.Condition{Type: v1alpha1.TypeCurrent, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonComposed}
+	rule := func(synced corev1.ConditionStatus, since time.Duration) *v1beta1.SecurityPolicyRule {
+		r := &v1beta1.SecurityPolicyRule{}
+		r.SetName("web-1000")
+		r.SetGeneration(1)
+		r.SetConditions(xpv2.Available(),
+			xpv2.Condition{Type: xpv2.TypeSynced, Status: synced, Reason: "ReconcileError", Message: "412 fingerprint", ObservedGeneration: 1,
+				LastTransitionTime: metav1.NewTime(now.Add(-since))})
+		return r
+	}
+	allowlist := func(ready *xpv2.Condition) *v1alpha1.SecurityPolicyAllowlist {
+		al := &v1alpha1.SecurityPolicyAllowlist{}
+		al.SetGeneration(2)
+		if ready != nil {
+			al.Status.SetConditions(*ready)
+		}
+		return al
+	}
+	readyGen := func(gen int64) *xpv2.Condition {
+		c := xpv2.Available().WithObservedGeneration(gen)
+		return &c
+	}
+	kept1 := func(r *v1beta1.SecurityPolicyRule) kept {
+		return kept{children: children{ranges: map[int64]*v1beta1.SecurityPolicyRule{1000: r}}}
+	}
+	refused := xpv2.Unavailable().WithMessage("SecurityPolicyRule web-1000: 412 fingerprint")
+
+	cases := map[string]struct {
+		reason      string
+		al          *v1alpha1.SecurityPolicyAllowlist
+		k           kept
+		current     xpv2.Condition
+		want        xpv2.Condition
+		wantRecheck time.Duration
+	}{
+		"AllInGCP": {
+			reason:  "Every object synced and ready: Ready.",
+			al:      allowlist(nil),
+			k:       kept1(rule(corev1.ConditionTrue, time.Minute)),
+			current: composed,
+			want:    xpv2.Available(),
+		},
+		"NotCurrent": {
+			reason:  "An allowlist that cannot compose is not Ready, for the same reason.",
+			al:      allowlist(readyGen(2)),
+			k:       kept1(rule(corev1.ConditionTrue, time.Minute)),
+			current: xpv2.Condition{Type: v1alpha1.TypeCurrent, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonCannotCompose, Message: "no"},
+			want:    xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonCannotCompose, Message: "no"},
+		},
+		"RefusedWithinGraceWhileReady": {
+			reason:      "A Ready allowlist stays Ready while a refusal is younger than the grace, and looks again when it would count.",
+			al:          allowlist(readyGen(2)),
+			k:           kept1(rule(corev1.ConditionFalse, 3*time.Second)),
+			current:     composed,
+			want:        *readyGen(2),
+			wantRecheck: refusalGrace - 3*time.Second,
+		},
+		"RefusedPastGrace": {
+			reason:  "A refusal that lasted the grace makes a Ready allowlist not Ready, with GCP's message.",
+			al:      allowlist(readyGen(2)),
+			k:       kept1(rule(corev1.ConditionFalse, refusalGrace)),
+			current: composed,
+			want:    refused,
+		},
+		"RefusedNotYetReady": {
+			reason:  "An allowlist that was not Ready shows a refusal at once: there is no state to keep.",
+			al:      allowlist(nil),
+			k:       kept1(rule(corev1.ConditionFalse, time.Second)),
+			current: composed,
+			want:    refused,
+		},
+		"RefusedReadyForOlderGeneration": {
+			reason:  "Ready for an older spec is not Ready for this one: a refusal shows at once.",
+			al:      allowlist(readyGen(1)),
+			k:       kept1(rule(corev1.ConditionFalse, time.Second)),
+			current: composed,
+			want:    refused,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, recheck := ready(tc.al, tc.k, tc.current, now)
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(xpv2.Condition{}, "LastTransitionTime")); diff != "" {
+				t.Errorf("%s\nready(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantRecheck, recheck); diff != "" {
+				t.Errorf("%s\nready(...) recheck: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
