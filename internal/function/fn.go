@@ -95,7 +95,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
 		desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
-		r := readAllowlist(observed, allowlist)
+		r := readAllowlist(observed, allowlist, spec.readSourceNames())
 		if !r.settled() {
 			rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 		}

@@ -77,6 +77,15 @@ func (r readSource) label() string { return fmt.Sprintf("%s source %q", r.kind, 
 func (r readSource) key() string { return r.kind + "Sources/" + r.name }
 
 // readSources are the spec's service, object and ConfigMap sources, in that order.
+// readSourceNames are the names of the sources the function reads itself.
+func (s Spec) readSourceNames() []string {
+	out := make([]string, 0, len(s.ServiceSources)+len(s.ObjectSources)+len(s.ConfigMapSources))
+	for _, src := range s.readSources() {
+		out = append(out, src.name)
+	}
+	return out
+}
+
 func (s Spec) readSources() []readSource {
 	out := make([]readSource, 0, len(s.ServiceSources)+len(s.ObjectSources)+len(s.ConfigMapSources))
 	for _, src := range s.ServiceSources {

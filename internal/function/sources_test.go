@@ -556,6 +556,19 @@ func TestRunFunctionReadSources(t *testing.T) {
 		return out
 	}
 	live := map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"))}
+	// reportedLive is live as its allowlist reports it once GCP holds its spec.
+	reportedLive := func() map[string]map[string]any {
+		al := allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))
+		al["metadata"].(map[string]any)["generation"] = float64(3)
+		al["status"] = map[string]any{
+			"observedGeneration": float64(3), "ipCount": float64(3), "ruleCount": float64(1),
+			"conditions": []any{
+				map[string]any{"type": "Current", "status": "True", "reason": "Composed", "message": "in the rules"},
+				map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
+			},
+		}
+		return map[string]map[string]any{"allowlist": al}
+	}
 	type condition struct{ Status, Reason, Message string }
 
 	cases := map[string]struct {
@@ -590,6 +603,29 @@ func TestRunFunctionReadSources(t *testing.T) {
 			observed:    live,
 			required:    with("serviceSources/nat-lb", service(ns, "nat-a", "LoadBalancer", map[string]any{"ip": "203.0.113.99"})),
 			wantDesired: map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.99/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))},
+			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+		},
+		"ServiceIPChangedKeepsReport": {
+			reason: "A read source's new ranges are data, not a new spec: the IPAllowlist keeps showing what the allowlist reported " +
+				"(as for a Node's address) rather than flipping to SourcesPending and back on every edit.",
+			xr:          xr(nil),
+			observed:    reportedLive(),
+			required:    with("serviceSources/nat-lb", service(ns, "nat-a", "LoadBalancer", map[string]any{"ip": "203.0.113.99"})),
+			wantDesired: map[string]map[string]any{"allowlist": allowlist(src("nat-lb", "203.0.113.99/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))},
+			wantCurrent: condition{"True", ReasonComposed, "in the rules"},
+		},
+		"SpecChangedWaitsForReport": {
+			reason: "A change of the IPAllowlist's own spec is a new spec: SourcesPending until the allowlist reports on it.",
+			xr: xr(func(spec map[string]any) {
+				spec["priorityRange"] = map[string]any{"first": 1000, "last": 1002}
+			}),
+			observed: reportedLive(),
+			required: all,
+			wantDesired: map[string]map[string]any{"allowlist": func() map[string]any {
+				al := allowlist(src("nat-lb", "203.0.113.7/32"), src("nat-ip", "34.1.2.3/32"), src("egress", "198.51.100.0/28"))
+				al["spec"].(map[string]any)["priorityRange"] = map[string]any{"first": float64(1000), "last": float64(1002)}
+				return al
+			}()},
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 		},
 		"OneSourceStillFetching": {

@@ -2,7 +2,10 @@ package function
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -52,7 +55,13 @@ func (r reported) settled() bool {
 // yet, whose spec is not the desired one yet (the reconcile that applies a change of the
 // IPAllowlist sees the allowlist as it was), or that has not reported on its current spec, is
 // SourcesPending: its status would describe another spec.
-func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured) reported {
+//
+// A spec that differs only in the ranges of the sources the function reads itself (read, by
+// name) is not another spec: like a Node's address, a changed Service IP or ConfigMap line is
+// data, which the allowlist takes to GCP while its status still describes the ranges before.
+// Reporting SourcesPending for each such change flipped the IPAllowlist's Current and Ready
+// twice per edit, and a few edits in a row opened Crossplane's circuit breaker for it.
+func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured, read []string) reported {
 	r := reported{current: xpv2.Condition{Status: corev1.ConditionUnknown, Reason: ReasonSourcesPending,
 		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
 	oc, ok := observed[allowlistResource]
@@ -60,7 +69,7 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired
 		return r
 	}
 	u := oc.Resource
-	if !sameJSON(u.Object["spec"], desired.Object["spec"]) {
+	if !sameJSON(withoutSources(u.Object["spec"], read), withoutSources(desired.Object["spec"], read)) {
 		return r
 	}
 	// GetValueInto, not GetInteger or GetGeneration: resources reach the function as protobuf
@@ -76,6 +85,25 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired
 	r.current = c
 	r.ready = u.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	return r
+}
+
+// withoutSources is an allowlist spec without the sources named in names.
+func withoutSources(spec any, names []string) any {
+	m, ok := spec.(map[string]any)
+	if !ok || len(names) == 0 {
+		return spec
+	}
+	sources, _ := m["sources"].([]any)
+	kept := make([]any, 0, len(sources))
+	for _, src := range sources {
+		if sm, ok := src.(map[string]any); ok && slices.Contains(names, fmt.Sprint(sm["name"])) {
+			continue
+		}
+		kept = append(kept, src)
+	}
+	out := maps.Clone(m)
+	out["sources"] = kept
+	return out
 }
 
 // sameJSON reports whether a and b are equal as JSON: an observed object's numbers arrive as

@@ -156,6 +156,7 @@ func TestPrivateSources(t *testing.T) {
 			want = ch.want
 		}
 		t.Logf("changes followed: %v", took)
+		e.wantResponsive(ctx, t)
 	})
 	if t.Failed() {
 		return
@@ -196,8 +197,18 @@ func TestPrivateSources(t *testing.T) {
 		e.waitPrivate(t, want, theirs)
 		e.waitPrivateReady(ctx, t, len(want))
 		t.Logf("Address re-created: GCP followed in %.2fs", time.Since(start).Seconds())
+		e.wantResponsive(ctx, t)
 	})
 	t.Logf("TestPrivateSources took %.1fs, platform start included", time.Since(begin).Seconds())
+}
+
+// wantResponsive fails the test if Crossplane's circuit breaker opened for the private
+// cluster's IPAllowlist: a few edits of its sources must not cost it a hundred events.
+func (e *env) wantResponsive(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if s, reason, msg := platform.ConditionOf(e.privateXR(ctx, t), "Responsive"); s == "False" {
+		t.Errorf("Crossplane's circuit breaker opened for the IPAllowlist: Responsive=False %s %q", reason, msg)
+	}
 }
 
 // applyPrivateXR applies examples/allowlist/private-cluster/ipallowlist.yaml in namespace teamA.

@@ -149,8 +149,13 @@ func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition,
 	if current.Status != corev1.ConditionTrue {
 		return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: current.Reason, Message: current.Message}, 0
 	}
+	// Ready is kept across a new generation too: the spec of an allowlist with
+	// sources the function reads (Services, ConfigMaps, objects) changes with
+	// their data, and every change of structure that could leave an address
+	// out (a mode switch, a source not computed yet) is a Current that is not
+	// True; rules moved to a new priority range are made before the old go.
 	was := al.Status.GetCondition(xpv2.TypeReady)
-	wasReady := was.Status == corev1.ConditionTrue && was.ObservedGeneration == al.GetGeneration()
+	wasReady := was.Status == corev1.ConditionTrue
 	waiting := 0
 	for _, o := range k.objects() {
 		if s := o.GetCondition(xpv2.TypeSynced); s.Status == corev1.ConditionFalse {

@@ -27,6 +27,13 @@ func TestReady(t *testing.T) {
 				LastTransitionTime: metav1.NewTime(now.Add(-since))})
 		return r
 	}
+	notInGCP := func() *v1beta1.SecurityPolicyRule {
+		r := &v1beta1.SecurityPolicyRule{}
+		r.SetName("web-1000")
+		r.SetGeneration(2)
+		r.SetConditions(xpv2.Creating(), xpv2.ReconcileSuccess().WithObservedGeneration(1))
+		return r
+	}
 	allowlist := func(ready *xpv2.Condition) *v1alpha1.SecurityPolicyAllowlist {
 		al := &v1alpha1.SecurityPolicyAllowlist{}
 		al.SetGeneration(2)
@@ -88,12 +95,20 @@ func TestReady(t *testing.T) {
 			current: composed,
 			want:    refused,
 		},
-		"RefusedReadyForOlderGeneration": {
-			reason:  "Ready for an older spec is not Ready for this one: a refusal shows at once.",
+		"ReadyKeptAcrossGenerations": {
+			reason: "A new spec whose Current is True (a read source's new ranges, rules moving make-before-break) keeps Ready " +
+				"while its rules reach GCP.",
 			al:      allowlist(readyGen(1)),
-			k:       kept1(rule(corev1.ConditionFalse, time.Second)),
+			k:       kept1(notInGCP()),
 			current: composed,
-			want:    refused,
+			want:    *readyGen(1),
+		},
+		"NotReadyYetWaits": {
+			reason:  "An allowlist never Ready says how many objects GCP does not hold yet.",
+			al:      allowlist(nil),
+			k:       kept1(notInGCP()),
+			current: composed,
+			want:    xpv2.Creating().WithMessage("1 rule(s) or group(s) are not in GCP yet"),
 		},
 	}
 	for name, tc := range cases {
