@@ -55,9 +55,13 @@ func TestAttachTo(t *testing.T) {
 		e.applyXRWith(ctx, t, nil)
 		e.waitField(t, "")
 		e.waitAttached(ctx, t, "False", "NoTarget")
-		if got := e.attachments(ctx, t); got != 0 {
-			t.Errorf("%d SecurityPolicyAttachments left after attachTo was removed", got)
-		}
+		// The field is cleared first, then the attachment's finalizer goes.
+		wait.Eventually(t, converge, "the SecurityPolicyAttachment to be gone", func() error {
+			if n := e.attachments(ctx, t); n > 0 {
+				return fmt.Errorf("%d SecurityPolicyAttachments remain", n)
+			}
+			return nil
+		})
 		t.Logf("attachTo removed: backend service %s detached %.1fs later", attachBackend, time.Since(begin).Seconds())
 	})
 	if t.Failed() {
