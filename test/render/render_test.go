@@ -6,7 +6,8 @@
 //
 // The function composes one SecurityPolicyAllowlist, which asks the provider to create the
 // SecurityPolicy when the IPAllowlist's policy.create is true, and reports the allowlist's status
-// on the IPAllowlist. What the provider does with the allowlist (the policy created, Nodes
+// on the IPAllowlist; with spec.attachTo, a SecurityPolicyAttachment per backend once the
+// allowlist is Ready. What the provider does with the allowlist (the policy created, Nodes
 // followed, ranges packed into rules of ten or an address group) is not rendered here: the
 // observed allowlists these tests feed back carry a status as the provider writes it, and the
 // provider's own tests cover how it computes it.
