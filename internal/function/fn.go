@@ -35,8 +35,8 @@ func New(log logging.Logger) *Function {
 	return &Function{log: log}
 }
 
-// RunFunction composes an IPAllowlist's SecurityPolicyAllowlist, and reports its status on the
-// IPAllowlist.
+// RunFunction composes an IPAllowlist's SecurityPolicyAllowlist and the SecurityPolicyAttachment
+// of each backend it names, and reports their status on the IPAllowlist.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	oxr, err := request.GetObservedCompositeResource(req)
@@ -75,6 +75,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	keepEarlierComposition(observed, desired)
+	composeAttachments(spec, observed, desired)
 	read, fetching, missing := ReadSources(spec, xrNamespace, required)
 	var (
 		names              []string
@@ -105,6 +106,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
+	reportAttachments(rsp, oxr, spec, observed, desired)
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set the desired composed resources"))
 	}
@@ -114,10 +116,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // keepEarlierComposition keeps what an earlier version of this function composed (the policy,
 // and the rules, address groups and AddressSets it composed one by one) exactly as it is, until
 // the SecurityPolicyAllowlist has adopted it. Adopted, it is no longer Crossplane's: Crossplane
-// stops observing it and never deletes it, so an upgrade keeps every rule in GCP.
+// stops observing it and never deletes it, so an upgrade keeps every rule in GCP. Attachments
+// are not an earlier composition: one whose target left spec.attachTo is to be deleted.
 func keepEarlierComposition(observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed) {
 	for name, oc := range observed {
-		if name == allowlistResource || oc.Resource == nil {
+		if name == allowlistResource || isAttachment(name) || oc.Resource == nil {
 			continue
 		}
 		desired[name] = &resource.DesiredComposed{Resource: unchanged(oc)}

@@ -86,6 +86,44 @@ func currentCondition(status, reason, message string) map[string]any {
 	return map[string]any{"type": "Current", "status": status, "reason": reason, "message": message, "lastTransitionTime": "2026-11-28T00:00:00Z"}
 }
 
+// withAttachTo is xr naming the backend services of attachTo.
+func withAttachTo(xr map[string]any, services ...string) map[string]any {
+	targets := make([]any, 0, len(services))
+	for _, s := range services {
+		targets = append(targets, map[string]any{"backendService": s})
+	}
+	xr["spec"].(map[string]any)["attachTo"] = targets
+	return xr
+}
+
+// desiredAttachment is the SecurityPolicyAttachment composed for backend service service.
+func desiredAttachment(service string) map[string]any {
+	return map[string]any{
+		"apiVersion": "cloudarmor.armorplane.io/v1alpha1", "kind": "SecurityPolicyAttachment",
+		"spec": map[string]any{
+			"forProvider": map[string]any{
+				"securityPolicy": "web-allowlist",
+				"target":         map[string]any{"kind": "BackendService", "name": service},
+				"field":          "securityPolicy",
+			},
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "gcp"},
+		},
+	}
+}
+
+// observedAttachment is desiredAttachment(service) as the provider reports on it, with
+// conditions of type, status, reason and message, four strings each.
+func observedAttachment(service string, conditions ...[4]string) map[string]any {
+	a := desiredAttachment(service)
+	a["metadata"] = map[string]any{"name": "web-x7k2p"}
+	conds := make([]any, 0, len(conditions))
+	for _, c := range conditions {
+		conds = append(conds, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": c[3], "lastTransitionTime": "2026-11-28T00:00:00Z"})
+	}
+	a["status"] = map[string]any{"conditions": conds}
+	return a
+}
+
 func TestRunFunction(t *testing.T) {
 	xrStatus := map[string]any{"ipCount": float64(7), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"}
 	withStatus := func(xr map[string]any) map[string]any {
@@ -120,6 +158,8 @@ func TestRunFunction(t *testing.T) {
 		wantNotReady []string
 		wantStatus   map[string]any
 		wantCurrent  condition
+		// wantAttached is the Attached condition; nil for none.
+		wantAttached *condition
 		wantWarnings []string
 		wantFatal    string
 		// wantTTL is how soon Crossplane is to run the function again.
@@ -203,6 +243,101 @@ func TestRunFunction(t *testing.T) {
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
 			wantTTL:     WaitingTTL,
 		},
+		"AttachWaitsForAllowlist": {
+			reason:       "A policy is attached only once the allowlist is Ready: before, its allow rules may not be in GCP.",
+			xr:           withAttachTo(xrSpec(true, false), "web"),
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantAttached: &condition{"False", ReasonAttaching, "backend service web: attached once the allowlist's rules are in GCP (its SecurityPolicyAllowlist is Ready)"},
+			wantTTL:      WaitingTTL,
+		},
+		"AttachOnceAllowlistReady": {
+			reason: "The allowlist Ready, each backend gets its attachment, named after the target.",
+			xr:     withAttachTo(xrSpec(true, false), "web", "api"),
+			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
+				currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)})},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false),
+				"attachment-backendService-web": desiredAttachment("web"), "attachment-backendService-api": desiredAttachment("api")},
+			wantStatus:  map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent: condition{"True", "Composed", "composed"},
+			wantAttached: &condition{"False", ReasonAttaching,
+				"backend service web: waiting for its SecurityPolicyAttachment; backend service api: waiting for its SecurityPolicyAttachment"},
+			wantTTL: WaitingTTL,
+		},
+		"Attached": {
+			reason: "Every attachment Ready: the IPAllowlist is Attached, and nothing is left to wait for.",
+			xr:     withAttachTo(xrSpec(true, false), "web"),
+			observed: map[string]map[string]any{
+				"allowlist": observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)}),
+				"attachment-backendService-web": observedAttachment("web", [4]string{"Ready", "True", "Available", ""},
+					[4]string{"Synced", "True", "ReconcileSuccess", ""}),
+			},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false), "attachment-backendService-web": desiredAttachment("web")},
+			wantStatus:   map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"True", "Composed", "composed"},
+			wantAttached: &condition{"True", ReasonAttached, "backend service web names policy web-allowlist"},
+			wantTTL:      response.DefaultTTL,
+		},
+		"Contested": {
+			reason: "A contested attachment is the IPAllowlist's Attached=False Contested, and a warning: it waits for the team.",
+			xr:     withAttachTo(xrSpec(true, false), "web", "api"),
+			observed: map[string]map[string]any{
+				"allowlist": observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)}),
+				"attachment-backendService-web": observedAttachment("web", [4]string{"Ready", "False", "Unavailable", "securityPolicy of projects/p/global/backendServices/web names none, not projects/p/global/securityPolicies/web-allowlist"},
+					[4]string{"Synced", "False", "ReconcileError", "contested"}, [4]string{"Contested", "True", "Contested", "another writer set it back 3 times"}),
+				"attachment-backendService-api": observedAttachment("api", [4]string{"Synced", "False", "ReconcileError", "managed by SecurityPolicyAttachment team-b/api"}),
+			},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false),
+				"attachment-backendService-web": desiredAttachment("web"), "attachment-backendService-api": desiredAttachment("api")},
+			wantStatus:   map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"True", "Composed", "composed"},
+			wantAttached: &condition{"False", ReasonContested, "backend service web: another writer set it back 3 times"},
+			wantWarnings: []string{"backend service web: another writer set it back 3 times"},
+			wantTTL:      WaitingTTL,
+		},
+		"AttachError": {
+			reason: "An attachment that cannot write says why on the IPAllowlist, without a warning: it may be GCP's passing refusal.",
+			xr:     withAttachTo(xrSpec(true, false), "api"),
+			observed: map[string]map[string]any{
+				"allowlist":                     observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)}),
+				"attachment-backendService-api": observedAttachment("api", [4]string{"Synced", "False", "ReconcileError", "managed by SecurityPolicyAttachment team-b/api"}),
+			},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false), "attachment-backendService-api": desiredAttachment("api")},
+			wantStatus:   map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"True", "Composed", "composed"},
+			wantAttached: &condition{"False", ReasonAttachError, "backend service api: managed by SecurityPolicyAttachment team-b/api"},
+			wantTTL:      WaitingTTL,
+		},
+		"AttachmentKeptWhileAllowlistNotReady": {
+			reason: "An attachment composed before stays while the allowlist is not Ready: a held source never detaches the policy.",
+			xr:     withAttachTo(xrSpec(true, false), "web"),
+			observed: map[string]map[string]any{
+				"allowlist": observedAllowlist(true, 1, 1, currentCondition("False", "SourceHeld", "held"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)}),
+				"attachment-backendService-web": observedAttachment("web", [4]string{"Ready", "True", "Available", ""},
+					[4]string{"Synced", "True", "ReconcileSuccess", ""}),
+			},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false), "attachment-backendService-web": desiredAttachment("web")},
+			wantStatus:   map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"False", "SourceHeld", "held"},
+			wantAttached: &condition{"True", ReasonAttached, "backend service web names policy web-allowlist"},
+			wantTTL:      WaitingTTL,
+		},
+		"TargetRemoved": {
+			reason: "A target gone from attachTo loses its attachment (Crossplane deletes it, which detaches), and the IPAllowlist says so.",
+			xr: func() map[string]any {
+				xr := xrSpec(true, false)
+				xr["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Attached", "status": "True", "reason": "Attached",
+					"lastTransitionTime": "2026-11-28T00:00:00Z"}}}
+				return xr
+			}(),
+			observed: map[string]map[string]any{
+				"attachment-backendService-web": observedAttachment("web", [4]string{"Ready", "True", "Available", ""}),
+			},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantAttached: &condition{"False", ReasonNoTarget, "spec.attachTo names no backend"},
+			wantTTL:      WaitingTTL,
+		},
 		"InvalidSpec": {
 			reason: "Source names used twice are fatal: Crossplane applies nothing.",
 			xr: func() map[string]any {
@@ -242,13 +377,25 @@ func TestRunFunction(t *testing.T) {
 			if diff := cmp.Diff(tc.wantWarnings, warnings); diff != "" {
 				t.Errorf("%s\nwarnings: -want, +got:\n%s", tc.reason, diff)
 			}
-			var current []condition
+			byType := map[string][]condition{}
 			for _, c := range rsp.GetConditions() {
 				st := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
-				current = append(current, condition{st, c.GetReason(), c.GetMessage()})
+				byType[c.GetType()] = append(byType[c.GetType()], condition{st, c.GetReason(), c.GetMessage()})
 			}
-			if diff := cmp.Diff([]condition{tc.wantCurrent}, current); diff != "" {
+			if diff := cmp.Diff([]condition{tc.wantCurrent}, byType[TypeCurrent]); diff != "" {
 				t.Errorf("%s\nCurrent condition: -want, +got:\n%s", tc.reason, diff)
+			}
+			var wantAttached []condition
+			if tc.wantAttached != nil {
+				wantAttached = []condition{*tc.wantAttached}
+			}
+			if diff := cmp.Diff(wantAttached, byType[TypeAttached]); diff != "" {
+				t.Errorf("%s\nAttached condition: -want, +got:\n%s", tc.reason, diff)
+			}
+			delete(byType, TypeCurrent)
+			delete(byType, TypeAttached)
+			if len(byType) > 0 {
+				t.Errorf("%s\nunexpected conditions: %v", tc.reason, byType)
 			}
 			got := map[string]map[string]any{}
 			var notReady []string

@@ -9,7 +9,9 @@
 // The function validates the spec, reads the private-cluster sources (LoadBalancer Services, a
 // field of other objects and ConfigMap keys of the XR's own namespace, through Crossplane's
 // required resources, sources.go) into CIDR lists for the allowlist, and reports the
-// allowlist's status on the IPAllowlist (status.go).
+// allowlist's status on the IPAllowlist (status.go). For each backend of spec.attachTo it
+// composes a SecurityPolicyAttachment naming the policy, and reports whether the backends name
+// it in the IPAllowlist's Attached condition (attach.go).
 package function
 
 import (
@@ -37,6 +39,9 @@ type Spec struct {
 	ServiceSources   []ServiceSource   `json:"serviceSources,omitempty"`
 	ObjectSources    []ObjectSource    `json:"objectSources,omitempty"`
 	ConfigMapSources []ConfigMapSource `json:"configMapSources,omitempty"`
+	// AttachTo are the backends the policy is attached to, one SecurityPolicyAttachment each
+	// (attach.go).
+	AttachTo []AttachTarget `json:"attachTo,omitempty"`
 }
 
 // Policy names the Cloud Armor policy the rules go into.
@@ -126,6 +131,9 @@ func (s Spec) Validate() error {
 	}
 	if s.groupMode() && (s.AddressGroup == nil || s.AddressGroup.Name == "") {
 		return fmt.Errorf("mode %s needs spec.addressGroup.name", ModeAddressGroup)
+	}
+	if err := s.validateAttachTo(); err != nil {
+		return err
 	}
 	return s.validateReadSources()
 }

@@ -32,6 +32,46 @@ func TestValidate(t *testing.T) {
 			},
 			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources`,
 		},
+		"AttachTo": {
+			spec: func(s Spec) Spec {
+				s.AttachTo = []AttachTarget{{BackendService: "web"}, {BackendService: "api"}, {BackendBucket: "web"}}
+				return s
+			},
+		},
+		"AttachToNeither": {
+			spec:    func(s Spec) Spec { s.AttachTo = []AttachTarget{{}}; return s },
+			wantErr: "each spec.attachTo entry needs exactly one of backendService and backendBucket",
+		},
+		"AttachToBoth": {
+			spec: func(s Spec) Spec {
+				s.AttachTo = []AttachTarget{{BackendService: "web", BackendBucket: "web"}}
+				return s
+			},
+			wantErr: "each spec.attachTo entry needs exactly one of backendService and backendBucket",
+		},
+		"AttachToTwice": {
+			spec: func(s Spec) Spec {
+				s.AttachTo = []AttachTarget{{BackendService: "web"}, {BackendService: "web"}}
+				return s
+			},
+			wantErr: "spec.attachTo names backend service web twice",
+		},
+		"BucketOfCreatedPolicy": {
+			spec: func(s Spec) Spec {
+				s.Policy.Create = true
+				s.AttachTo = []AttachTarget{{BackendBucket: "static"}}
+				return s
+			},
+			wantErr: "backend bucket static takes only a global CLOUD_ARMOR_EDGE policy, in its edgeSecurityPolicy: name an existing edge policy, without policy.create or policy.region",
+		},
+		"BucketOfRegionalPolicy": {
+			spec: func(s Spec) Spec {
+				s.Policy.Region = "us-central1"
+				s.AttachTo = []AttachTarget{{BackendBucket: "static"}}
+				return s
+			},
+			wantErr: "backend bucket static takes only a global CLOUD_ARMOR_EDGE policy, in its edgeSecurityPolicy: name an existing edge policy, without policy.create or policy.region",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

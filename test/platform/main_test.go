@@ -122,6 +122,16 @@ func createNode(ctx context.Context, c client.Client, nd *corev1.Node) error {
 // e.xr.
 func (e *env) applyXR(ctx context.Context, t *testing.T) {
 	t.Helper()
+	xr := e.exampleXR(t)
+	if err := e.cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(xr),
+		client.FieldOwner(controlplane.FieldManager), client.ForceOwnership); err != nil {
+		t.Fatalf("apply IPAllowlist %s: %v", e.xr, err)
+	}
+}
+
+// exampleXR is examples/allowlist/ipallowlist.yaml, named e.xr.
+func (e *env) exampleXR(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
 	b, err := os.ReadFile(repo.Path("examples", "allowlist", "ipallowlist.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +141,5 @@ func (e *env) applyXR(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	xr.SetName(e.xr)
-	if err := e.cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(xr),
-		client.FieldOwner(controlplane.FieldManager), client.ForceOwnership); err != nil {
-		t.Fatalf("apply IPAllowlist %s: %v", e.xr, err)
-	}
+	return xr
 }

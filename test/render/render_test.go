@@ -6,7 +6,8 @@
 //
 // The function composes one SecurityPolicyAllowlist, which asks the provider to create the
 // SecurityPolicy when the IPAllowlist's policy.create is true, and reports the allowlist's status
-// on the IPAllowlist. What the provider does with the allowlist (the policy created, Nodes
+// on the IPAllowlist; with spec.attachTo, a SecurityPolicyAttachment per backend once the
+// allowlist is Ready. What the provider does with the allowlist (the policy created, Nodes
 // followed, ranges packed into rules of ten or an address group) is not rendered here: the
 // observed allowlists these tests feed back carry a status as the provider writes it, and the
 // provider's own tests cover how it computes it.
@@ -578,6 +579,7 @@ func TestRender(t *testing.T) {
 	t.Run("AllowlistReports", func(t *testing.T) { testAllowlistReports(t, e) })
 	t.Run("ExistingPolicy", func(t *testing.T) { testExistingPolicy(t, e) })
 	t.Run("Upgrade", func(t *testing.T) { testUpgrade(t, e) })
+	t.Run("AttachTo", func(t *testing.T) { testAttachTo(t, e) })
 }
 
 // exampleAllowlistSpec is the spec of the example's SecurityPolicyAllowlist.
@@ -864,5 +866,55 @@ func testUpgrade(t *testing.T, e *env) {
 		if diff := cmp.Diff(fromYAML(t, exampleAllowlistSpec), specOf(allowlist(t, objs))); diff != "" {
 			t.Errorf("%s: allowlist spec: -want, +got:\n%s", what, diff)
 		}
+	}
+}
+
+// testAttachTo renders the example XR naming a backend service, over three reconciles: the
+// allowlist alone until it is Ready (a policy attached before its allow rules would deny the
+// sources it lists), then its SecurityPolicyAttachment, then the XR Attached and Ready once
+// the attachment is.
+func testAttachTo(t *testing.T, e *env) {
+	dir := t.TempDir()
+	spec := func(spec map[string]any) { spec["attachTo"] = []any{map[string]any{"backendService": "web-frontend"}} }
+	rep := &report{ipCount: 40, ruleCount: 4, current: "True", reason: "Composed", message: composedMsg}
+	attached := func(objs []*unstructured.Unstructured) (status, reason, message string) {
+		return platform.ConditionOf(objs[0], "Attached")
+	}
+
+	first := e.renderOK(t, dir, xr(t, spec), nil)
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1}, kinds(first)); diff != "" {
+		t.Errorf("first pass: composed resources by kind: -want, +got:\n%s", diff)
+	}
+	if st, reason, _ := attached(first); st != "False" || reason != "Attaching" {
+		t.Errorf("first pass: XR Attached=%s %s, want False Attaching", st, reason)
+	}
+
+	second := e.renderOK(t, dir, withStatus(t, xr(t, spec), reportedStatus()), observedFrom(t, first, rep))
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1, "SecurityPolicyAttachment": 1}, kinds(second)); diff != "" {
+		t.Errorf("allowlist Ready: composed resources by kind: -want, +got:\n%s", diff)
+	}
+	a, ok := composed(second)["attachment-backendService-web-frontend"]
+	if !ok {
+		t.Fatalf("no attachment composed as resource attachment-backendService-web-frontend")
+	}
+	wantSpec := fromYAML(t, `
+forProvider:
+  securityPolicy: web-allowlist
+  target: {kind: BackendService, name: web-frontend}
+  field: securityPolicy
+`)
+	if diff := cmp.Diff(wantSpec, specOf(a)); diff != "" {
+		t.Errorf("attachment spec: -want, +got:\n%s", diff)
+	}
+	if readyOf(second[0]) == "True" {
+		t.Errorf("allowlist Ready, attachment not yet: the XR is Ready")
+	}
+
+	objs := e.renderOK(t, dir, withStatus(t, xr(t, spec), reportedStatus()), observedFrom(t, second, rep))
+	golden(t, "attached", objs)
+	e.validate(t, dir, objs)
+	want{status: reportedStatus(), current: "True", reason: "Composed", message: composedMsg, ready: "True"}.check(t, "attached", objs)
+	if st, reason, msg := attached(objs); st != "True" || reason != "Attached" || msg != "backend service web-frontend names policy web-allowlist" {
+		t.Errorf("XR Attached=%s %s %q, want True Attached", st, reason, msg)
 	}
 }

@@ -69,6 +69,22 @@ func (p *countingProxy) Calls(project, name string) []string {
 	return out
 }
 
+// CallsTo returns the requests made for the object at path, relative to the
+// API root ("/projects/p/global/backendServices/n"), and for its methods.
+func (p *countingProxy) CallsTo(path string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, c := range p.paths {
+		_, rest, _ := strings.Cut(c, " ")
+		rest = strings.TrimPrefix(rest, "/compute/v1")
+		if rest == path || strings.HasPrefix(rest, path+"/") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // mutatingMethods are the emulator's methods that change a global policy.
 var mutatingMethods = []string{"insert", "patch", "delete", "addRule", "patchRule", "removeRule", "setLabels"}
 
@@ -150,6 +166,8 @@ func (s *suite) conditions(o client.Object) (map[xpv2.ConditionType]xpv2.Conditi
 		obj = &v1beta1.SecurityPolicyRule{}
 	case v1alpha1.NetworkEdgeSecurityServiceKind:
 		obj = &v1alpha1.NetworkEdgeSecurityService{}
+	case v1alpha1.SecurityPolicyAttachmentKind:
+		obj = &v1alpha1.SecurityPolicyAttachment{}
 	default:
 		return nil, fmt.Errorf("no conditions for kind %q", o.GetObjectKind().GroupVersionKind().Kind)
 	}

@@ -25,6 +25,13 @@
 //     the provider's own identity; a ClusterProviderConfig may.
 //   - NamespaceSelector: a ClusterProviderConfig serves only the namespaces
 //     its namespaceSelector admits, and makes no GCP call for the others.
+//   - AttachmentNamespaceSelector, AttachmentOneOwner,
+//     AttachmentPolicyRefStaysInNamespace: a SecurityPolicyAttachment in a
+//     namespace its config does not admit is refused, makes no GCP call and
+//     owns nothing even when created first; of two tenants' attachments of
+//     one field the older writes, and the younger neither writes nor detaches
+//     when deleted; securityPolicyRef resolves in the attachment's own
+//     namespace only.
 //
 // "No GCP call at all" is measured by pointing the refused objects'
 // ClusterProviderConfigs at a counting reverse proxy in front of the

@@ -180,15 +180,18 @@ spec:
 	}
 
 	for name, fn := range map[string]func(*testing.T){
-		"ReadsDoNotLeak":                     s.testReadsDoNotLeak,
-		"ClaimsAreNamespaceScoped":           s.testClaimsAreNamespaceScoped,
-		"OnePolicyOwner":                     s.testOnePolicyOwner,
-		"OneRuleOwner":                       s.testOneRuleOwner,
-		"OwnerLabel":                         s.testOwnerLabel,
-		"AmbientCredentialsAdmission":        s.testAmbientCredentialsAdmission,
-		"NamespaceSelector":                  s.testNamespaceSelector,
-		"EdgeServiceStaysInItsNamespace":     s.testEdgeServiceStaysInItsNamespace,
-		"OrganizationKindsNeedClusterConfig": s.testOrganizationKindsNeedClusterConfig,
+		"ReadsDoNotLeak":                      s.testReadsDoNotLeak,
+		"ClaimsAreNamespaceScoped":            s.testClaimsAreNamespaceScoped,
+		"OnePolicyOwner":                      s.testOnePolicyOwner,
+		"OneRuleOwner":                        s.testOneRuleOwner,
+		"OwnerLabel":                          s.testOwnerLabel,
+		"AmbientCredentialsAdmission":         s.testAmbientCredentialsAdmission,
+		"NamespaceSelector":                   s.testNamespaceSelector,
+		"EdgeServiceStaysInItsNamespace":      s.testEdgeServiceStaysInItsNamespace,
+		"OrganizationKindsNeedClusterConfig":  s.testOrganizationKindsNeedClusterConfig,
+		"AttachmentNamespaceSelector":         s.testAttachmentNamespaceSelector,
+		"AttachmentOneOwner":                  s.testAttachmentOneOwner,
+		"AttachmentPolicyRefStaysInNamespace": s.testAttachmentPolicyRefStaysInNamespace,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -173,6 +173,7 @@ func (p *Platform) PackagePod(ctx context.Context, kind, name string) (string, s
 // composedKinds are the kinds an IPAllowlist composes, and those its
 // SecurityPolicyAllowlist keeps.
 var composedKinds = []schema.GroupVersionKind{
+	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAttachmentList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlistList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyRuleList"},
 	{Group: "cloudarmor.armorplane.io", Version: "v1beta1", Kind: "SecurityPolicyList"},
