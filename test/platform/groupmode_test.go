@@ -131,6 +131,7 @@ func TestGroupMode(t *testing.T) {
 		t.Logf("back to %d range rules, the group rule gone, %.1fs after the edit", (len(c.want())+9)/10, time.Since(begin).Seconds())
 		e.waitAllowlist(t, c.want())
 		e.waitCurrent(ctx, t, "True", "Composed")
+		t.Logf("back to rules: Current=True %.1fs after the edit", time.Since(begin).Seconds())
 		wait.Eventually(t, converge, "the address groups to be deleted", func() error {
 			if g := e.groups(); len(g) > 0 {
 				return fmt.Errorf("groups left: %v", len(g))
@@ -160,15 +161,22 @@ func TestGroupMode(t *testing.T) {
 		// objects created and deleted may open core's circuit breaker,
 		// which then drops the events of the composed objects; the
 		// function's 15 s TTL while switching runs it again anyway.
+		var steps []string
+		step := func(what string) { steps = append(steps, fmt.Sprintf("%s %.1fs", what, (time.Since(begin) - storm).Seconds())) }
 		e.waitRuleKinds(t, 3*converge, map[string]int{"groups": 1})
+		step("group rule")
 		e.waitAllowlist(t, c.want())
+		step("GCP allows all")
 		e.waitCurrent(ctx, t, "True", "Composed")
+		step("Current")
 		wait.Eventually(t, 3*converge, "only the last spec's groups to be left", func() error {
 			if g := e.groups(); len(g) != 2 {
 				return fmt.Errorf("groups %v", slices.Sorted(maps.Keys(g)))
 			}
 			return nil
 		})
+		step("other groups gone")
+		t.Logf("after the storm: %s", strings.Join(steps, ", "))
 		m.mu.Lock()
 		gaps := m.gaps["mode switch storm"] + m.gaps["switch to an address group"] + m.gaps["switch back to rules"]
 		m.mu.Unlock()
