@@ -187,6 +187,7 @@ func TestUpgrade(t *testing.T) {
 	for _, x := range upgradeXRs {
 		composed[x.name] = composedBy(ctx, t, n, x)
 	}
+	status0 := xrStatus(ctx, t, n)
 	st0, err := emulatorState(emu)
 	if err != nil {
 		t.Fatal(err)
@@ -201,50 +202,73 @@ func TestUpgrade(t *testing.T) {
 		lap("adopted by its SecurityPolicyAllowlist, Ready: "+x.name, w)
 	}
 	lap("upgrade, from the first push to every object adopted", s)
-	pkgs, err := n.Kubectl(ctx, "get", "providers.pkg.crossplane.io,functions.pkg.crossplane.io", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.package}{"\n"}{end}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantPkgs := []string{
-		"armorplane-function-ipallowlist=xpkg.crossplane.io/armorplane/function-ipallowlist:" + upgradeTag,
-		"crossplane-contrib-function-auto-ready=xpkg.crossplane.io/" + stack.AutoReadyRepo + ":" + stack.AutoReadyTag,
-		"provider-cloudarmor=xpkg.crossplane.io/armorplane/provider-cloudarmor:" + upgradeTag,
-	}
-	if diff := cmp.Diff(wantPkgs, sortedCopy(strings.Fields(pkgs))); diff != "" {
-		t.Errorf("the providers and functions after the upgrade (-want +got):\n%s", diff)
-	}
+	checkPackages(ctx, t, n)
 	time.Sleep(10 * time.Second)
 	res := smp.stop()
+	if diff := cmp.Diff(status0, xrStatus(ctx, t, n)); diff != "" {
+		t.Errorf("the IPAllowlists' Ready and counts, before and after the upgrade (-before +after):\n%s", diff)
+	}
 
 	st1, err := emulatorState(emu)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkUpgradeSamples(t, res)
-	if diff := cmp.Diff(st0.allowedBy(want), st1.allowedBy(want)); diff != "" {
-		t.Errorf("what GCP allows, before and after the upgrade (-before +after):\n%s", diff)
-	}
-	if diff := cmp.Diff(st0.priorities(), st1.priorities()); diff != "" {
-		t.Errorf("the rules in GCP, before and after the upgrade (-before +after):\n%s", diff)
-	}
-	writes := st1.writesSince(st0)
-	t.Logf("GCP calls that wrote during the upgrade: %v (%d mutations)", writes, st1.Mutations-st0.Mutations)
-	for m := range writes {
-		if removes(m) {
-			t.Errorf("the upgrade called %s %d time(s): a rule, group or policy was removed", m, writes[m])
-		}
-	}
-	// The adopted objects already hold the ranges: docs/allowlist.md says
-	// the upgrade writes nothing to GCP.
-	if d := st1.Mutations - st0.Mutations; d != 0 {
-		t.Errorf("the upgrade wrote to GCP %d time(s), want none: %v", d, writes)
-	}
+	checkGCPKept(t, want, st0, st1)
+	checkNoWrites(t, st0, st1)
 	t.Logf("sampled GCP %d times every %s over %s: %d gap sample(s), %d sample(s) with a rule missing, %d failed read(s)",
 		res.samples, sampleEvery, res.span.Round(100*time.Millisecond), res.gaps, res.ruleGone, res.errors)
 	t.Logf("times:\n%s", strings.Join(times, "\n"))
 
 	down()
 	compare(t, before, snapshot(t, tools.Debs))
+}
+
+// checkPackages: one provider and one function of ours, at upgradeTag; the
+// second Provider Crossplane's resolver installed is gone.
+func checkPackages(ctx context.Context, t *testing.T, n *node.Node) {
+	t.Helper()
+	pkgs, err := n.Kubectl(ctx, "get", "providers.pkg.crossplane.io,functions.pkg.crossplane.io", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.spec.package}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"armorplane-function-ipallowlist=xpkg.crossplane.io/armorplane/function-ipallowlist:" + upgradeTag,
+		"crossplane-contrib-function-auto-ready=xpkg.crossplane.io/" + stack.AutoReadyRepo + ":" + stack.AutoReadyTag,
+		"provider-cloudarmor=xpkg.crossplane.io/armorplane/provider-cloudarmor:" + upgradeTag,
+	}
+	if diff := cmp.Diff(want, sortedCopy(strings.Fields(pkgs))); diff != "" {
+		t.Errorf("the providers and functions after the upgrade (-want +got):\n%s", diff)
+	}
+}
+
+// checkGCPKept: GCP allows what it allowed before the upgrade, in rules at
+// the same priorities.
+func checkGCPKept(t *testing.T, want map[string][]string, before, after emulatorStats) {
+	t.Helper()
+	if diff := cmp.Diff(before.allowedBy(want), after.allowedBy(want)); diff != "" {
+		t.Errorf("what GCP allows, before and after the upgrade (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(before.priorities(), after.priorities()); diff != "" {
+		t.Errorf("the rules in GCP, before and after the upgrade (-before +after):\n%s", diff)
+	}
+}
+
+// checkNoWrites: the adopted objects already hold the ranges, so the upgrade
+// writes nothing to GCP (docs/allowlist.md), least of all a removal.
+func checkNoWrites(t *testing.T, before, after emulatorStats) {
+	t.Helper()
+	writes := after.writesSince(before)
+	t.Logf("GCP calls that wrote during the upgrade: %v (%d mutations)", writes, after.Mutations-before.Mutations)
+	for m := range writes {
+		if removes(m) {
+			t.Errorf("the upgrade called %s %d time(s): a rule, group or policy was removed", m, writes[m])
+		}
+	}
+	if d := after.Mutations - before.Mutations; d != 0 {
+		t.Errorf("the upgrade wrote to GCP %d time(s), want none: %v", d, writes)
+	}
 }
 
 // previousPackages is the cache folder of the previous release's packages,
@@ -351,6 +375,18 @@ func waitXRReady(ctx context.Context, t *testing.T, n *node.Node, name string) {
 		out, _ := n.Kubectl(ctx, "-n", upgradeNS, "get", "ipallowlist,securitypolicy,securitypolicyrule,addressgroup,addressset", "-o", "yaml")
 		t.Fatalf("IPAllowlist %s not Ready: %v\n%s", name, err, out)
 	}
+}
+
+// xrStatus is each IPAllowlist's Ready, ipCount and ruleCount: CHANGELOG.md
+// says an upgrade leaves them as they were.
+func xrStatus(ctx context.Context, t *testing.T, n *node.Node) []string {
+	t.Helper()
+	out, err := n.Kubectl(ctx, "-n", upgradeNS, "get", "ipallowlist", "-o",
+		`jsonpath={range .items[*]}{.metadata.name} Ready={.status.conditions[?(@.type=="Ready")].status} ips={.status.ipCount} rules={.status.ruleCount}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(out), "\n")
 }
 
 func internalIP(ctx context.Context, t *testing.T, n *node.Node) string {
