@@ -78,6 +78,13 @@ SIGN := $(CACHE_DIR)/bin/sign-$(shell cd hack/sign && LC_ALL=C ls go.mod go.sum 
 xpkg: $(CROSSPLANE) $(SIGN) ## Build the provider, function and configuration packages into _output/xpkg (no Docker), with SBOMs and signatures (COSIGN_PRIVATE_KEY, else the test key).
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) SIGN=$(SIGN) hack/xpkg.sh
 
+# The previous release's packages, for the upgrade-in-place test (test/node
+# TestUpgrade): built once per release into $(CACHE_DIR)/xpkg-<commit>/ by
+# hack/xpkg-previous.sh, which names the release.
+.PHONY: xpkg-previous
+xpkg-previous: $(CROSSPLANE) $(SIGN)
+	CROSSPLANE=$(CROSSPLANE) SIGN=$(SIGN) hack/xpkg-previous.sh >/dev/null
+
 # Its tests (an in-process registry, and the crossplane CLI pushing what it
 # signed) run before it is built, once per source.
 $(SIGN): $(CROSSPLANE)
@@ -238,10 +245,11 @@ $(NODE_TOOLS): node-tool-%:
 # own tests, each booting and tearing down a node of its own (TestNode checks
 # the no-egress configuration and compares the host before and after,
 # TestCrashRecovery kills one, TestPackages installs as README.md says and
-# checks the grants); then one shared node (hack/shared-node.sh) for the
+# checks the grants, TestUpgrade upgrades the previous release in place,
+# from xpkg-previous's packages, while it samples GCP); then one shared node (hack/shared-node.sh) for the
 # suites that need Crossplane. The node is linux/amd64 only.
 .PHONY: node-suites
-node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
+node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY) xpkg-previous
 	@if [ "$$(id -u)" != 0 ]; then echo "make test boots a real node (namespaces, mounts, containerd, a bridge) and needs root: run it as root" >&2; exit 1; fi
 	go build -o $(BIN_DIR)/local ./cluster/local
 	LOCAL=$(abspath $(BIN_DIR))/local NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) $(TOOL_ENV) go test -p 1 -count=1 -timeout 30m ./cluster/node/ ./test/node/
@@ -252,7 +260,7 @@ node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY)
 # _output/bin, which a make test running meanwhile reads.
 .PHONY: node-test
 NODE_OUT := $(OUTPUT_DIR)/node
-node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, run test/platform and test/argocd on it, tear down (root).
+node-test: node-tools $(CROSSPLANE) $(FUNCTION_AUTO_READY) xpkg-previous ## Boot the real node, install Crossplane by Helm and our packages by xpkg, check them, run test/platform and test/argocd on it, tear down (root).
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(NODE_OUT)/bin/ ./cmd/emulator ./cmd/changelogs-sidecar
 	VERSION=$(VERSION) CROSSPLANE=$(CROSSPLANE) PLATFORMS=linux/amd64 XPKG_OUT=$(NODE_OUT)/xpkg XPKG_IMAGES=$(NODE_OUT)/images hack/xpkg.sh >/dev/null
 	NODE_TEST=1 NODE_DEBS=$$(cluster/toolchain/build.sh node-debs) CROSSPLANE_BIN=$(CROSSPLANE) FUNCTION_AUTO_READY_BIN=$(FUNCTION_AUTO_READY) \

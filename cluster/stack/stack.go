@@ -204,21 +204,9 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 		in.Laps = append(in.Laps, Lap{step, time.Since(since)})
 		o.Logf("stack: %s (%s)", step, time.Since(since).Round(10*time.Millisecond))
 	}
-	home := filepath.Join(n.WorkDir(), "client/home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	run, err := clients(ctx, o)
+	if err != nil {
 		return nil, err
-	}
-	run := func(tool string, args ...string) (string, error) {
-		bin := map[string]string{"helm": o.Tools.Helm, "kubectl": o.Tools.Kubectl, "crossplane": o.Crossplane}[tool]
-		cmd := exec.CommandContext(ctx, bin, args...)
-		// The CLI's Docker config and caches go under the work directory.
-		cmd.Env = append(n.ClientEnv(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(home, ".docker"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return string(out), fmt.Errorf("%s %s: %w\n%s", tool, strings.Join(args, " "), err, out)
-		}
-		return string(out), nil
 	}
 
 	// Publish our three packages with the real CLI, function-auto-ready (the
@@ -229,10 +217,8 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 			return in, err
 		}
 	}
-	for _, p := range Packages {
-		if _, err := run("crossplane", "xpkg", "push", "-f", filepath.Join(o.XpkgDir, p.File), reg.Push+"/"+p.Repo+":"+PackageTag); err != nil {
-			return in, err
-		}
+	if err := pushPackages(run, o.XpkgDir, reg, PackageTag); err != nil {
+		return in, err
 	}
 	if _, err := node.PushImage(ctx, reg, AutoReadyRepo, AutoReadyTag, []string{"/function"},
 		map[string]string{"/function": o.AutoReady, "/package.yaml": o.AutoReadyMeta}); err != nil {
@@ -305,6 +291,50 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 		return in, err
 	}
 	return in, nil
+}
+
+// PushPackages pushes the packages in o.XpkgDir to the cluster's registry as
+// version tag with `crossplane xpkg push`, as Install pushes PackageTag: an
+// upgrade publishes a new version beside the installed one.
+func PushPackages(ctx context.Context, o Options, tag string) error {
+	run, err := clients(ctx, o)
+	if err != nil {
+		return err
+	}
+	return pushPackages(run, o.XpkgDir, o.Cluster.Registry(), tag)
+}
+
+func pushPackages(run runFunc, dir string, reg node.Registry, tag string) error {
+	for _, p := range Packages {
+		if _, err := run("crossplane", "xpkg", "push", "-f", filepath.Join(dir, p.File), reg.Push+"/"+p.Repo+":"+tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runFunc runs helm, kubectl or the crossplane CLI against the cluster and
+// returns its output.
+type runFunc func(tool string, args ...string) (string, error)
+
+// clients runs the clients with their Docker config and caches under the
+// cluster's work directory.
+func clients(ctx context.Context, o Options) (runFunc, error) {
+	home := filepath.Join(o.Cluster.WorkDir(), "client/home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	return func(tool string, args ...string) (string, error) {
+		bin := map[string]string{"helm": o.Tools.Helm, "kubectl": o.Tools.Kubectl, "crossplane": o.Crossplane}[tool]
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(o.Cluster.ClientEnv(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(home, ".docker"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %s: %w\n%s", tool, strings.Join(args, " "), err, out)
+		}
+		return string(out), nil
+	}, nil
 }
 
 // providerArgsPatch sets the provider container's args in the
