@@ -40,12 +40,10 @@ import (
 
 // Error strings.
 const (
-	errConnect = "cannot connect to GCP"
-	errClient  = "cannot build the organization policy client"
-	errGet     = "cannot get organization security policy"
-	errCreate  = "cannot create organization security policy"
-	errUpdate  = "cannot update organization security policy"
-	errDelete  = "cannot delete organization security policy"
+	errGet    = "cannot get organization security policy"
+	errCreate = "cannot create organization security policy"
+	errUpdate = "cannot update organization security policy"
+	errDelete = "cannot delete organization security policy"
 
 	errFmtExists = "%s already has a security policy with shortName %q, and this object did not create it. " +
 		"GCP gives organization policies no labels to say which object owns one, so this object does not take it over. " +
@@ -91,19 +89,15 @@ func PollGroup(mg resource.Managed) string {
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn *connector.Connector
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicy], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
+	policies, err := c.conn.OrgPolicies(ctx, cr, cr.Spec.ForProvider.Parent)
 	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
-	policies, err := conn.Client.OrgPolicies(cr.Spec.ForProvider.Parent)
-	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies}, nil
 }

@@ -35,11 +35,9 @@ import (
 
 // Error strings.
 const (
-	errConnect = "cannot connect to GCP"
-	errClient  = "cannot build the organization policy client"
-	errGet     = "cannot get the association's organization security policy"
-	errCreate  = "cannot add organization security policy association"
-	errDelete  = "cannot remove organization security policy association"
+	errGet    = "cannot get the association's organization security policy"
+	errCreate = "cannot add organization security policy association"
+	errDelete = "cannot remove organization security policy association"
 
 	errFmtExclusions = "organization security policy %s has an association %q excluding folders %v and projects %v, not folders %v and projects %v as the spec says: " +
 		"GCP cannot change an association, so this object makes no change to it and leaves it in place when deleted. " +
@@ -88,20 +86,16 @@ func PollGroup(mg resource.Managed) string {
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn *connector.Connector
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyAssociation) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyAssociation], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
-	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
 	// The policy is known by id: no parent is needed to read or attach it.
-	policies, err := conn.Client.OrgPolicies("")
+	policies, err := c.conn.OrgPolicies(ctx, cr, "")
 	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies}, nil
 }

@@ -51,8 +51,6 @@ import (
 
 // Error strings.
 const (
-	errConnect        = "cannot connect to GCP"
-	errClient         = "cannot build the organization policy client"
 	errNoPolicy       = "spec.forProvider.securityPolicy is not set: set it or resolve securityPolicyRef/securityPolicySelector"
 	errGetPolicy      = "cannot get organization security policy"
 	errAddRule        = "cannot add rule"
@@ -164,21 +162,17 @@ func related(ctx context.Context, kube client.Reader, p *v1alpha1.OrganizationSe
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn  *connector.Connector
 	index *ownership.Index
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyRule], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
-	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
 	// A rule's calls name its policy by id, which needs no parent.
-	policies, err := conn.Client.OrgPolicies("")
+	policies, err := c.conn.OrgPolicies(ctx, cr, "")
 	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies, owners: c.index}, nil
 }
