@@ -209,10 +209,8 @@ func main() {
 // setGC sets the collector's target percentage and soft memory limit,
 // unless GOGC and GOMEMLIMIT are set. A limitMiB of 0 takes 90% of the
 // container's memory limit, if any: the limit is there to collect harder
-// before the kernel kills the process, not to hold the heap to a size. A fixed
-// 48 MiB default did that, and with 5,000 rule objects (RssAnon 56.5 MiB) the
-// collector ran without pause: runtime.gcDrain in 46% of the provider's CPU
-// samples while converging and 78% in steady state, 0.51 cores.
+// before the kernel kills the process, not to hold the heap to a size, which
+// made the collector run without pause (docs/performance.md).
 func setGC(percent int, limitMiB int64, container func() (int64, bool)) {
 	if os.Getenv("GOGC") == "" && percent > 0 {
 		debug.SetGCPercent(percent)

@@ -129,8 +129,8 @@ func watchPolicies(kube client.Reader) setup.Watch {
 // resolver resolves a rule's policy reference or selector and writes the
 // object only when that changed what it names. crossplane-runtime's
 // APISimpleReferenceResolver instead compares a deep copy of the whole object
-// with cmp.Equal on every reconcile: a third of the provider's CPU while
-// 1,000 rules converged. A reference to a SecurityPolicy that is not there
+// with cmp.Equal on every reconcile, a large share of the provider's CPU while
+// rules converge (docs/performance.md). A reference to a SecurityPolicy that is not there
 // yet is left unresolved without an error: Observe reports the rule waiting.
 type resolver struct {
 	kube client.Client

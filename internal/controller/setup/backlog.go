@@ -12,9 +12,8 @@ import (
 const (
 	// MaxQueuedWrites is how many writes to one policy may run or wait before
 	// reconciles of its objects are put off: one running and two waiting,
-	// so the next write is ready the moment GCP's operation ends. Measured
-	// with 1,000 and 2,500 rule objects over 10 policies, 5 converged no
-	// faster and parks more workers.
+	// so the next write is ready the moment GCP's operation ends; more
+	// converged no faster and parked more workers (docs/performance.md).
 	MaxQueuedWrites = 3
 
 	// MinBacklogRetry and MaxBacklogRetry bound how long a put-off reconcile waits.
@@ -43,11 +42,8 @@ type PolicyKeyFn func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey
 // in that queue holding a controller worker. Objects often reach the work
 // queue policy by policy (rules that wait for their policy are all woken when
 // it becomes Ready), and every worker then soon waits on one policy's queue
-// while the other policies get no writes at all: measured with 2,500 rule
-// objects over 10 policies, GCP writes ran on one policy at a time and
-// convergence took 164.8 s; with this check, writes ran on all ten at once and
-// it took 46.9 s, where the machinery alone (the bench's null provider) takes
-// 42.8 s. A policy has at most a few writers waiting, and a reconcile that
+// while the other policies get no writes at all, and convergence takes
+// several times as long (docs/performance.md). A policy has at most a few writers waiting, and a reconcile that
 // would join a longer queue is requeued for when the queue should have room,
 // holding no worker meanwhile.
 //

@@ -40,8 +40,7 @@ func Gate(r reconcile.Reconciler, rl RateLimiter, checks ...Check) (reconcile.Re
 // marked like a check's: it answers a reconcile over the provider's budget
 // with RequeueAfter, which controller-runtime follows with Forget, so without
 // the mark an object failing under load restarted its error backoff at every
-// put-off (measured in the e2e suite: a service GCP refused was tried 12 times
-// in 20 s beside the other scenarios, 5 times alone).
+// put-off (docs/performance.md).
 func GateLimited(name string, r reconcile.Reconciler, global ratelimiter.RateLimiter, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
 	m := newMarks()
 	return m.gate(m.limited(name, r, global), checks), m.limiter(rl)

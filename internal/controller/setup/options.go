@@ -62,8 +62,8 @@ type Options struct {
 	// Timeout bounds each reconcile's calls to GCP, operation waits included.
 	Timeout time.Duration
 
-	// Indexes are the ownership indexes both managed resource controllers
-	// read; whichever starts first registers them.
+	// Indexes are the ownership indexes the kinds that compete for a GCP
+	// object read; whichever starts first registers them.
 	Indexes *ownership.Indexes
 
 	// Labeler names the owner of each GCP policy in its labels.
@@ -129,11 +129,9 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group PollGrou
 
 // EventCorrelatorCacheSize is how many distinct events (by object, reason and
 // message) the event recorder remembers to count repeats and filter spam.
-// client-go's default, 4,096 in each of its three caches, held 1.2 MiB of the
-// provider's 11.5 MiB live heap in a heap profile with 1,000 rule objects in
-// steady state; with 256, RssAnon there went from 32.6 to 29.8–30.5 MiB. With
-// fewer entries, an object's repeated event after 256 others' becomes a new
-// Event instead of a count on the old one.
+// client-go's 4,096 per cache was a tenth of the provider's live heap
+// (docs/performance.md); with fewer, an object's repeated event after 256
+// others' becomes a new Event instead of a count on the old one.
 const EventCorrelatorCacheSize = 256
 
 // NewEventBroadcaster returns the event broadcaster for the manager

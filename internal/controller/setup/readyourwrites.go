@@ -14,9 +14,8 @@ import (
 
 // MaxCacheLag bounds how long reconciles of an object are put off while the
 // informer cache lags behind the provider's own last write of it. Watch
-// events normally arrive within milliseconds; with the API server saturated
-// (a thousand objects applied at once on two cores) they were seen to lag by
-// more than three seconds, and by more than ten with twice the workers.
+// events normally arrive within milliseconds, and seconds late from a
+// saturated API server (docs/performance.md).
 const MaxCacheLag = 10 * time.Second
 
 // CacheRetryAfter is how soon a reconcile put off for a stale cache comes back.
@@ -29,8 +28,8 @@ const CacheRetryAfter = 50 * time.Millisecond
 // reconcile follows closely on the previous one's writes (a requeue after a
 // create or an error), the cache may not have those writes yet, and the
 // reconcile's first write then fails with a conflict: a wasted API server
-// write, a wasted reconcile and a backoff. With 1,000 objects created at once
-// that was up to 800 conflicts. It records the resourceVersion every
+// write, a wasted reconcile and a backoff, for most objects of a burst
+// (docs/performance.md). It records the resourceVersion every
 // successful write of the kind returns; a reconcile of that object that would
 // read an older version from the cache is put off (requeued after
 // CacheRetryAfter, holding no worker) until the cache has caught up, for at

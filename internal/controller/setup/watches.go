@@ -26,8 +26,7 @@ func Delayed(h handler.EventHandler, after time.Duration) handler.EventHandler {
 // object's errors: a namespace admitted by its labels, a policy that opens
 // itself to a namespace. Without it, the object's next requeue (crossplane's
 // managed reconciler requeues through the rate limiter after a create) still
-// waits out the backoff its refusals built up: 25 s after a few minutes
-// refused, measured by the tenancy suite. Only such rare events may use it:
+// waits out the backoff its refusals built up (docs/performance.md). Only such rare events may use it:
 // an object that keeps failing backs off again from the base delay.
 func Afresh(h handler.EventHandler) handler.EventHandler {
 	return queueing{EventHandler: h, wrap: func(q queue) queue { return freshQueue{q} }}
