@@ -200,8 +200,9 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout, Writes: queue,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), NodesReadable: nodes, PolicyWake: setup.NewWake()}), "Cannot set up controllers")
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, armorcontroller.Options{NodesReadable: nodes, Options: setup.Options{Options: o, Connector: conn,
+		PollJitter: *pollJitter, Timeout: *timeout, Writes: queue, Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), PolicyWake: setup.NewWake()}}),
+		"Cannot set up controllers")
 	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }

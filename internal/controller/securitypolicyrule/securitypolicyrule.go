@@ -100,7 +100,7 @@ func gates(e setup.Env) []setup.Check {
 
 // policyOf returns the GCP policy a rule object writes to, read from the
 // cache: the key of its policy's write queue.
-func policyOf(kube client.Reader, index *ownership.Index) setup.PolicyKeyFn {
+func policyOf(kube client.Reader, index *ownership.Index) setup.KeyFn[gcp.PolicyKey] {
 	return func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey, bool) {
 		cr := &v1beta1.SecurityPolicyRule{}
 		if err := kube.Get(ctx, req.NamespacedName, cr); err != nil || policyName(cr) == "" {

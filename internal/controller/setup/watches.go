@@ -72,13 +72,13 @@ func (q freshQueue) Add(r reconcile.Request) {
 	q.queue.Add(r)
 }
 
-// NamespaceMembers maps a Namespace to a request for every object of list's
+// namespaceMembers maps a Namespace to a request for every object of list's
 // kind in it, read from kube (the informer cache) without copying. Watching
 // Namespaces with it re-reconciles a namespace's managed resources when its
 // labels change, since labels decide which ClusterProviderConfigs and
 // policies admit them: without it, a refused resource would wait out its
 // error backoff (up to a minute) after its namespace is admitted.
-func NamespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFunc {
+func namespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, ns client.Object) []reconcile.Request {
 		l, ok := list.DeepCopyObject().(client.ObjectList)
 		if !ok {
