@@ -200,8 +200,9 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, setup.Options{Options: o, Connector: conn, PollJitter: *pollJitter, Timeout: *timeout, Writes: queue,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), NodesReadable: nodes, PolicyWake: setup.NewWake()}), "Cannot set up controllers")
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, armorcontroller.Options{NodesReadable: nodes, Options: setup.Options{Options: o, Connector: conn,
+		PollJitter: *pollJitter, Timeout: *timeout, Writes: queue, Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), PolicyWake: setup.NewWake()}}),
+		"Cannot set up controllers")
 	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
@@ -209,10 +210,8 @@ func main() {
 // setGC sets the collector's target percentage and soft memory limit,
 // unless GOGC and GOMEMLIMIT are set. A limitMiB of 0 takes 90% of the
 // container's memory limit, if any: the limit is there to collect harder
-// before the kernel kills the process, not to hold the heap to a size. A fixed
-// 48 MiB default did that, and with 5,000 rule objects (RssAnon 56.5 MiB) the
-// collector ran without pause: runtime.gcDrain in 46% of the provider's CPU
-// samples while converging and 78% in steady state, 0.51 cores.
+// before the kernel kills the process, not to hold the heap to a size, which
+// made the collector run without pause (docs/performance.md).
 func setGC(percent int, limitMiB int64, container func() (int64, bool)) {
 	if os.Getenv("GOGC") == "" && percent > 0 {
 		debug.SetGCPercent(percent)

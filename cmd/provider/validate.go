@@ -10,7 +10,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/armorplane/provider-cloudarmor/internal/dryrun"
+	"github.com/armorplane/provider-cloudarmor/internal/validatecmd"
 )
 
 // validateCommand adds `validate` to app: ask GCP, with validateOnly, whether
@@ -20,7 +20,7 @@ import (
 func validateCommand(app *kingpin.Application, timeout *time.Duration) (*kingpin.CmdClause, func() int) {
 	cmd := app.Command("validate", "Ask GCP whether it would accept SecurityPolicy and SecurityPolicyRule manifests, without writing anything. "+
 		"Prints one line per document; exits 0 when GCP accepts all, 1 when it refuses any, 2 when it could not be asked.")
-	var cfg dryrun.Config
+	var cfg validatecmd.Config
 	cmd.Flag("filename", "A manifest file (YAML, several documents allowed); repeat for more.").Short('f').Required().ExistingFilesVar(&cfg.Files)
 	cmd.Flag("project", "GCP project of objects without spec.forProvider.project, like a ProviderConfig's projectID.").StringVar(&cfg.Project)
 	cmd.Flag("endpoint", "Compute API base URL, like a ProviderConfig's endpoint (a private endpoint, the emulator).").StringVar(&cfg.Endpoint)
@@ -33,7 +33,7 @@ func validateCommand(app *kingpin.Application, timeout *time.Duration) (*kingpin
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		cfg.Timeout = *timeout
-		return dryrun.Run(ctx, cfg, os.Stdout, os.Stderr)
+		return validatecmd.Run(ctx, cfg, os.Stdout, os.Stderr)
 	}
 }
 
@@ -42,7 +42,7 @@ func validateCommand(app *kingpin.Application, timeout *time.Duration) (*kingpin
 // kingpin's own 1 for the provider, as before validate existed.
 func usageStatus(args []string) int {
 	if slices.Contains(args, "validate") {
-		return dryrun.ExitUsage
+		return validatecmd.ExitUsage
 	}
 	return 1
 }

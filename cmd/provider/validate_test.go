@@ -8,8 +8,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/armorplane/provider-cloudarmor/internal/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/internal/validatecmd"
 )
 
 // TestValidateCommand parses validate's command line beside the provider's
@@ -31,12 +31,12 @@ func TestValidateCommand(t *testing.T) {
 		"Accepted": {
 			reason: "An example GCP accepts exits 0.",
 			args:   []string{"validate", "-f", example, "--project", "p", "--endpoint", em.URL(), "--access-token-file", tokenFile},
-			want:   dryrun.ExitOK,
+			want:   validatecmd.ExitOK,
 		},
 		"NoProject": {
 			reason: "Without a project the command cannot ask GCP: 2.",
 			args:   []string{"validate", "-f", example, "--endpoint", em.URL(), "--access-token-file", tokenFile},
-			want:   dryrun.ExitUsage,
+			want:   validatecmd.ExitUsage,
 		},
 	}
 	for name, tc := range cases {
@@ -63,7 +63,7 @@ func TestValidateCommand(t *testing.T) {
 // provider as before.
 func TestUsageStatus(t *testing.T) {
 	got := []int{usageStatus([]string{"validate", "--bogus"}), usageStatus([]string{"--bogus"})}
-	if diff := cmp.Diff([]int{dryrun.ExitUsage, 1}, got); diff != "" {
+	if diff := cmp.Diff([]int{validatecmd.ExitUsage, 1}, got); diff != "" {
 		t.Errorf("-want, +got:\n%s", diff)
 	}
 }

@@ -19,49 +19,59 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
+// Options configure every controller of the provider: the managed resource
+// kinds' (setup.Options) and the AddressSets'.
+type Options struct {
+	setup.Options
+
+	// NodesReadable says whether the provider may list and watch Nodes,
+	// which AddressSets read.
+	NodesReadable bool
+}
+
 // SetupGated adds every controller. The managed resource controllers start
 // only once their CRDs exist (safe-start: with Crossplane's
 // ManagedResourceActivationPolicy a CRD may appear long after the provider
 // starts); the ProviderConfig controllers start at once.
-func SetupGated(mgr ctrl.Manager, o setup.Options) error {
+func SetupGated(mgr ctrl.Manager, o Options) error {
 	// The organization-level kinds are not listed: admission and the
 	// connector keep them off namespaced ProviderConfigs.
-	if err := config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
+	if err := config.Setup(mgr, o.Options.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
 		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK); err != nil {
 		return err
 	}
 	// The AddressSets publish Node addresses in memory to the allowlists,
 	// which must run in the same process.
 	sets := addressset.NewRegistry()
-	if err := addressset.Setup(mgr, o.Options, o.NodesReadable, sets); err != nil {
+	if err := addressset.Setup(mgr, o.Options.Options, o.NodesReadable, sets); err != nil {
 		return err
 	}
-	if err := securitypolicyallowlist.Setup(mgr, o.Options, sets); err != nil {
+	if err := securitypolicyallowlist.Setup(mgr, o.Options.Options, sets); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, securitypolicy.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, securitypolicy.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, securitypolicyrule.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, securitypolicyrule.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, addressgroup.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, addressgroup.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, networkedgesecurityservice.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, networkedgesecurityservice.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, projectcloudarmortier.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, projectcloudarmortier.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, securitypolicyattachment.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, securitypolicyattachment.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, organizationsecuritypolicy.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, organizationsecuritypolicy.Kind); err != nil {
 		return err
 	}
-	if err := setup.AddGated(mgr, o, organizationsecuritypolicyassociation.Kind); err != nil {
+	if err := setup.AddGated(mgr, o.Options, organizationsecuritypolicyassociation.Kind); err != nil {
 		return err
 	}
-	return setup.AddGated(mgr, o, organizationsecuritypolicyrule.Kind)
+	return setup.AddGated(mgr, o.Options, organizationsecuritypolicyrule.Kind)
 }

@@ -63,7 +63,7 @@ func startControlPlane(t *testing.T) *env {
 
 // startProvider adds an emulator and runs the provider's controllers
 // in-process against both, with a short poll so drift tests finish quickly.
-func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*setup.Options)) *env {
+func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*armorcontroller.Options)) *env {
 	t.Helper()
 	e := startControlPlane(t)
 	emuOpts.Auth, emuOpts.Token = emulator.AuthToken, token
@@ -100,8 +100,8 @@ func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*setup.O
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
-	so := setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration"), PolicyWake: setup.NewWake()}
+	so := armorcontroller.Options{Options: setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration"), PolicyWake: setup.NewWake()}}
 	for _, fn := range opts {
 		fn(&so)
 	}

@@ -229,12 +229,6 @@ func WithProjectReadTTL(d time.Duration) ClientOption {
 	return func(cl *Client) { cl.reads = newReadCache(d, time.Now) }
 }
 
-// withWaitOptions configures how the Client waits for operations; tests
-// use it to poll quickly.
-func withWaitOptions(o ...waitOption) ClientOption {
-	return func(cl *Client) { cl.waitOpts = append(cl.waitOpts, o...) }
-}
-
 // NewClient returns a Client over svc. snapshots and queue must be shared by
 // every Client of the process; nil gets a private one (tests only).
 func NewClient(svc *compute.Service, snapshots *SnapshotCache, queue *WriteQueue, o ...ClientOption) *Client {

@@ -46,17 +46,6 @@ type waitConfig struct {
 // calls) and tests (to poll quickly) set any.
 type waitOption func(*waitConfig)
 
-// withOperationTimeout bounds how long WaitForOperation waits in total.
-func withOperationTimeout(d time.Duration) waitOption {
-	return func(c *waitConfig) { c.timeout = d }
-}
-
-// withPollInterval sets the first and the largest pause between wait calls
-// that returned an unfinished operation.
-func withPollInterval(first, largest time.Duration) waitOption {
-	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
-}
-
 // withPoller makes WaitForOperation read the operation with poll instead of
 // calling a wait method.
 func withPoller(poll func(ctx context.Context, name string) (*compute.Operation, error)) waitOption {

@@ -116,3 +116,14 @@ func TestWaitForOperationTimeout(t *testing.T) {
 		t.Errorf("the wait must respect its bound, took %s", d)
 	}
 }
+
+// withOperationTimeout bounds how long WaitForOperation waits in total.
+func withOperationTimeout(d time.Duration) waitOption {
+	return func(c *waitConfig) { c.timeout = d }
+}
+
+// withPollInterval sets the first and the largest pause between wait calls
+// that returned an unfinished operation.
+func withPollInterval(first, largest time.Duration) waitOption {
+	return func(c *waitConfig) { c.interval, c.maxInterval = first, max(first, largest) }
+}

@@ -16,11 +16,6 @@ const (
 	TierEnterpriseAnnual = "CA_ENTERPRISE_ANNUAL"
 )
 
-// IsEnterprise reports whether tier is a Cloud Armor Enterprise tier.
-func IsEnterprise(tier string) bool {
-	return tier == TierEnterprisePaygo || tier == TierEnterpriseAnnual
-}
-
 // A ProjectClient reads what a project holds as a whole: its Cloud Armor
 // tier, and which of its backend services and network edge security
 // services use which security policy. Reads are kept by the Client for its

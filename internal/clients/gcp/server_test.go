@@ -138,3 +138,9 @@ func newHandlerService(t *testing.T, h http.Handler) *compute.Service {
 	}
 	return svc
 }
+
+// withWaitOptions configures how the Client waits for operations; tests
+// use it to poll quickly.
+func withWaitOptions(o ...waitOption) ClientOption {
+	return func(cl *Client) { cl.waitOpts = append(cl.waitOpts, o...) }
+}

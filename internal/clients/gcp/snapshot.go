@@ -103,11 +103,6 @@ func WithSnapshotTTL(d time.Duration) SnapshotOption {
 	return func(c *SnapshotCache) { c.ttl = d }
 }
 
-// withSnapshotClock replaces time.Now, for tests.
-func withSnapshotClock(now func() time.Time) SnapshotOption {
-	return func(c *SnapshotCache) { c.now = now }
-}
-
 // NewSnapshotCache returns an empty SnapshotCache.
 func NewSnapshotCache(o ...SnapshotOption) *SnapshotCache {
 	c := &SnapshotCache{

@@ -349,3 +349,8 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// withSnapshotClock replaces time.Now, for tests.
+func withSnapshotClock(now func() time.Time) SnapshotOption {
+	return func(c *SnapshotCache) { c.now = now }
+}

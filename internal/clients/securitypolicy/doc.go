@@ -1,8 +1,9 @@
 // Package securitypolicy converts between provider-cloudarmor's API types and
 // the Compute v1 security policy types, decides whether GCP is up to date and
 // plans what to write. Conversion, comparison and planning are pure: no
-// context, no I/O, no Kubernetes client, so both controllers (SecurityPolicy
-// and SecurityPolicyRule) reach the same answer from the same snapshot.
+// context, no I/O, no Kubernetes client, so every controller of a policy or
+// its rules (project and organization ones) reaches the same answer from the
+// same snapshot, and the validate command asks about the same requests.
 // ApplyPolicy runs a policy's plan through a gcp.PolicyClient, the only I/O
 // here.
 //

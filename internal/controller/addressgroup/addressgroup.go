@@ -28,6 +28,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
@@ -112,53 +113,53 @@ type external struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AddressGroup) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, nil)
 	}
 	ag, err := e.groups.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
-		f.Presence = ownership.Missing
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			return dryRun(cr, e.key, false, false)
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGet))
+		return verdict.Fail(errors.Wrap(err, errGet))
 	}
-	f.Presence = ownership.Present
-	if f.Role == ownership.Owner {
+	f.Presence = verdict.Present
+	if f.Role == verdict.Owner {
 		role, other := ownership.ByOwnerLabel(ag.Labels, e.labels[ownership.LabelKey])
-		if role == ownership.Outranked {
+		if role == verdict.Outranked {
 			ownership.CountConflicts(v1alpha1.AddressGroupKind, ownership.ConflictOwnerLabel, 1)
-			return ownership.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
+			return verdict.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
 		}
 		f.Role = role
 	}
 	refs, err := e.groups.References(ctx, e.key)
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errReferences))
+		return verdict.Fail(errors.Wrap(err, errReferences))
 	}
 	cr.Status.AtProvider = gcpgroup.Observation(ag, refs)
 	cr.SetConditions(xpv2.Available())
 
 	plan := gcpgroup.PlanGroup(cr.Spec.ForProvider, e.own(cr), ag)
 	if len(plan.Immutable) > 0 {
-		return ownership.Fail(errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; ")))
+		return verdict.Fail(errors.Errorf(errFmtImmutable, e.key, strings.Join(plan.Immutable, "; ")))
 	}
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		return dryRun(cr, e.key, true, plan.UpToDate())
 	}
-	return v.Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
+	return v.Observation(verdict.Details{UpToDate: plan.UpToDate(), Diff: plan.String()})
 }
 
 // own is the labels the group must carry: the owner and provenance labels,
 // unless cr only observes.
 func (e *external) own(cr *v1alpha1.AddressGroup) map[string]string {
-	if ownership.Writes(cr) {
+	if verdict.Writes(cr) {
 		return e.labels
 	}
 	return nil

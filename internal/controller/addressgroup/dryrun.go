@@ -12,7 +12,7 @@ import (
 )
 
 // An AddressGroup in dry run (v1beta1.AnnotationDryRun) writes nothing to
-// GCP, as every kind's object does: the verdict is ownership.DryRun where
+// GCP, as every kind's object does: the verdict is verdict.DryRun where
 // Create or Update would write, and deleting the object leaves its group in
 // place. GCP cannot be asked about it: networksecurity v1's address group
 // methods (create, patch, addItems, removeItems) take no validateOnly. So

@@ -45,11 +45,9 @@ import (
 // each IPAllowlist downstream.
 const Settle = 250 * time.Millisecond
 
-// Reasons of the Ready condition besides Available.
-const (
-	ReasonShrinkHeld    xpv2.ConditionReason = "ShrinkHeld"
-	ReasonNodesUnlisted xpv2.ConditionReason = "NodesUnreadable"
-)
+// ReasonShrinkHeld is Ready's reason, besides Available and Unavailable,
+// while a shrink is held.
+const ReasonShrinkHeld xpv2.ConditionReason = "ShrinkHeld"
 
 // Setup adds the AddressSet controller once its CRD exists. canListNodes says
 // whether the provider may list and watch Nodes: Crossplane's RBAC manager

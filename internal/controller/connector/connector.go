@@ -40,6 +40,8 @@ const (
 	errReadFile       = "cannot read credentials file"
 	errNoImpersonate  = "credentials.impersonateServiceAccount is required for source ImpersonateServiceAccount"
 	errBuildClient    = "cannot build GCP client"
+	errConnect        = "cannot connect to GCP"
+	errOrgClient      = "cannot build the organization policy client"
 	errGetNamespace   = "cannot get the managed resource's namespace"
 	errNsSelector     = "cannot parse spec.namespaceSelector"
 
@@ -160,13 +162,30 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	return &Connection{Client: cl, Project: cfg.project}, nil
 }
 
-// ConnectOrganizationWide is Connect for a resource that changes what every
-// project below an organization or folder enforces (an organization policy
-// or its association). Only a ClusterProviderConfig may serve one: a
-// namespaced ProviderConfig is refused before anything is read, whatever
-// its credentials, so a namespace's own config can never reach past its
-// projects. Admission refuses the same; this holds if a CRD did not.
-func (c *Connector) ConnectOrganizationWide(ctx context.Context, mg resource.ModernManaged) (*Connection, error) {
+// OrgPolicies connects mg, a resource that changes what every project below
+// an organization or folder enforces (an organization policy, its
+// association or rule), and returns the client for the organization
+// policies of parent: organizations/N or folders/N, or "" for policies known
+// by id only, which need no parent to be read or written.
+func (c *Connector) OrgPolicies(ctx context.Context, mg resource.ModernManaged, parent string) (gcp.OrgPolicyClient, error) {
+	conn, err := c.connectOrganizationWide(ctx, mg)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
+	policies, err := conn.Client.OrgPolicies(parent)
+	if err != nil {
+		return nil, errors.Wrap(err, errOrgClient)
+	}
+	return policies, nil
+}
+
+// connectOrganizationWide is Connect for a resource that changes what every
+// project below an organization or folder enforces. Only a
+// ClusterProviderConfig may serve one: a namespaced ProviderConfig is
+// refused before anything is read, whatever its credentials, so a
+// namespace's own config can never reach past its projects. Admission
+// refuses the same; this holds if a CRD did not.
+func (c *Connector) connectOrganizationWide(ctx context.Context, mg resource.ModernManaged) (*Connection, error) {
 	if ref := mg.GetProviderConfigReference(); ref != nil && ref.Kind != v1beta1.ClusterProviderConfigKind {
 		return nil, errors.Errorf(errFmtNotOrgWide, ref.Kind, ref.Name)
 	}

@@ -696,14 +696,14 @@ func TestConnectOrganizationWide(t *testing.T) {
 				resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return nil }), gcp.NewClientCache(0),
 				func(context.Context, gcp.Credentials) (*gcp.Client, error) { return &gcp.Client{}, nil })
 			got := ""
-			if _, err := c.ConnectOrganizationWide(context.Background(), tc.mg); err != nil {
+			if _, err := c.connectOrganizationWide(context.Background(), tc.mg); err != nil {
 				got = err.Error()
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("\n%s\nConnectOrganizationWide(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("\n%s\nconnectOrganizationWide(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if read := len(keys) > 0; read != tc.wantRead {
-				t.Errorf("\n%s\nConnectOrganizationWide(...): want config read %t, got %t", tc.reason, tc.wantRead, read)
+				t.Errorf("\n%s\nconnectOrganizationWide(...): want config read %t, got %t", tc.reason, tc.wantRead, read)
 			}
 		})
 	}

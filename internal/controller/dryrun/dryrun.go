@@ -19,7 +19,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Events of a dry run, recorded when GCP answers (once per change of the
@@ -58,7 +58,7 @@ func NotAsked(message string) Answer {
 // Observation is what Observe returns for an object in dry run: the DryRun
 // verdict, which writes nothing.
 func Observation() (managed.ExternalObservation, error) {
-	return ownership.DryRun.Observation(ownership.Details{})
+	return verdict.DryRun.Observation(verdict.Details{})
 }
 
 // Unavailable reports in Ready that GCP's resource is missing or differs
@@ -97,7 +97,7 @@ func Ask(o resource.Managed, last **v1beta1.DryRunStatus, rec event.Recorder, ha
 	}
 	a, err := ask()
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errMsg))
+		return verdict.Fail(errors.Wrap(err, errMsg))
 	}
 	o.SetConditions(v1beta1.Validated(a.status, a.reason, a.message))
 	switch a.reason {

@@ -45,8 +45,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
@@ -122,39 +122,39 @@ type external struct {
 
 // Observe reads the service once, per poll.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	e.reportTier(ctx, cr)
 	s, err := e.services.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
-		f.Presence = ownership.Missing
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			return e.dryRunMissing(ctx, cr)
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGet))
+		return verdict.Fail(errors.Wrap(err, errGet))
 	}
-	f.Presence = ownership.Present
-	if f.Role == ownership.Owner && !created(cr) {
+	f.Presence = verdict.Present
+	if f.Role == verdict.Owner && !created(cr) {
 		if creates(cr) {
-			return ownership.Refuse(f, fmt.Sprintf(errFmtNotCreated, e.key))
+			return verdict.Refuse(f, fmt.Sprintf(errFmtNotCreated, e.key))
 		}
-		f.Role = ownership.Adopter
+		f.Role = verdict.Adopter
 	}
 	cr.Status.AtProvider = gcpedge.Observation(s)
 	cr.SetConditions(xpv2.Available())
 
 	mask := gcpedge.Diff(e.key.Project, cr.Spec.ForProvider, s)
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		return dryRunPresent(cr, e.key, len(mask) == 0)
 	}
-	return v.Observation(ownership.Details{UpToDate: len(mask) == 0, Diff: diff(mask)})
+	return v.Observation(verdict.Details{UpToDate: len(mask) == 0, Diff: diff(mask)})
 }
 
 // created reports whether cr recorded creating its service.
@@ -183,7 +183,7 @@ func diff(mask []string) string {
 // object that writes nothing sends none.
 func (e *external) reportTier(ctx context.Context, cr *v1alpha1.NetworkEdgeSecurityService) {
 	var fs []apivalues.Feature
-	if ownership.Writes(cr) && cr.Spec.ForProvider.SecurityPolicy != nil {
+	if verdict.Writes(cr) && cr.Spec.ForProvider.SecurityPolicy != nil {
 		fs = []apivalues.Feature{{Path: "spec.forProvider.securityPolicy", Name: apivalues.FeatureNetworkEdgePolicy}}
 	}
 	apivalues.ReportTier(cr, e.key.Project, fs, func(p string) (string, error) { return e.projects.Tier(ctx, p) })
@@ -223,7 +223,7 @@ func (e *external) Disconnect(context.Context) error { return nil }
 
 // A NetworkEdgeSecurityService in dry run (v1beta1.AnnotationDryRun) writes
 // nothing to GCP, as every kind's object does: the verdict is
-// ownership.DryRun where Create or Update would write, and deleting the
+// verdict.DryRun where Create or Update would write, and deleting the
 // object leaves its service in place. Of the service's writes only insert
 // takes validateOnly: a service GCP does not have is asked about (once per
 // change of the insert, whose hash is status.dryRun.requestHash); a patch
@@ -244,7 +244,7 @@ func (e *external) dryRunMissing(ctx context.Context, cr *v1alpha1.NetworkEdgeSe
 	body := gcpedge.Generate(e.key.Name, e.key.Project, cr.Spec.ForProvider)
 	hash, err := requestHash(e.key, body)
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errValidate))
+		return verdict.Fail(errors.Wrap(err, errValidate))
 	}
 	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, hash, errValidate, func() (dryrun.Answer, error) {
 		err := e.services.ValidateInsert(ctx, e.key, body)

@@ -34,18 +34,16 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
 const (
-	errConnect = "cannot connect to GCP"
-	errClient  = "cannot build the organization policy client"
-	errGet     = "cannot get organization security policy"
-	errCreate  = "cannot create organization security policy"
-	errUpdate  = "cannot update organization security policy"
-	errDelete  = "cannot delete organization security policy"
+	errGet    = "cannot get organization security policy"
+	errCreate = "cannot create organization security policy"
+	errUpdate = "cannot update organization security policy"
+	errDelete = "cannot delete organization security policy"
 
 	errFmtExists = "%s already has a security policy with shortName %q, and this object did not create it. " +
 		"GCP gives organization policies no labels to say which object owns one, so this object does not take it over. " +
@@ -91,19 +89,15 @@ func PollGroup(mg resource.Managed) string {
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn *connector.Connector
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicy], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
+	policies, err := c.conn.OrgPolicies(ctx, cr, cr.Spec.ForProvider.Parent)
 	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
-	policies, err := conn.Client.OrgPolicies(cr.Spec.ForProvider.Parent)
-	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies}, nil
 }
@@ -136,7 +130,7 @@ func Parameters(cr *v1alpha1.OrganizationSecurityPolicy) v1beta1.SecurityPolicyP
 
 // Observe reads the policy once per poll, from the shared snapshot.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
@@ -149,7 +143,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 	switch {
 	case id != "":
 		sp, err = e.policies.Get(ctx, id)
-	case f.Role == ownership.Observer:
+	case f.Role == verdict.Observer:
 		// An observe-only object without an id imports the policy of its
 		// shortName: one list of the parent's policies, uncached, each poll
 		// until the id is saved (managementPolicies with LateInitialize, or
@@ -163,33 +157,33 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 	if err != nil {
 		sp = nil
 		if !gcp.IsNotFound(err) {
-			return ownership.Fail(errors.Wrap(err, errGet))
+			return verdict.Fail(errors.Wrap(err, errGet))
 		}
 	}
 	if sp == nil {
-		f.Presence = ownership.Missing
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunMissing, cr.Spec.ForProvider.Parent))
 			return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	if sp.Parent != "" && sp.Parent != cr.Spec.ForProvider.Parent {
 		// An id names a policy anywhere: one under another parent was set
 		// by hand or moved, and is not what this spec describes.
-		return ownership.Refuse(f, fmt.Sprintf(errFmtParent, id, sp.Parent, cr.Spec.ForProvider.Parent))
+		return verdict.Refuse(f, fmt.Sprintf(errFmtParent, id, sp.Parent, cr.Spec.ForProvider.Parent))
 	}
 	cr.Status.AtProvider = Observation(sp)
 	cr.SetConditions(xpv2.Available())
 	p := Parameters(cr)
-	if ok, _ := securitypolicy.TypeUpToDate(p, sp); !ok && f.Role == ownership.Owner && !f.Deleting {
-		return ownership.Fail(errors.Errorf(errFmtType, id, sp.Type, *p.Type))
+	if ok, _ := securitypolicy.TypeUpToDate(p, sp); !ok && f.Role == verdict.Owner && !f.Deleting {
+		return verdict.Fail(errors.Errorf(errFmtType, id, sp.Type, *p.Type))
 	}
 	plan := securitypolicy.PlanPolicy(p, sp, securitypolicy.Ownership{})
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		if plan.UpToDate() {
 			return dryrun.UpToDate(cr, &cr.Status.DryRun)
 		}
@@ -197,7 +191,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunDiffers, id))
 		return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 	}
-	return v.Observation(ownership.Details{UpToDate: plan.UpToDate(), Diff: plan.String(), LateInitialized: imported})
+	return v.Observation(verdict.Details{UpToDate: plan.UpToDate(), Diff: plan.String(), LateInitialized: imported})
 }
 
 // Observation is what status.atProvider shows of sp.

@@ -29,17 +29,15 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
 const (
-	errConnect = "cannot connect to GCP"
-	errClient  = "cannot build the organization policy client"
-	errGet     = "cannot get the association's organization security policy"
-	errCreate  = "cannot add organization security policy association"
-	errDelete  = "cannot remove organization security policy association"
+	errGet    = "cannot get the association's organization security policy"
+	errCreate = "cannot add organization security policy association"
+	errDelete = "cannot remove organization security policy association"
 
 	errFmtExclusions = "organization security policy %s has an association %q excluding folders %v and projects %v, not folders %v and projects %v as the spec says: " +
 		"GCP cannot change an association, so this object makes no change to it and leaves it in place when deleted. " +
@@ -88,20 +86,16 @@ func PollGroup(mg resource.Managed) string {
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn *connector.Connector
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyAssociation) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyAssociation], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
-	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
 	// The policy is known by id: no parent is needed to read or attach it.
-	policies, err := conn.Client.OrgPolicies("")
+	policies, err := c.conn.OrgPolicies(ctx, cr, "")
 	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies}, nil
 }
@@ -130,51 +124,51 @@ func policyID(cr *v1alpha1.OrganizationSecurityPolicyAssociation) string {
 // Observe reads the association's policy once per poll, from the shared
 // snapshot, and finds the association in it.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyAssociation) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	id := policyID(cr)
 	if id == "" {
 		// The reference has not resolved: the policy is not created yet.
-		f.Presence = ownership.NoParent
-		return ownership.Decide(f).Observation(ownership.Details{})
+		f.Presence = verdict.NoParent
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
 	sp, err := e.policies.Get(ctx, id)
 	if gcp.IsNotFound(err) {
-		f.Presence = ownership.NoParent
-		return ownership.Decide(f).Observation(ownership.Details{})
+		f.Presence = verdict.NoParent
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGet))
+		return verdict.Fail(errors.Wrap(err, errGet))
 	}
 	a := find(sp, Name(cr))
 	if a == nil {
-		f.Presence = ownership.Missing
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunMissing, id, Name(cr)))
 			return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	if a.AttachmentId != cr.Spec.ForProvider.AttachmentID {
-		return ownership.Refuse(f, fmt.Sprintf(errFmtElsewhere, id, Name(cr), a.AttachmentId, cr.Spec.ForProvider.AttachmentID))
+		return verdict.Refuse(f, fmt.Sprintf(errFmtElsewhere, id, Name(cr), a.AttachmentId, cr.Spec.ForProvider.AttachmentID))
 	}
 	cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyAssociationObservation{SecurityPolicyID: id,
 		AttachmentID: a.AttachmentId, DisplayName: sp.ShortName, ExcludedFolders: a.ExcludedFolders, ExcludedProjects: a.ExcludedProjects}
 	if !sameSet(a.ExcludedFolders, cr.Spec.ForProvider.ExcludedFolders) || !sameSet(a.ExcludedProjects, cr.Spec.ForProvider.ExcludedProjects) {
-		return ownership.Refuse(f, fmt.Sprintf(errFmtExclusions, id, Name(cr), a.ExcludedFolders, a.ExcludedProjects,
+		return verdict.Refuse(f, fmt.Sprintf(errFmtExclusions, id, Name(cr), a.ExcludedFolders, a.ExcludedProjects,
 			cr.Spec.ForProvider.ExcludedFolders, cr.Spec.ForProvider.ExcludedProjects))
 	}
 	cr.SetConditions(xpv2.Available())
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		return dryrun.UpToDate(cr, &cr.Status.DryRun)
 	}
 	// Everything an association has is immutable: it is up to date.
-	return v.Observation(ownership.Details{UpToDate: true})
+	return v.Observation(verdict.Details{UpToDate: true})
 }
 
 func find(sp *compute.SecurityPolicy, name string) *compute.SecurityPolicyAssociation {

@@ -46,12 +46,11 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
 const (
-	errConnect        = "cannot connect to GCP"
-	errClient         = "cannot build the organization policy client"
 	errNoPolicy       = "spec.forProvider.securityPolicy is not set: set it or resolve securityPolicyRef/securityPolicySelector"
 	errGetPolicy      = "cannot get organization security policy"
 	errAddRule        = "cannot add rule"
@@ -163,21 +162,17 @@ func related(ctx context.Context, kube client.Reader, p *v1alpha1.OrganizationSe
 }
 
 // An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.ConnectOrganizationWide).
+// ClusterProviderConfig only (connector.Connector.OrgPolicies).
 type externalConnector struct {
 	conn  *connector.Connector
 	index *ownership.Index
 }
 
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyRule], error) {
-	conn, err := c.conn.ConnectOrganizationWide(ctx, cr)
-	if err != nil {
-		return nil, errors.Wrap(err, errConnect)
-	}
 	// A rule's calls name its policy by id, which needs no parent.
-	policies, err := conn.Client.OrgPolicies("")
+	policies, err := c.conn.OrgPolicies(ctx, cr, "")
 	if err != nil {
-		return nil, errors.Wrap(err, errClient)
+		return nil, err
 	}
 	return &external{policies: policies, owners: c.index}, nil
 }
@@ -209,26 +204,26 @@ func desired(cr *v1alpha1.OrganizationSecurityPolicyRule) *compute.SecurityPolic
 // Observe asks the cluster whether cr may write its rule, then reads the
 // rule from its policy's snapshot and compares it with the spec.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
 	id, prio := policyID(cr), cr.Spec.ForProvider.Priority
 	if id == "" {
 		if p := cr.Spec.ForProvider; !f.Deleting && p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil {
-			return ownership.Fail(errors.New(errNoPolicy))
+			return verdict.Fail(errors.New(errNoPolicy))
 		}
 		return noPolicy(cr, f)
 	}
-	if f.Role == ownership.Owner {
+	if f.Role == verdict.Owner {
 		// Asked of the cluster first: an object that may not write its rule
 		// makes no call to GCP.
 		st, err := e.owners.OrgRuleStanding(ctx, cr, id)
 		if err != nil {
-			return ownership.Fail(err)
+			return verdict.Fail(err)
 		}
 		if st.Refused != "" {
-			return ownership.Refuse(f, st.Refused)
+			return verdict.Refuse(f, st.Refused)
 		}
 	}
 	sp, err := e.policies.Get(ctx, id)
@@ -236,25 +231,25 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		return noPolicy(cr, f)
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGetPolicy))
+		return verdict.Fail(errors.Wrap(err, errGetPolicy))
 	}
 	observed := gcppolicy.FindRule(sp, prio)
 	if observed == nil {
-		f.Presence = ownership.Missing
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunMissing, id, prio))
 			return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	obs := gcppolicy.GenerateRuleObservation(observed)
 	cr.Status.AtProvider = v1alpha1.OrganizationSecurityPolicyRuleObservation{SecurityPolicyID: id, SecurityPolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		if upToDate {
 			return dryrun.UpToDate(cr, &cr.Status.DryRun)
 		}
@@ -262,21 +257,21 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 		dryrun.Unavailable(cr, fmt.Sprintf(msgFmtDryRunDiffers, prio, id))
 		return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 	}
-	return v.Observation(ownership.Details{UpToDate: upToDate, Diff: diff})
+	return v.Observation(verdict.Details{UpToDate: upToDate, Diff: diff})
 }
 
 // noPolicy observes cr while its policy is not there: not named yet, or not
 // in GCP. Unless cr is being deleted (then nothing in GCP is left to
 // remove), it waits: Ready=False saying which policy, Synced=True, no
 // backoff.
-func noPolicy(cr *v1alpha1.OrganizationSecurityPolicyRule, f ownership.Facts) (managed.ExternalObservation, error) {
-	f.Presence = ownership.NoParent
-	v := ownership.Decide(f)
-	if v == ownership.Waiting {
+func noPolicy(cr *v1alpha1.OrganizationSecurityPolicyRule, f verdict.Facts) (managed.ExternalObservation, error) {
+	f.Presence = verdict.NoParent
+	v := verdict.Decide(f)
+	if v == verdict.Waiting {
 		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonWaitingForPolicy,
 			Message: waitMessage(cr), LastTransitionTime: metav1.Now()})
 	}
-	return v.Observation(ownership.Details{})
+	return v.Observation(verdict.Details{})
 }
 
 // waitMessage names what cr waits for, from its spec only, so that a rule

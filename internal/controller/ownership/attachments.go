@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // A SecurityPolicyAttachment owns one field of one backend service or
@@ -54,7 +55,7 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 	var owner *v1alpha1.SecurityPolicyAttachment
 	for n := range l.Items {
 		a := &l.Items[n]
-		if a.GetUID() == cr.GetUID() || !Writes(a) || !attachmentOlder(a, cr) {
+		if a.GetUID() == cr.GetUID() || !verdict.Writes(a) || !attachmentOlder(a, cr) {
 			continue
 		}
 		if p, err := projects.Of(ctx, a, a.Spec.ForProvider.Project); err != nil || p != project {

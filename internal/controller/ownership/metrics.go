@@ -25,7 +25,7 @@ const (
 )
 
 // The counters are process-wide, like controller-runtime's own, because the
-// decisions they count are made by both controllers from one Index. Labels
+// decisions they count are made by several kinds' controllers. Labels
 // are a kind and a reason from fixed sets: names and namespaces would make
 // the series grow with the cluster, and the objects' conditions name them.
 var (
@@ -41,9 +41,11 @@ var (
 	}, []string{"kind"})
 )
 
-func init() {
-	// A series from the start for every pair that can happen, so rate()
-	// and absent() work before the first conflict.
+// Collectors returns the ownership counters, for the provider to register
+// with its metrics registry where it builds its manager. It first makes a
+// series of every pair that can happen, so that rate() and absent() work
+// before the first conflict.
+func Collectors() []prometheus.Collector {
 	for _, kr := range [][2]string{
 		{v1beta1.SecurityPolicyKind, ConflictOlderOwner},
 		{v1beta1.SecurityPolicyKind, ConflictOwnerLabel},
@@ -57,11 +59,6 @@ func init() {
 	}
 	claimsRefused.WithLabelValues(v1beta1.SecurityPolicyKind)
 	claimsRefused.WithLabelValues(v1beta1.SecurityPolicyRuleKind)
-}
-
-// Collectors returns the ownership counters, for the provider to register
-// with its metrics registry.
-func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{conflicts, claimsRefused}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Organization policies and their rules have no project and no region: GCP
@@ -90,7 +91,7 @@ func (i *Index) OrgRuleStanding(ctx context.Context, cr *v1alpha1.OrganizationSe
 	var policy *v1alpha1.OrganizationSecurityPolicy
 	for n := range pl.Items {
 		p := &pl.Items[n]
-		if !Writes(p) || p.Spec.ForProvider.Rules == nil {
+		if !verdict.Writes(p) || p.Spec.ForProvider.Rules == nil {
 			continue
 		}
 		if policy == nil || older(p, policy) {
@@ -110,7 +111,7 @@ func (i *Index) OrgRuleStanding(ctx context.Context, cr *v1alpha1.OrganizationSe
 	var owner *v1alpha1.OrganizationSecurityPolicyRule
 	for n := range rl.Items {
 		r := &rl.Items[n]
-		if r.GetUID() == cr.GetUID() || !Writes(r) || !older(r, cr) {
+		if r.GetUID() == cr.GetUID() || !verdict.Writes(r) || !older(r, cr) {
 			continue
 		}
 		if owner == nil || older(r, owner) {

@@ -16,10 +16,9 @@
 // Observe-only objects never own anything and are never refused here: they
 // write nothing, and GCP's own permissions decide what they may read.
 //
-// Both managed resource controllers consume this package, so a policy and
-// its rules always agree on who owns what. Every controller's Observe ends
-// in a Verdict (Decide), which becomes crossplane-runtime's
-// ExternalObservation in one place (Verdict.Observation).
+// Every kind that competes for a GCP object asks this package, so that a
+// policy and its rules always agree on who owns what. What an Observe then
+// concludes is package verdict's.
 package ownership
 
 import (
@@ -42,11 +41,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Field indexes. Projects are not indexed: a resource that sets none uses its
@@ -126,24 +125,6 @@ func RulePolicyKey(cr *v1beta1.SecurityPolicyRule, project string) gcp.PolicyKey
 	return gcp.PolicyKey{Project: project, Region: ptr.Deref(cr.Spec.ForProvider.Region, ""), Name: ptr.Deref(cr.Spec.ForProvider.SecurityPolicy, "")}
 }
 
-// managementPolicies is what Writes needs of a managed resource.
-type managementPolicies interface {
-	GetManagementPolicies() xpv2.ManagementPolicies
-}
-
-// Writes reports whether mg's management policies let it change GCP. Only
-// such objects compete for ownership.
-func Writes(mg managementPolicies) bool {
-	mp := mg.GetManagementPolicies()
-	if len(mp) == 0 {
-		return true // The API default is ["*"].
-	}
-	return slices.ContainsFunc(mp, func(a xpv2.ManagementAction) bool {
-		return a == xpv2.ManagementActionAll || a == xpv2.ManagementActionCreate ||
-			a == xpv2.ManagementActionUpdate || a == xpv2.ManagementActionDelete
-	})
-}
-
 // PolicyOwner returns the SecurityPolicy that owns the GCP policy key, or nil
 // when no object that may write names it.
 func (i *Index) PolicyOwner(ctx context.Context, key gcp.PolicyKey) (*v1beta1.SecurityPolicy, error) {
@@ -155,7 +136,7 @@ func (i *Index) PolicyOwner(ctx context.Context, key gcp.PolicyKey) (*v1beta1.Se
 	var owner *v1beta1.SecurityPolicy
 	for n := range l.Items {
 		p := &l.Items[n]
-		if !Writes(p) {
+		if !verdict.Writes(p) {
 			continue
 		}
 		project, err := projects.Of(ctx, p, p.Spec.ForProvider.Project)
@@ -210,7 +191,7 @@ func (i *Index) Claims(ctx context.Context, policy *v1beta1.SecurityPolicy, key 
 	var refused []Refusal
 	for n := range l.Items {
 		r := &l.Items[n]
-		if !Writes(r) {
+		if !verdict.Writes(r) {
 			continue
 		}
 		if project, err := projects.Of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
@@ -270,7 +251,7 @@ func (i *Index) RuleStanding(ctx context.Context, cr *v1beta1.SecurityPolicyRule
 	projects := i.projects()
 	for n := range l.Items {
 		r := &l.Items[n]
-		if r.GetUID() == cr.GetUID() || !Writes(r) || !older(r, cr) {
+		if r.GetUID() == cr.GetUID() || !verdict.Writes(r) || !older(r, cr) {
 			continue
 		}
 		if project, err := projects.Of(ctx, r, r.Spec.ForProvider.Project); err != nil || project != key.Project {
@@ -438,6 +419,21 @@ func (l Labeler) ExternalLabels(mg resource.Managed, gk schema.GroupKind) map[st
 	out := gcp.Labels(tags)
 	out[LabelKey] = l.Value(mg)
 	return out
+}
+
+// ByOwnerLabel is the role, toward a GCP resource carrying labels, of an
+// object that may write it and whose owner label value is ours: Outranked
+// when the owner label names another (returned as other), Adopter when there
+// is none, else Owner.
+func ByOwnerLabel(labels map[string]string, ours string) (role verdict.Role, other string) {
+	v, ok := labels[LabelKey]
+	switch {
+	case !ok:
+		return verdict.Adopter, ""
+	case v != ours:
+		return verdict.Outranked, v
+	}
+	return verdict.Owner, ""
 }
 
 // ProvidedLabelKeys are the label keys ExternalLabels may set. Users may

@@ -26,6 +26,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // The project every object resolves to unless a case says otherwise: the
@@ -229,63 +230,6 @@ func nameOrNil(p *v1beta1.SecurityPolicy) string {
 
 // prodSelector selects namespaces labelled env=prod.
 var prodSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
-
-func TestWrites(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		mp     xpv2.ManagementPolicies
-		want   bool
-	}{
-		"Nil": {
-			reason: "Unset management policies default to [\"*\"], which writes.",
-			want:   true,
-		},
-		"Empty": {
-			reason: "Empty management policies default to [\"*\"], which writes.",
-			mp:     xpv2.ManagementPolicies{},
-			want:   true,
-		},
-		"ObserveOnly": {
-			reason: "An Observe-only object writes nothing.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
-			want:   false,
-		},
-		"ObserveUpdate": {
-			reason: "Update writes.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate},
-			want:   true,
-		},
-		"ObserveCreate": {
-			reason: "Create writes.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate},
-			want:   true,
-		},
-		"ObserveDelete": {
-			reason: "Delete writes.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionDelete},
-			want:   true,
-		},
-		"All": {
-			reason: "\"*\" writes.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionAll},
-			want:   true,
-		},
-		"ObserveLateInitialize": {
-			reason: "LateInitialize changes only the object, never GCP.",
-			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionLateInitialize},
-			want:   false,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := policy("team-a", "edge", managing(tc.mp...))
-			p.SetManagementPolicies(tc.mp) // Keep nil and empty apart.
-			if diff := cmp.Diff(tc.want, Writes(p)); diff != "" {
-				t.Errorf("\n%s\nWrites(%v): -want, +got:\n%s", tc.reason, tc.mp, diff)
-			}
-		})
-	}
-}
 
 func TestPolicyKey(t *testing.T) {
 	cases := map[string]struct {
@@ -1345,6 +1289,52 @@ func TestExternalLabels(t *testing.T) {
 				if !slices.Contains(ProvidedLabelKeys, k) {
 					t.Errorf("ExternalLabels(...) sets %q, which ProvidedLabelKeys lacks: admission would let users set it too", k)
 				}
+			}
+		})
+	}
+}
+
+func TestByOwnerLabel(t *testing.T) {
+	const ours = "11111111111111111111111111111111"
+	type want struct {
+		role  verdict.Role
+		other string
+	}
+	cases := map[string]struct {
+		reason string
+		labels map[string]string
+		want   want
+	}{
+		"Ours": {
+			reason: "Our own owner label: we own it.",
+			labels: map[string]string{LabelKey: ours, "env": "prod"},
+			want:   want{role: verdict.Owner},
+		},
+		"Unlabelled": {
+			reason: "No owner label: adopted.",
+			labels: map[string]string{"env": "prod"},
+			want:   want{role: verdict.Adopter},
+		},
+		"NoLabels": {
+			reason: "No labels at all: adopted.",
+			want:   want{role: verdict.Adopter},
+		},
+		"Theirs": {
+			reason: "Another's owner label: outranked, naming the other.",
+			labels: map[string]string{LabelKey: "22222222222222222222222222222222"},
+			want:   want{role: verdict.Outranked, other: "22222222222222222222222222222222"},
+		},
+		"Empty": {
+			reason: "An owner label with an empty value is another's, not none.",
+			labels: map[string]string{LabelKey: ""},
+			want:   want{role: verdict.Outranked},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			role, other := ByOwnerLabel(tc.labels, ours)
+			if diff := cmp.Diff(tc.want, want{role: role, other: other}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("\n%s\nByOwnerLabel(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

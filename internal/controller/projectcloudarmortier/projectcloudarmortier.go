@@ -30,8 +30,8 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
@@ -126,30 +126,30 @@ type external struct {
 // copy, which it refreshes for the policies of the project).
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.ProjectCloudArmorTier) (managed.ExternalObservation, error) {
 	f := facts(cr)
-	if f.Role == ownership.Owner && !f.Deleting {
+	if f.Role == verdict.Owner && !f.Deleting {
 		owner, err := e.owners.Owner(ctx, e.project)
 		if err != nil {
-			return ownership.Fail(errors.Wrap(err, errOwners))
+			return verdict.Fail(errors.Wrap(err, errOwners))
 		}
 		if owner != nil && owner.GetUID() != cr.GetUID() {
-			return ownership.Refuse(f, fmt.Sprintf(errFmtOutranked, owner.GetNamespace(), owner.GetName(), e.project))
+			return verdict.Refuse(f, fmt.Sprintf(errFmtOutranked, owner.GetNamespace(), owner.GetName(), e.project))
 		}
 	}
 	if f.Deleting {
 		// Nothing to delete: the project keeps its tier.
-		f.Presence = ownership.Permanent
-		return ownership.Decide(f).Observation(ownership.Details{})
+		f.Presence = verdict.Permanent
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
 	tier, err := e.projects.FreshTier(ctx, e.project)
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGetTier))
+		return verdict.Fail(errors.Wrap(err, errGetTier))
 	}
 	cr.Status.AtProvider = v1alpha1.ProjectCloudArmorTierObservation{Project: e.project, CloudArmorTier: tier}
 	cr.SetConditions(xpv2.Available())
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	upToDate := tier == cr.Spec.ForProvider.CloudArmorTier
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		return dryRun(cr, tier, upToDate)
 	}
 	dryrun.End(&cr.Status.ConditionedStatus, nil)
@@ -157,15 +157,15 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.ProjectCloudArmorTi
 	if !upToDate {
 		d = fmt.Sprintf("setCloudArmorTier %s -> %s", tier, cr.Spec.ForProvider.CloudArmorTier)
 	}
-	return v.Observation(ownership.Details{UpToDate: upToDate, Diff: d})
+	return v.Observation(verdict.Details{UpToDate: upToDate, Diff: d})
 }
 
 // facts are cr's ownership facts: it owns the tier if it updates.
-func facts(cr *v1alpha1.ProjectCloudArmorTier) ownership.Facts {
-	f := ownership.Facts{Role: ownership.Observer, Deleting: meta.WasDeleted(cr)}
+func facts(cr *v1alpha1.ProjectCloudArmorTier) verdict.Facts {
+	f := verdict.Facts{Role: verdict.Observer, Deleting: meta.WasDeleted(cr)}
 	if updates(cr) {
-		f.Role = ownership.Owner
-		f.DryRun = ownership.IsDryRun(cr)
+		f.Role = verdict.Owner
+		f.DryRun = verdict.IsDryRun(cr)
 	}
 	return f
 }

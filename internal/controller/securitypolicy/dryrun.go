@@ -14,12 +14,12 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // A SecurityPolicy in dry run (v1beta1.AnnotationDryRun) writes nothing to
 // GCP: Observe reads the policy and the cluster's claims as usual, and where
-// Create or Update would write, the verdict is ownership.DryRun and Observe
+// Create or Update would write, the verdict is verdict.DryRun and Observe
 // asks GCP instead, with validateOnly=true, the requests the validate
 // command sends (gcppolicy.ValidatePolicyAgainst): insert for a policy GCP
 // does not have, else each addRule and patchRule of the plan. GCP's
@@ -56,7 +56,7 @@ func (e *external) dryRun(ctx context.Context, cr *v1beta1.SecurityPolicy, sp *c
 	}
 	c, err := e.claims(ctx, cr)
 	if err != nil {
-		return ownership.Fail(err)
+		return verdict.Fail(err)
 	}
 	var unchecked []string
 	ask := func(ctx context.Context, v gcp.PolicyValidator) error {
@@ -66,7 +66,7 @@ func (e *external) dryRun(ctx context.Context, cr *v1beta1.SecurityPolicy, sp *c
 	}
 	reqs, err := gcppolicy.Record(ctx, ask)
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errValidate))
+		return verdict.Fail(errors.Wrap(err, errValidate))
 	}
 	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, reqs.Hash, errValidate, func() (dryrun.Answer, error) {
 		if len(reqs.Calls) == 0 {

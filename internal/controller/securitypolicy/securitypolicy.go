@@ -25,6 +25,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
@@ -126,7 +127,7 @@ type external struct {
 // Create or Update.
 type reconcileState struct {
 	// verdict is Observe's: Adopt makes the Update announce the adoption.
-	verdict ownership.Verdict
+	verdict verdict.Verdict
 	// claims are the cluster's claims on the policy, read at most once.
 	claims *claims
 }
@@ -139,8 +140,8 @@ type claims struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
-	writes := f.Role == ownership.Owner
+	f := verdict.FactsOf(cr)
+	writes := f.Role == verdict.Owner
 	reportValues(cr, e.recorder, writes)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
@@ -150,36 +151,36 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 		// call to GCP, not even a read.
 		owner, err := e.owners.PolicyOwner(ctx, e.key)
 		if err != nil {
-			return ownership.Fail(err)
+			return verdict.Fail(err)
 		}
 		if owner != nil && owner.GetUID() != cr.GetUID() {
-			return ownership.Refuse(f, ownership.PolicyRefusal(e.key, owner))
+			return verdict.Refuse(f, ownership.PolicyRefusal(e.key, owner))
 		}
 	}
 	e.reportTier(ctx, cr, writes)
 	sp, err := e.policies.Get(ctx, e.key.Name)
 	if gcp.IsNotFound(err) {
-		f.Presence = ownership.Missing
-		if v := ownership.Decide(f); v == ownership.DryRun {
+		f.Presence = verdict.Missing
+		if v := verdict.Decide(f); v == verdict.DryRun {
 			return e.dryRun(ctx, cr, nil, false)
 		}
-		return ownership.Decide(f).Observation(ownership.Details{})
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGetPolicy))
+		return verdict.Fail(errors.Wrap(err, errGetPolicy))
 	}
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	if writes {
 		role, other := ownership.ByOwnerLabel(sp.Labels, e.labels[ownership.LabelKey])
-		if role == ownership.Outranked {
+		if role == verdict.Outranked {
 			ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictOwnerLabel, 1)
-			return ownership.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
+			return verdict.Refuse(f, fmt.Sprintf(errFmtLabelledForOther, e.key, ownership.LabelKey, other))
 		}
 		f.Role = role
 	}
 	if ok, msg := gcppolicy.TypeUpToDate(cr.Spec.ForProvider, sp); !ok {
 		// Type is immutable in GCP: report it, write nothing.
-		return ownership.Fail(errors.New(msg))
+		return verdict.Fail(errors.New(msg))
 	}
 	cr.Status.AtProvider = gcppolicy.GenerateObservation(sp)
 	cr.SetConditions(xpv2.Available())
@@ -189,16 +190,16 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicy) (man
 
 	c, err := e.claims(ctx, cr)
 	if err != nil {
-		return ownership.Fail(err)
+		return verdict.Fail(err)
 	}
 	d := gcppolicy.PlanPolicy(cr.Spec.ForProvider, sp, c.own)
 	cr.SetConditions(conflictCondition(d.Rules.Conflicts, d.DefaultClaimedBy, c.refused))
 	ownership.CountConflicts(v1beta1.SecurityPolicyKind, ownership.ConflictPriorityClaimed, claimedInline(d))
-	e.reconcile.verdict = ownership.Decide(f)
-	if e.reconcile.verdict == ownership.DryRun {
+	e.reconcile.verdict = verdict.Decide(f)
+	if e.reconcile.verdict == verdict.DryRun {
 		return e.dryRun(ctx, cr, sp, d.UpToDate())
 	}
-	return e.reconcile.verdict.Observation(ownership.Details{UpToDate: d.UpToDate(), Diff: d.String()})
+	return e.reconcile.verdict.Observation(verdict.Details{UpToDate: d.UpToDate(), Diff: d.String()})
 }
 
 // reportValues says, in the Warning condition and an event, which values of
@@ -237,7 +238,7 @@ func (e *external) claims(ctx context.Context, cr *v1beta1.SecurityPolicy) (*cla
 		return nil, errors.Wrap(err, errClaims)
 	}
 	c := &claims{own: gcppolicy.Ownership{Claims: claimed}, refused: refused}
-	if ownership.Writes(cr) {
+	if verdict.Writes(cr) {
 		// An object that only observes does not own the policy: it neither
 		// wants nor reports our label.
 		c.own.Labels = e.labels
@@ -270,7 +271,7 @@ func (e *external) Update(ctx context.Context, cr *v1beta1.SecurityPolicy) (mana
 	if err := gcppolicy.ApplyPolicy(ctx, e.policies, e.key.Name, cr.Spec.ForProvider, c.own); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if e.reconcile.verdict == ownership.Adopt {
+	if e.reconcile.verdict == verdict.Adopt {
 		// Observe refuses a policy labelled for another owner, so an
 		// unlabelled one is adopted, as Crossplane adopts what an external
 		// name points at; say so once it carries our label.

@@ -27,6 +27,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 const (
@@ -861,7 +862,7 @@ func TestObserveOwnership(t *testing.T) {
 			if diff := cmp.Diff(tc.want.calls, f.Methods()); diff != "" {
 				t.Errorf("\n%s\nObserve(...): -want calls, +got calls:\n%s", tc.reason, diff)
 			}
-			if adopting := e.reconcile.verdict == ownership.Adopt; adopting != tc.want.adopting {
+			if adopting := e.reconcile.verdict == verdict.Adopt; adopting != tc.want.adopting {
 				t.Errorf("\n%s\nObserve(...): adopting = %t, want %t", tc.reason, adopting, tc.want.adopting)
 			}
 			if ready := tc.cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue; ready != tc.want.ready {
@@ -914,7 +915,7 @@ func TestUpdateAdoption(t *testing.T) {
 			rec := &recorder{}
 			e.recorder = rec
 			if tc.adopting {
-				e.reconcile.verdict = ownership.Adopt
+				e.reconcile.verdict = verdict.Adopt
 			}
 			if _, err := e.Update(context.Background(), cr); (err != nil) != (tc.setLabelsErr != nil) {
 				t.Fatalf("Update(...): %v", err)

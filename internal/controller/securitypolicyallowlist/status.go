@@ -134,9 +134,8 @@ func sooner(a, b time.Duration) time.Duration {
 // Synced=False before it turns not Ready. A rule made in a burst of Nodes is
 // often refused once (another write changed the policy's fingerprint first)
 // and written on its controller's next try; reporting every such blip would
-// flip Ready twice, and the IPAllowlist composing this allowlist with it: with
-// 500 Nodes added at once in rules mode that cost up to 11 events on the
-// composite (TestScale, 2026-11-28) against a target of 5.
+// flip Ready twice, and the IPAllowlist composing this allowlist with it
+// (docs/performance.md).
 const refusalGrace = 10 * time.Second
 
 // ready is the allowlist's Ready condition: True once GCP holds what it

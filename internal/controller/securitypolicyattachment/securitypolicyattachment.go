@@ -37,6 +37,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // Error strings.
@@ -169,56 +170,56 @@ type external struct {
 // Observe reads the target once per poll and decides, with the Fight, what
 // to do with its field.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalObservation, error) {
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	desired, ok, err := PolicyName(cr, e.key)
 	if err != nil {
-		return ownership.Fail(err)
+		return verdict.Fail(err)
 	}
 	if !ok {
 		// The reference has not resolved: the policy is not there yet.
-		f.Presence = ownership.NoParent
-		return ownership.Decide(f).Observation(ownership.Details{})
+		f.Presence = verdict.NoParent
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
-	if f.Role == ownership.Owner {
+	if f.Role == verdict.Owner {
 		why, err := e.index.AttachmentStanding(ctx, cr, e.key.Project)
 		if err != nil {
-			return ownership.Fail(errors.Wrap(err, errStanding))
+			return verdict.Fail(errors.Wrap(err, errStanding))
 		}
 		if why != "" {
-			return ownership.Refuse(f, why)
+			return verdict.Refuse(f, why)
 		}
 	}
 	t, err := e.backends.Get(ctx, e.key)
 	if gcp.IsNotFound(err) {
 		cr.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("GCP has no %s: the policy is attached once it exists", e.key)))
-		f.Presence = ownership.NoParent
-		return ownership.Decide(f).Observation(ownership.Details{})
+		f.Presence = verdict.NoParent
+		return verdict.Decide(f).Observation(verdict.Details{})
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGet))
+		return verdict.Fail(errors.Wrap(err, errGet))
 	}
 	return e.observeField(cr, f, desired, t)
 }
 
 // observeField is Observe's verdict on the target's field, as GCP holds it.
-func (e *external) observeField(cr *v1alpha1.SecurityPolicyAttachment, f ownership.Facts, desired string, t *gcp.Target) (managed.ExternalObservation, error) {
+func (e *external) observeField(cr *v1alpha1.SecurityPolicyAttachment, f verdict.Facts, desired string, t *gcp.Target) (managed.ExternalObservation, error) {
 	field := cr.Spec.ForProvider.Field
 	if c, ok := gkeCondition(field, e.key, t); ok {
 		cr.SetConditions(c)
 	}
 	held := gcp.RelativeName(t.Field(field))
 	cr.Status.AtProvider.Target, cr.Status.AtProvider.Value = e.key.String(), held
-	f.Presence = ownership.Present
+	f.Presence = verdict.Present
 	if f.Deleting && held != desired {
 		// What the attachment owns while being deleted is its policy in
 		// the field: once the field names anything else, nothing is left
 		// to clear, and the finalizer may go.
-		f.Presence = ownership.Missing
+		f.Presence = verdict.Missing
 	}
-	switch v := ownership.Decide(f); v {
-	case ownership.Own:
+	switch v := verdict.Decide(f); v {
+	case verdict.Own:
 		return e.decide(cr, desired, held)
-	case ownership.DryRun:
+	case verdict.DryRun:
 		if held == desired {
 			return dryrun.UpToDate(cr, nil)
 		}
@@ -226,7 +227,7 @@ func (e *external) observeField(cr *v1alpha1.SecurityPolicyAttachment, f ownersh
 		return dryrun.Report(cr, dryrun.NotAsked(msgNotAsked))
 	default:
 		available(cr, field, e.key, held, desired)
-		return v.Observation(ownership.Details{UpToDate: held == desired})
+		return v.Observation(verdict.Details{UpToDate: held == desired})
 	}
 }
 
@@ -241,15 +242,15 @@ func (e *external) decide(cr *v1alpha1.SecurityPolicyAttachment, desired, held s
 	available(cr, field, e.key, held, desired)
 	switch d.Action {
 	case Wait:
-		return ownership.Fail(errors.New(e.fight.waitMessage(field, e.key.String(), held, d)))
+		return verdict.Fail(errors.New(e.fight.waitMessage(field, e.key.String(), held, d)))
 	case Stop:
-		return ownership.Fail(errors.New(contestMessage(field, e.key.String(), d.Contest)))
+		return verdict.Fail(errors.New(contestMessage(field, e.key.String(), d.Contest)))
 	}
 	diff := ""
 	if d.Action == Apply {
 		diff = fmt.Sprintf("%s: %s, want %s", field, orNone(held), desired)
 	}
-	return ownership.Own.Observation(ownership.Details{UpToDate: d.Action == Hold, Diff: diff})
+	return verdict.Own.Observation(verdict.Details{UpToDate: d.Action == Hold, Diff: diff})
 }
 
 // available sets Ready: Available while the field names the policy.

@@ -14,12 +14,12 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // A SecurityPolicyRule in dry run (v1beta1.AnnotationDryRun) writes nothing
 // to GCP: Observe reads the policy as usual, and where Create or Update
-// would write, the verdict is ownership.DryRun and Observe asks GCP instead,
+// would write, the verdict is verdict.DryRun and Observe asks GCP instead,
 // with validateOnly=true, the request the validate command sends
 // (gcppolicy.ValidateRuleAgainst): addRule when the policy has no rule at
 // the priority, else patchRule (the default rule is always patched). A rule
@@ -59,7 +59,7 @@ func (e *external) dryRun(ctx context.Context, cr *v1beta1.SecurityPolicyRule, s
 	}
 	reqs, err := gcppolicy.Record(ctx, ask)
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errValidate))
+		return verdict.Fail(errors.Wrap(err, errValidate))
 	}
 	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, reqs.Hash, errValidate, func() (dryrun.Answer, error) {
 		var refusal *gcppolicy.Refusal

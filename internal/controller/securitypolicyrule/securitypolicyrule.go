@@ -30,6 +30,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // AnnotationResetDefaultRule, set to "true" on a SecurityPolicyRule at
@@ -99,7 +100,7 @@ func gates(e setup.Env) []setup.Check {
 
 // policyOf returns the GCP policy a rule object writes to, read from the
 // cache: the key of its policy's write queue.
-func policyOf(kube client.Reader, index *ownership.Index) setup.PolicyKeyFn {
+func policyOf(kube client.Reader, index *ownership.Index) setup.KeyFn[gcp.PolicyKey] {
 	return func(ctx context.Context, req reconcile.Request) (gcp.PolicyKey, bool) {
 		cr := &v1beta1.SecurityPolicyRule{}
 		if err := kube.Get(ctx, req.NamespacedName, cr); err != nil || policyName(cr) == "" {
@@ -128,8 +129,8 @@ func watchPolicies(kube client.Reader) setup.Watch {
 // resolver resolves a rule's policy reference or selector and writes the
 // object only when that changed what it names. crossplane-runtime's
 // APISimpleReferenceResolver instead compares a deep copy of the whole object
-// with cmp.Equal on every reconcile: a third of the provider's CPU while
-// 1,000 rules converged. A reference to a SecurityPolicy that is not there
+// with cmp.Equal on every reconcile, a large share of the provider's CPU while
+// rules converge (docs/performance.md). A reference to a SecurityPolicy that is not there
 // yet is left unresolved without an error: Observe reports the rule waiting.
 type resolver struct {
 	kube client.Client
@@ -198,7 +199,7 @@ type external struct {
 
 func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) (managed.ExternalObservation, error) {
 	reportValues(cr, e.recorder)
-	f := ownership.FactsOf(cr)
+	f := verdict.FactsOf(cr)
 	if !f.DryRun {
 		dryrun.End(&cr.Status.ConditionedStatus, &cr.Status.DryRun)
 	}
@@ -206,22 +207,22 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 	if policy == "" {
 		return e.unresolved(cr, f)
 	}
-	if f.Role == ownership.Owner {
+	if f.Role == verdict.Owner {
 		// Asked of the cluster first: an object that may not write its rule
 		// makes no call to GCP.
 		st, err := e.owners.RuleStanding(ctx, cr, e.key)
 		if err != nil {
-			return ownership.Fail(err)
+			return verdict.Fail(err)
 		}
 		if st.Refused != "" {
-			return ownership.Refuse(f, st.Refused)
+			return verdict.Refuse(f, st.Refused)
 		}
 		if st.Inline {
-			f.Role = ownership.Borrower
+			f.Role = verdict.Borrower
 		}
 		// A borrower being deleted is decided here, without a read.
-		if v := ownership.Decide(f); v != ownership.Undecided {
-			return v.Observation(ownership.Details{})
+		if v := verdict.Decide(f); v != verdict.Undecided {
+			return v.Observation(verdict.Details{})
 		}
 	}
 	e.reportTier(ctx, cr)
@@ -234,34 +235,34 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 		return e.noPolicy(cr, f)
 	}
 	if err != nil {
-		return ownership.Fail(errors.Wrap(err, errGetPolicy))
+		return verdict.Fail(errors.Wrap(err, errGetPolicy))
 	}
 	observed := gcppolicy.FindRule(sp, cr.Spec.ForProvider.Priority)
 	switch {
 	case observed == nil:
-		f.Presence = ownership.Missing
+		f.Presence = verdict.Missing
 	case f.Deleting && keptOnDelete(cr, observed):
-		f.Presence = ownership.Permanent
+		f.Presence = verdict.Permanent
 	default:
-		f.Presence = ownership.Present
+		f.Presence = verdict.Present
 	}
-	if f.Presence != ownership.Present {
-		v := ownership.Decide(f)
-		if v == ownership.DryRun {
+	if f.Presence != verdict.Present {
+		v := verdict.Decide(f)
+		if v == verdict.DryRun {
 			return e.dryRun(ctx, cr, sp, false)
 		}
-		return v.Observation(ownership.Details{})
+		return v.Observation(verdict.Details{})
 	}
 	obs := gcppolicy.GenerateRuleObservation(observed)
 	cr.Status.AtProvider = v1beta1.SecurityPolicyRuleObservation{SecurityPolicy: policy, PolicySelfLink: sp.SelfLink, Rule: &obs}
 	cr.SetConditions(xpv2.Available())
 
 	upToDate, diff := gcppolicy.RuleUpToDate(desired(cr), observed)
-	v := ownership.Decide(f)
-	if v == ownership.DryRun {
+	v := verdict.Decide(f)
+	if v == verdict.DryRun {
 		return e.dryRun(ctx, cr, sp, upToDate)
 	}
-	return v.Observation(ownership.Details{UpToDate: upToDate, Diff: diff})
+	return v.Observation(verdict.Details{UpToDate: upToDate, Diff: diff})
 }
 
 // reportValues says, in the Warning condition and an event, which values of
@@ -270,7 +271,7 @@ func (e *external) Observe(ctx context.Context, cr *v1beta1.SecurityPolicyRule) 
 // sends none.
 func reportValues(cr *v1beta1.SecurityPolicyRule, rec event.Recorder) {
 	var findings []apivalues.Finding
-	if ownership.Writes(cr) {
+	if verdict.Writes(cr) {
 		findings = apivalues.Rule(cr.Spec.ForProvider.RuleParameters, "spec.forProvider.")
 	}
 	apivalues.Report(cr, rec, findings)
@@ -282,7 +283,7 @@ func reportValues(cr *v1beta1.SecurityPolicyRule, rec event.Recorder) {
 // that writes nothing sends none.
 func (e *external) reportTier(ctx context.Context, cr *v1beta1.SecurityPolicyRule) {
 	var fs []apivalues.Feature
-	if ownership.Writes(cr) {
+	if verdict.Writes(cr) {
 		fs = apivalues.RuleFeatures(cr.Spec.ForProvider.RuleParameters, "spec.forProvider.")
 	}
 	apivalues.ReportTier(cr, e.key.Project, fs, func(p string) (string, error) { return e.projects.Tier(ctx, p) })
@@ -291,9 +292,9 @@ func (e *external) reportTier(ctx context.Context, cr *v1beta1.SecurityPolicyRul
 // unresolved observes a rule whose policy name is not known: its reference
 // or selector waits for a SecurityPolicy (see resolver). A rule that names
 // no policy at all is an error, unless it is being deleted.
-func (e *external) unresolved(cr *v1beta1.SecurityPolicyRule, f ownership.Facts) (managed.ExternalObservation, error) {
+func (e *external) unresolved(cr *v1beta1.SecurityPolicyRule, f verdict.Facts) (managed.ExternalObservation, error) {
 	if p := cr.Spec.ForProvider; !f.Deleting && p.SecurityPolicyRef == nil && p.SecurityPolicySelector == nil {
-		return ownership.Fail(errors.New(errNoPolicy))
+		return verdict.Fail(errors.New(errNoPolicy))
 	}
 	return e.noPolicy(cr, f)
 }

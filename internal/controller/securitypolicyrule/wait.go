@@ -22,6 +22,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // ReasonWaitingForPolicy is the Ready=False reason of a rule object whose
@@ -50,13 +51,13 @@ func waiting(msg string) xpv2.Condition {
 // in GCP. Unless cr is being deleted (then nothing in GCP is left to
 // remove), it waits: Ready=False with what it waits for, Synced=True, no
 // backoff; the policy's arrival requeues it (watchArrivals), else the poll.
-func (e *external) noPolicy(cr *v1beta1.SecurityPolicyRule, f ownership.Facts) (managed.ExternalObservation, error) {
-	f.Presence = ownership.NoParent
-	v := ownership.Decide(f)
-	if v == ownership.Waiting {
+func (e *external) noPolicy(cr *v1beta1.SecurityPolicyRule, f verdict.Facts) (managed.ExternalObservation, error) {
+	f.Presence = verdict.NoParent
+	v := verdict.Decide(f)
+	if v == verdict.Waiting {
 		cr.SetConditions(waiting(waitMessage(cr, e.key)))
 	}
-	return v.Observation(ownership.Details{})
+	return v.Observation(verdict.Details{})
 }
 
 // waitMessage names what cr waits for. It depends on the spec only, and a

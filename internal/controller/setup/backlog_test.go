@@ -33,7 +33,7 @@ func TestBacklog(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		queue  fixedQueue
-		key    PolicyKeyFn
+		key    KeyFn[gcp.PolicyKey]
 		want   want
 	}{
 		"IdlePolicy": {
@@ -43,34 +43,34 @@ func TestBacklog(t *testing.T) {
 			want:   want{Reconciled: true},
 		},
 		"RoomInQueue": {
-			reason: "An object whose policy has fewer than MaxQueuedWrites writes running or waiting is reconciled.",
-			queue:  fixedQueue{writes: MaxQueuedWrites - 1, perWrite: 100 * time.Millisecond},
+			reason: "An object whose policy has fewer than maxQueuedWrites writes running or waiting is reconciled.",
+			queue:  fixedQueue{writes: maxQueuedWrites - 1, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Reconciled: true},
 		},
 		"QueueFull": {
-			reason: "An object whose policy has MaxQueuedWrites writes is put off until one of them should have run.",
-			queue:  fixedQueue{writes: MaxQueuedWrites, perWrite: 100 * time.Millisecond},
+			reason: "An object whose policy has maxQueuedWrites writes is put off until one of them should have run.",
+			queue:  fixedQueue{writes: maxQueuedWrites, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 100 * time.Millisecond}},
 		},
 		"LongQueue": {
-			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond MaxQueuedWrites.",
-			queue:  fixedQueue{writes: MaxQueuedWrites + 5, perWrite: 100 * time.Millisecond},
+			reason: "With more writes queued (objects that passed before the queue filled) it waits for all beyond maxQueuedWrites.",
+			queue:  fixedQueue{writes: maxQueuedWrites + 5, perWrite: 100 * time.Millisecond},
 			key:    known,
 			want:   want{Result: reconcile.Result{RequeueAfter: 600 * time.Millisecond}},
 		},
 		"NoEstimateYet": {
-			reason: "Before any write has finished there is no estimate: it comes back after MinBacklogRetry.",
-			queue:  fixedQueue{writes: MaxQueuedWrites},
+			reason: "Before any write has finished there is no estimate: it comes back after minBacklogRetry.",
+			queue:  fixedQueue{writes: maxQueuedWrites},
 			key:    known,
-			want:   want{Result: reconcile.Result{RequeueAfter: MinBacklogRetry}},
+			want:   want{Result: reconcile.Result{RequeueAfter: minBacklogRetry}},
 		},
 		"SlowGCP": {
-			reason: "However slow the operations, a put-off object comes back within MaxBacklogRetry.",
+			reason: "However slow the operations, a put-off object comes back within maxBacklogRetry.",
 			queue:  fixedQueue{writes: 40, perWrite: 10 * time.Second},
 			key:    known,
-			want:   want{Result: reconcile.Result{RequeueAfter: MaxBacklogRetry}},
+			want:   want{Result: reconcile.Result{RequeueAfter: maxBacklogRetry}},
 		},
 		"PolicyUnknown": {
 			reason: "An object whose policy is not known (not resolved, or not in the cache) is reconciled.",
@@ -82,10 +82,10 @@ func TestBacklog(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := want{}
-			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, _ := gated(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				got.Reconciled = true
 				return reconcile.Result{}, nil
-			}), NewControllerRateLimiter(), Backlog(tc.queue, tc.key))
+			}), newControllerRateLimiter(), Backlog(tc.queue, tc.key))
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}})
 			if err != nil {
 				t.Fatalf("%s\nReconcile(...): %v", tc.reason, err)
@@ -102,8 +102,8 @@ func TestBacklog(t *testing.T) {
 // keeps backing off: controller-runtime forgets a request after a reconcile
 // that returns RequeueAfter, which would reset its failures.
 func TestPutOffKeepsBackoff(t *testing.T) {
-	full := fixedQueue{writes: MaxQueuedWrites, perWrite: 100 * time.Millisecond}
-	r, rl := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+	full := fixedQueue{writes: maxQueuedWrites, perWrite: 100 * time.Millisecond}
+	r, rl := gated(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 		return reconcile.Result{}, nil
 	}), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
 		Backlog(&full, func(context.Context, reconcile.Request) (gcp.PolicyKey, bool) { return gcp.PolicyKey{Name: "p"}, true }))

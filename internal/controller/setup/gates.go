@@ -18,30 +18,18 @@ type Check func(ctx context.Context, req reconcile.Request) (time.Duration, bool
 // A RateLimiter is a controller's per-object requeue rate limiter.
 type RateLimiter = workqueue.TypedRateLimiter[reconcile.Request]
 
-// Gate returns r behind checks, asked in order (the first that puts a
-// reconcile off wins), and rl made to keep an object's error backoff across
-// a put-off. The two are built together because neither is right alone:
-// controller-runtime answers a reconcile's RequeueAfter with Forget on the
-// per-object rate limiter, which clears the object's failures, so an object
-// failing again and again, put off between its failures, would retry at the
-// limiter's base delay instead of backing off. No result a reconciler can
-// return requeues without either Forget or a failure, so the gate marks what
-// it put off and its limiter skips the Forget that follows.
-func Gate(r reconcile.Reconciler, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
-	if len(checks) == 0 {
-		return r, rl
-	}
-	m := newMarks()
-	return m.gate(r, checks), m.limiter(rl)
-}
-
-// GateLimited is Gate with crossplane-runtime's provider-wide rate limiter
-// (ratelimiter.Reconciler, named name) between the checks and r, its put-offs
-// marked like a check's: it answers a reconcile over the provider's budget
-// with RequeueAfter, which controller-runtime follows with Forget, so without
-// the mark an object failing under load restarted its error backoff at every
-// put-off (measured in the e2e suite: a service GCP refused was tried 12 times
-// in 20 s beside the other scenarios, 5 times alone).
+// GateLimited returns r behind checks, asked in order (the first that puts a
+// reconcile off wins), then behind crossplane-runtime's provider-wide rate
+// limiter (ratelimiter.Reconciler, named name), and rl made to keep an
+// object's error backoff across a put-off of either. The two are built
+// together because neither is right alone: controller-runtime answers a
+// reconcile's RequeueAfter with Forget on the per-object rate limiter, which
+// clears the object's failures, so an object failing again and again, put off
+// between its failures, would retry at the limiter's base delay instead of
+// backing off (docs/performance.md). No result a reconciler can return
+// requeues without either Forget or a failure, so the gate marks what it or
+// the provider-wide limiter put off, and its limiter skips the Forget that
+// follows.
 func GateLimited(name string, r reconcile.Reconciler, global ratelimiter.RateLimiter, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
 	m := newMarks()
 	return m.gate(m.limited(name, r, global), checks), m.limiter(rl)

@@ -105,10 +105,10 @@ func TestGate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := want{}
-			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, _ := gated(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				got.Reconciled = true
 				return reconcile.Result{}, nil
-			}), NewControllerRateLimiter(), tc.checks...)
+			}), newControllerRateLimiter(), tc.checks...)
 			res, err := r.Reconcile(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -178,3 +178,13 @@ type fixedLimiter time.Duration
 func (d fixedLimiter) When(string) time.Duration { return time.Duration(d) }
 func (fixedLimiter) Forget(string)               {}
 func (fixedLimiter) NumRequeues(string) int      { return 0 }
+
+// gated is r behind checks alone, without the provider-wide rate limiter,
+// and rl keeping the backoff across their put-offs: GateLimited's gate.
+func gated(r reconcile.Reconciler, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
+	if len(checks) == 0 {
+		return r, rl
+	}
+	m := newMarks()
+	return m.gate(r, checks), m.limiter(rl)
+}

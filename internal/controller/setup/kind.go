@@ -37,7 +37,7 @@ type Kind[T resource.Managed] struct {
 	Connector func(Env) managed.TypedExternalConnector[T]
 
 	// PollGroup names the GCP object the kind's objects observe, so the
-	// objects observing one are polled together (see PollHook).
+	// objects observing one are polled together (see pollHook).
 	PollGroup PollGroupFn
 
 	// Indexes registers the field indexes the kind's functions read.
@@ -51,11 +51,11 @@ type Kind[T resource.Managed] struct {
 	NamedBySpec bool
 
 	// Status saves the status Observe set across the finalizer's update
-	// (see KeepStatus).
+	// (see keepStatus).
 	Status StatusFn[T]
 
 	// KeepConditions are condition types kept across the critical
-	// annotation update after Create (see KeepConditions).
+	// annotation update after Create (see keepConditions).
 	KeepConditions []xpv2.ConditionType
 
 	// Gates may put a reconcile off, after read-your-writes has not.
@@ -114,7 +114,7 @@ func Add[T resource.Managed](mgr ctrl.Manager, o Options, k Kind[T]) error {
 	mgr = ryw.Manager(mgr)
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
 	env := Env{Options: o, Client: mgr.GetClient(), Recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), k.reconcilerOptions(mgr, name, env)...)
+	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), k.reconcilerOptions(name, env)...)
 	checks := []Check{ryw.Check}
 	if k.Gates != nil {
 		checks = append(checks, k.Gates(env)...)
@@ -131,8 +131,8 @@ func Add[T resource.Managed](mgr ctrl.Manager, o Options, k Kind[T]) error {
 }
 
 // reconcilerOptions are every kind's options and then k's.
-func (k Kind[T]) reconcilerOptions(mgr ctrl.Manager, name string, env Env) []managed.ReconcilerOption {
-	opts := append(env.ReconcilerOptions(mgr, name, k.PollGroup), managed.WithTypedExternalConnector[T](k.Connector(env)))
+func (k Kind[T]) reconcilerOptions(name string, env Env) []managed.ReconcilerOption {
+	opts := append(env.sharedReconcilerOptions(name, env.Recorder, k.PollGroup), managed.WithTypedExternalConnector[T](k.Connector(env)))
 	if k.NamedBySpec {
 		opts = append(opts, managed.WithInitializers())
 	}
@@ -140,10 +140,10 @@ func (k Kind[T]) reconcilerOptions(mgr ctrl.Manager, name string, env Env) []man
 		opts = append(opts, managed.WithReferenceResolver(k.Resolver(env)))
 	}
 	if len(k.KeepConditions) > 0 {
-		opts = append(opts, managed.WithCriticalAnnotationUpdater(KeepConditions(managed.NewRetryingCriticalAnnotationUpdater(env.Client), k.KeepConditions...)))
+		opts = append(opts, managed.WithCriticalAnnotationUpdater(keepConditions(managed.NewRetryingCriticalAnnotationUpdater(env.Client), k.KeepConditions...)))
 	}
 	if k.Status != nil {
-		opts = append(opts, managed.WithFinalizer(KeepStatus(env.Client, k.Status)))
+		opts = append(opts, managed.WithFinalizer(keepStatus(env.Client, k.Status)))
 	}
 	return opts
 }
@@ -154,12 +154,12 @@ func (k Kind[T]) reconcilerOptions(mgr ctrl.Manager, name string, env Env) []man
 // they put off spends none of the limiter's budget.
 func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list resource.ManagedList, r reconcile.Reconciler, checks []Check, watches []Watch) error {
 	if o.MetricOptions != nil && o.MetricOptions.MRStateMetrics != nil {
-		rec := statemetrics.NewMRStateRecorder(Lister{Client: mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
+		rec := statemetrics.NewMRStateRecorder(lister{Client: mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
 		if err := mgr.Add(rec); err != nil {
 			return err
 		}
 	}
-	gated, rl := GateLimited(name, r, o.GlobalRateLimiter, NewControllerRateLimiter(), checks...)
+	gated, rl := GateLimited(name, r, o.GlobalRateLimiter, newControllerRateLimiter(), checks...)
 	co := o.ForControllerRuntime()
 	co.RateLimiter = rl
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -170,7 +170,7 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 		For(of, builder.WithPredicates(DesiredStateChanged())).
 		// A namespace's labels decide which configs and policies admit its
 		// resources (namespaceSelector, allowedRules).
-		Watches(&corev1.Namespace{}, Afresh(handler.EnqueueRequestsFromMapFunc(NamespaceMembers(mgr.GetClient(), list))),
+		Watches(&corev1.Namespace{}, Afresh(handler.EnqueueRequestsFromMapFunc(namespaceMembers(mgr.GetClient(), list))),
 			builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, w := range watches {
 		if w.Source != nil {

@@ -27,7 +27,7 @@ func (c *listOptionsClient) List(_ context.Context, _ client.ObjectList, opts ..
 // garbage every time.
 func TestListerListsWithoutDeepCopy(t *testing.T) {
 	c := &listOptionsClient{}
-	l := Lister{c}
+	l := lister{c}
 	if err := l.List(context.Background(), &v1beta1.SecurityPolicyRuleList{}, client.InNamespace("ns")); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -22,29 +21,30 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 
-// CreationGracePeriod is how long after a successful create an observation
+// creationGracePeriod is how long after a successful create an observation
 // that the external resource does not exist is not trusted. GCP is
 // read-after-write consistent, so none.
-const CreationGracePeriod = time.Duration(0)
+const creationGracePeriod = time.Duration(0)
 
 // Per-object requeue backoff: crossplane-runtime's controllers start at 1 s.
 // Every create ends with a rate-limited requeue to observe the result, and a
 // rule applied together with its policy fails a few times until the policy
 // exists, so a 1 s base doubled into several seconds between a rule's
 // creation in GCP and its Ready condition. The global rate limiter still
-// bounds the total, and errors still back off to MaxRequeueDelay.
+// bounds the total, and errors still back off to maxRequeueDelay.
 const (
-	BaseRequeueDelay = 100 * time.Millisecond
-	MaxRequeueDelay  = 60 * time.Second
+	baseRequeueDelay = 100 * time.Millisecond
+	maxRequeueDelay  = 60 * time.Second
 )
 
-// NewControllerRateLimiter returns the per-object requeue rate limiter.
-func NewControllerRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](BaseRequeueDelay, MaxRequeueDelay)
+// newControllerRateLimiter returns the per-object requeue rate limiter.
+func newControllerRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](baseRequeueDelay, maxRequeueDelay)
 }
 
 // Options configure the managed resource controllers.
@@ -55,15 +55,15 @@ type Options struct {
 	Connector *connector.Connector
 
 	// PollJitter is the width of the window in which the objects reading
-	// one GCP policy are polled (see PollHook), and the ± jitter of the
+	// one GCP policy are polled (see pollHook), and the ± jitter of the
 	// polls of objects whose policy is not known yet.
 	PollJitter time.Duration
 
 	// Timeout bounds each reconcile's calls to GCP, operation waits included.
 	Timeout time.Duration
 
-	// Indexes are the ownership indexes both managed resource controllers
-	// read; whichever starts first registers them.
+	// Indexes are the ownership indexes the kinds that compete for a GCP
+	// object read; whichever starts first registers them.
 	Indexes *ownership.Indexes
 
 	// Labeler names the owner of each GCP policy in its labels.
@@ -72,11 +72,7 @@ type Options struct {
 	// Writes is the provider's queue of GCP writes; controllers whose
 	// objects write one policy each put their reconciles off while its
 	// queue is full (see Backlog). Nil turns that off.
-	Writes WriteQueue
-
-	// NodesReadable says whether the provider may list and watch Nodes,
-	// which AddressSets read.
-	NodesReadable bool
+	Writes WriteQueue[gcp.PolicyKey]
 
 	// PolicyWake has SecurityPolicies reconciled at once when an
 	// attachment changed what uses them. Nil turns that off: they see it
@@ -84,14 +80,14 @@ type Options struct {
 	PolicyWake *Wake
 }
 
-// ReconcilerOptions returns the managed.NewReconciler options every kind uses.
+// sharedReconcilerOptions returns the managed.NewReconciler options every kind
+// uses, recording events with rec.
 // group names the GCP policy an object of the kind observes: the objects of
 // one policy are polled together, so they share one snapshot of it.
-func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group PollGroupFn) []managed.ReconcilerOption {
+func (o Options) sharedReconcilerOptions(name string, rec event.Recorder, group PollGroupFn) []managed.ReconcilerOption {
 	opts := []managed.ReconcilerOption{
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder; the new events API is not wired through it yet.
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(rec),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithMinPollInterval(time.Second),
 		// Names are chosen by users (policy) or derived from the spec
@@ -104,8 +100,8 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group PollGrou
 		// at once), not lag. crossplane-runtime's default 30 s grace period
 		// for eventually consistent APIs made such objects wait until 30 s
 		// after their create: deletes hung and removed rules came back late.
-		managed.WithCreationGracePeriod(CreationGracePeriod),
-		managed.WithPollIntervalHook(PollHook(group, o.PollJitter, o.PollJitter)),
+		managed.WithCreationGracePeriod(creationGracePeriod),
+		managed.WithPollIntervalHook(pollHook(group, o.PollJitter, o.PollJitter)),
 	}
 	if o.Timeout > 0 {
 		opts = append(opts, managed.WithTimeout(o.Timeout))
@@ -127,33 +123,31 @@ func (o Options) ReconcilerOptions(mgr ctrl.Manager, name string, group PollGrou
 	return opts
 }
 
-// EventCorrelatorCacheSize is how many distinct events (by object, reason and
+// eventCorrelatorCacheSize is how many distinct events (by object, reason and
 // message) the event recorder remembers to count repeats and filter spam.
-// client-go's default, 4,096 in each of its three caches, held 1.2 MiB of the
-// provider's 11.5 MiB live heap in a heap profile with 1,000 rule objects in
-// steady state; with 256, RssAnon there went from 32.6 to 29.8–30.5 MiB. With
-// fewer entries, an object's repeated event after 256 others' becomes a new
-// Event instead of a count on the old one.
-const EventCorrelatorCacheSize = 256
+// client-go's 4,096 per cache was a tenth of the provider's live heap
+// (docs/performance.md); with fewer, an object's repeated event after 256
+// others' becomes a new Event instead of a count on the old one.
+const eventCorrelatorCacheSize = 256
 
 // NewEventBroadcaster returns the event broadcaster for the manager
-// (ctrl.Options.EventBroadcaster), with EventCorrelatorCacheSize. The
+// (ctrl.Options.EventBroadcaster), with eventCorrelatorCacheSize. The
 // manager does not stop a broadcaster it was given; the provider's lives as
 // long as its process.
 func NewEventBroadcaster() record.EventBroadcaster {
-	return record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: EventCorrelatorCacheSize}))
+	return record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelatorCacheSize}))
 }
 
-// Lister lists from the informer cache without deep-copying what it lists,
+// lister lists from the informer cache without deep-copying what it lists,
 // for readers that only look. The state metrics recorder lists every managed
 // resource of its kind every few seconds (--poll-state-metric, 5 s) to count
 // Ready and Synced conditions: with a copy each time, a thousand rules made
 // megabytes of garbage every 5 s, which set the heap's peak and a good part
 // of the provider's steady-state CPU. What it lists must not be modified: it
 // is the cache's own objects.
-type Lister struct{ client.Client }
+type lister struct{ client.Client }
 
 // List lists with client.UnsafeDisableDeepCopy.
-func (c Lister) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (c lister) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	return c.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/apis/changelogs/proto/v1alpha1"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -27,7 +28,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 )
 
-// stubManager is the part of a manager ReconcilerOptions and NewReconciler use.
+// stubManager is the part of a manager NewReconciler uses.
 type stubManager struct {
 	ctrl.Manager
 	client client.Client
@@ -91,7 +92,7 @@ func TestReconcilerTrustsNotFoundRightAfterCreate(t *testing.T) {
 			removed := false
 			o := Options{}
 			o.Logger = logging.NewNopLogger()
-			opts := append(o.ReconcilerOptions(mgr, "test", func(resource.Managed) string { return "" }),
+			opts := append(o.sharedReconcilerOptions("test", event.NewNopRecorder(), func(resource.Managed) string { return "" }),
 				managed.WithInitializers(),
 				managed.WithReferenceResolver(managed.ReferenceResolverFn(func(context.Context, resource.Managed) error { return nil })),
 				managed.WithFinalizer(resource.FinalizerFns{
@@ -131,17 +132,17 @@ func TestControllerRateLimiter(t *testing.T) {
 	}{
 		"First": {
 			reason: "The requeue after a create comes back after the base delay, not crossplane-runtime's 1 s.",
-			want:   BaseRequeueDelay,
+			want:   baseRequeueDelay,
 		},
 		"Capped": {
 			reason:   "Repeated failures back off to the maximum, so an error never hot-loops.",
 			failures: 30,
-			want:     MaxRequeueDelay,
+			want:     maxRequeueDelay,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rl := NewControllerRateLimiter()
+			rl := newControllerRateLimiter()
 			for range tc.failures {
 				rl.When(req)
 			}
@@ -236,7 +237,7 @@ func TestReconcilerLogsChanges(t *testing.T) {
 			if tc.logger {
 				o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: rec}
 			}
-			opts := append(o.ReconcilerOptions(mgr, "test", func(resource.Managed) string { return "" }),
+			opts := append(o.sharedReconcilerOptions("test", event.NewNopRecorder(), func(resource.Managed) string { return "" }),
 				managed.WithInitializers(),
 				managed.WithReferenceResolver(managed.ReferenceResolverFn(func(context.Context, resource.Managed) error { return nil })),
 				managed.WithFinalizer(resource.FinalizerFns{

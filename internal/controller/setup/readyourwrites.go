@@ -12,15 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// MaxCacheLag bounds how long reconciles of an object are put off while the
+// maxCacheLag bounds how long reconciles of an object are put off while the
 // informer cache lags behind the provider's own last write of it. Watch
-// events normally arrive within milliseconds; with the API server saturated
-// (a thousand objects applied at once on two cores) they were seen to lag by
-// more than three seconds, and by more than ten with twice the workers.
-const MaxCacheLag = 10 * time.Second
+// events normally arrive within milliseconds, and seconds late from a
+// saturated API server (docs/performance.md).
+const maxCacheLag = 10 * time.Second
 
-// CacheRetryAfter is how soon a reconcile put off for a stale cache comes back.
-const CacheRetryAfter = 50 * time.Millisecond
+// cacheRetryAfter is how soon a reconcile put off for a stale cache comes back.
+const cacheRetryAfter = 50 * time.Millisecond
 
 // readYourWrites makes each reconcile of a kind start from an object at least
 // as new as the provider's own last write of it.
@@ -29,12 +28,12 @@ const CacheRetryAfter = 50 * time.Millisecond
 // reconcile follows closely on the previous one's writes (a requeue after a
 // create or an error), the cache may not have those writes yet, and the
 // reconcile's first write then fails with a conflict: a wasted API server
-// write, a wasted reconcile and a backoff. With 1,000 objects created at once
-// that was up to 800 conflicts. It records the resourceVersion every
+// write, a wasted reconcile and a backoff, for most objects of a burst
+// (docs/performance.md). It records the resourceVersion every
 // successful write of the kind returns; a reconcile of that object that would
 // read an older version from the cache is put off (requeued after
-// CacheRetryAfter, holding no worker) until the cache has caught up, for at
-// most MaxCacheLag after the write.
+// cacheRetryAfter, holding no worker) until the cache has caught up, for at
+// most maxCacheLag after the write.
 type readYourWrites[T client.Object] struct {
 	cache client.Reader
 	newT  func() T
@@ -73,7 +72,7 @@ func (g *readYourWrites[T]) Client(c client.Client) client.Client {
 // Check puts a reconcile off while the cache is older than our last write of
 // the object.
 func (g *readYourWrites[T]) Check(ctx context.Context, req reconcile.Request) (time.Duration, bool) {
-	return CacheRetryAfter, g.stale(ctx, req.NamespacedName)
+	return cacheRetryAfter, g.stale(ctx, req.NamespacedName)
 }
 
 // recorded records o's resourceVersion if the write that returned err
@@ -97,7 +96,7 @@ func (g *readYourWrites[T]) record(o client.Object) {
 	// again; now and then forget what is too old to wait for anyway.
 	if g.records++; g.records%1024 == 0 {
 		for k, w := range g.last {
-			if now.Sub(w.at) > MaxCacheLag {
+			if now.Sub(w.at) > maxCacheLag {
 				delete(g.last, k)
 			}
 		}
@@ -105,7 +104,7 @@ func (g *readYourWrites[T]) record(o client.Object) {
 }
 
 // stale reports whether the cache holds key at a version older than our last
-// write of it, less than MaxCacheLag ago. Once it does not, the write is
+// write of it, less than maxCacheLag ago. Once it does not, the write is
 // forgotten.
 func (g *readYourWrites[T]) stale(ctx context.Context, key types.NamespacedName) bool {
 	g.mu.Lock()
@@ -116,7 +115,7 @@ func (g *readYourWrites[T]) stale(ctx context.Context, key types.NamespacedName)
 	}
 	obj := g.newT()
 	err := g.cache.Get(ctx, key, obj)
-	if err == nil && olderThan(obj.GetResourceVersion(), w.resourceVersion) && time.Since(w.at) < MaxCacheLag {
+	if err == nil && olderThan(obj.GetResourceVersion(), w.resourceVersion) && time.Since(w.at) < maxCacheLag {
 		return true
 	}
 	g.mu.Lock()

@@ -133,10 +133,10 @@ func TestReadYourWrites(t *testing.T) {
 				}
 			}
 			ran := 0
-			r, _ := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, _ := gated(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				ran++
 				return reconcile.Result{}, nil
-			}), NewControllerRateLimiter(), g.Check)
+			}), newControllerRateLimiter(), g.Check)
 			putOff := 0
 			for ran == 0 && putOff < 10 {
 				got, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
@@ -145,7 +145,7 @@ func TestReadYourWrites(t *testing.T) {
 				}
 				if ran == 0 {
 					putOff++
-					if diff := cmp.Diff(reconcile.Result{RequeueAfter: CacheRetryAfter}, got); diff != "" {
+					if diff := cmp.Diff(reconcile.Result{RequeueAfter: cacheRetryAfter}, got); diff != "" {
 						t.Errorf("\n%s\nReconcile(...) put off: -want, +got:\n%s", tc.reason, diff)
 					}
 				}
@@ -205,17 +205,17 @@ func TestReadYourWritesComparesResourceVersions(t *testing.T) {
 }
 
 // A cache that never catches up (say, our write's watch event was lost) must
-// not put reconciles off for longer than MaxCacheLag after the write.
+// not put reconciles off for longer than maxCacheLag after the write.
 func TestReadYourWritesGivesUp(t *testing.T) {
 	cache := &laggingCache{versions: []string{"5"}}
 	g := newReadYourWrites(cache, newRule)
 	key := types.NamespacedName{Name: "rule"}
-	g.last[key] = written{resourceVersion: "7", at: time.Now().Add(-MaxCacheLag - time.Millisecond)}
+	g.last[key] = written{resourceVersion: "7", at: time.Now().Add(-maxCacheLag - time.Millisecond)}
 	if g.stale(context.Background(), key) {
-		t.Errorf("stale(...): a write older than MaxCacheLag still puts reconciles off")
+		t.Errorf("stale(...): a write older than maxCacheLag still puts reconciles off")
 	}
 	if _, ok := g.last[key]; ok {
-		t.Errorf("stale(...): a write older than MaxCacheLag is still remembered")
+		t.Errorf("stale(...): a write older than maxCacheLag is still remembered")
 	}
 }
 
@@ -263,7 +263,7 @@ func TestRateLimiterKeepsBackoffAcrossPutOff(t *testing.T) {
 			}
 			g := newReadYourWrites(&laggingCache{versions: []string{cached}}, newRule)
 			ran := false
-			r, rl := Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r, rl := gated(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				ran = true
 				return reconcile.Result{}, nil
 			}), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Second), g.Check)
@@ -381,7 +381,7 @@ func TestBackoffGrowsThroughPutOffs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			runs := 0
-			r, rl := Gate(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			r, rl := gated(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 				if runs++; runs > failures {
 					cancel()
 					return reconcile.Result{}, nil

@@ -24,26 +24,26 @@ func StatusOf[T any, S any, PS interface {
 	}
 }
 
-// A StatusKeeper is the managed reconciler's finalizer, keeping the status
+// A statusKeeper is the managed reconciler's finalizer, keeping the status
 // Observe set across the update that adds the finalizer. The API server
 // answers that update with the status it holds, and the reconciler then
 // writes whatever the object holds: without it, the first reconcile of an
 // object whose Observe found its external resource (an imported or adopted
 // policy, a rule waiting for its policy) wrote Synced=True alone, and the
 // object reached Ready only at its next poll (30 s in `make run`).
-type StatusKeeper[T resource.Object] struct {
+type statusKeeper[T resource.Object] struct {
 	resource.Finalizer
 	status StatusFn[T]
 }
 
-// KeepStatus returns crossplane-runtime's finalizer for the objects of kube,
+// keepStatus returns crossplane-runtime's finalizer for the objects of kube,
 // keeping the status that status saves.
-func KeepStatus[T resource.Object](kube client.Client, status StatusFn[T]) StatusKeeper[T] {
-	return StatusKeeper[T]{Finalizer: resource.NewAPIFinalizer(kube, managed.FinalizerName), status: status}
+func keepStatus[T resource.Object](kube client.Client, status StatusFn[T]) statusKeeper[T] {
+	return statusKeeper[T]{Finalizer: resource.NewAPIFinalizer(kube, managed.FinalizerName), status: status}
 }
 
 // AddFinalizer adds the finalizer and restores the status obj had before.
-func (k StatusKeeper[T]) AddFinalizer(ctx context.Context, obj resource.Object) error {
+func (k statusKeeper[T]) AddFinalizer(ctx context.Context, obj resource.Object) error {
 	t, ok := obj.(T)
 	if !ok {
 		return k.Finalizer.AddFinalizer(ctx, obj)
@@ -54,26 +54,26 @@ func (k StatusKeeper[T]) AddFinalizer(ctx context.Context, obj resource.Object) 
 	return err
 }
 
-// A ConditionKeeper updates an object's critical annotations (the managed
+// A conditionKeeper updates an object's critical annotations (the managed
 // reconciler's external-create-pending, -succeeded and -failed) as its
 // CriticalAnnotationUpdater does, and keeps the conditions of its types
 // that the object held before. The API server answers that update with the
 // status it holds, so without it a condition Observe or Create set (the
 // Warning condition of a value GCP refuses) never reached the API server on
 // the create path: the reconciler wrote the object's status after the update.
-type ConditionKeeper struct {
+type conditionKeeper struct {
 	managed.CriticalAnnotationUpdater
 	types []xpv2.ConditionType
 }
 
-// KeepConditions returns a ConditionKeeper of u for the conditions of types.
-func KeepConditions(u managed.CriticalAnnotationUpdater, types ...xpv2.ConditionType) ConditionKeeper {
-	return ConditionKeeper{CriticalAnnotationUpdater: u, types: types}
+// keepConditions returns a conditionKeeper of u for the conditions of types.
+func keepConditions(u managed.CriticalAnnotationUpdater, types ...xpv2.ConditionType) conditionKeeper {
+	return conditionKeeper{CriticalAnnotationUpdater: u, types: types}
 }
 
 // UpdateCriticalAnnotations updates o's critical annotations and restores
 // the kept conditions o had before.
-func (k ConditionKeeper) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
+func (k conditionKeeper) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
 	c, ok := o.(resource.Conditioned)
 	if !ok {
 		return k.CriticalAnnotationUpdater.UpdateCriticalAnnotations(ctx, o)

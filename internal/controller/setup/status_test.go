@@ -67,7 +67,7 @@ func TestKeepStatus(t *testing.T) {
 				obj.(*v1beta1.SecurityPolicy).Status = v1beta1.SecurityPolicyStatus{} //nolint:forcetypeassert // only policies here
 				return tc.update
 			}}
-			f := KeepStatus(kube, StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }))
+			f := keepStatus(kube, StatusOf(func(cr *v1beta1.SecurityPolicy) *v1beta1.SecurityPolicyStatus { return &cr.Status }))
 			err := f.AddFinalizer(context.Background(), tc.cr)
 			if !errors.Is(err, tc.err) {
 				t.Errorf("\n%s\nAddFinalizer(...): want error %v, got %v", tc.reason, tc.err, err)
@@ -127,7 +127,7 @@ func TestKeepConditions(t *testing.T) {
 				o.(*v1beta1.SecurityPolicy).Status.Conditions = tc.stored //nolint:forcetypeassert // only policies here
 				return tc.update
 			})
-			err := KeepConditions(u, "Warning").UpdateCriticalAnnotations(context.Background(), cr)
+			err := keepConditions(u, "Warning").UpdateCriticalAnnotations(context.Background(), cr)
 			if !errors.Is(err, tc.update) {
 				t.Errorf("\n%s\nUpdateCriticalAnnotations(...): want error %v, got %v", tc.reason, tc.update, err)
 			}

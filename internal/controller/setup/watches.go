@@ -26,8 +26,7 @@ func Delayed(h handler.EventHandler, after time.Duration) handler.EventHandler {
 // object's errors: a namespace admitted by its labels, a policy that opens
 // itself to a namespace. Without it, the object's next requeue (crossplane's
 // managed reconciler requeues through the rate limiter after a create) still
-// waits out the backoff its refusals built up: 25 s after a few minutes
-// refused, measured by the tenancy suite. Only such rare events may use it:
+// waits out the backoff its refusals built up (docs/performance.md). Only such rare events may use it:
 // an object that keeps failing backs off again from the base delay.
 func Afresh(h handler.EventHandler) handler.EventHandler {
 	return queueing{EventHandler: h, wrap: func(q queue) queue { return freshQueue{q} }}
@@ -73,13 +72,13 @@ func (q freshQueue) Add(r reconcile.Request) {
 	q.queue.Add(r)
 }
 
-// NamespaceMembers maps a Namespace to a request for every object of list's
+// namespaceMembers maps a Namespace to a request for every object of list's
 // kind in it, read from kube (the informer cache) without copying. Watching
 // Namespaces with it re-reconciles a namespace's managed resources when its
 // labels change, since labels decide which ClusterProviderConfigs and
 // policies admit them: without it, a refused resource would wait out its
 // error backoff (up to a minute) after its namespace is admitted.
-func NamespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFunc {
+func namespaceMembers(kube client.Reader, list client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, ns client.Object) []reconcile.Request {
 		l, ok := list.DeepCopyObject().(client.ObjectList)
 		if !ok {

@@ -115,7 +115,7 @@ func TestNamespaceMembers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := NamespaceMembers(kube, &v1beta1.SecurityPolicyList{})(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}})
+			got := namespaceMembers(kube, &v1beta1.SecurityPolicyList{})(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}})
 			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b reconcile.Request) bool { return a.String() < b.String() }), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("\n%s\nNamespaceMembers(...): -want, +got:\n%s", tc.reason, diff)
 			}

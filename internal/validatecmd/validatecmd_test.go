@@ -1,4 +1,4 @@
-package dryrun_test
+package validatecmd_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	compute "google.golang.org/api/compute/v1"
 
-	"github.com/armorplane/provider-cloudarmor/internal/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/internal/validatecmd"
 )
 
 const (
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 		files    []string
 		manifest string // written to a temporary file appended to files
 		project  string
-		creds    func(dir string) dryrun.Credentials
+		creds    func(dir string) validatecmd.Credentials
 	}
 	type want struct {
 		status int
@@ -130,7 +130,7 @@ func TestRun(t *testing.T) {
 		"ExamplesPass": {
 			reason: "The examples' policies and rules, none of which GCP has yet, are accepted by insert validateOnly.",
 			args:   args{files: examples("securitypolicy/allowlist-inline.yaml", "securitypolicyrule/policy-with-rules.yaml", "regional/regional-policy.yaml")},
-			want: want{status: dryrun.ExitOK, out: []string{
+			want: want{status: validatecmd.ExitOK, out: []string{
 				"../../examples/securitypolicy/allowlist-inline.yaml:1: SecurityPolicy/office-allowlist: ok",
 				"../../examples/securitypolicyrule/policy-with-rules.yaml:1: SecurityPolicy/api-edge: ok",
 				"../../examples/securitypolicyrule/policy-with-rules.yaml:2: SecurityPolicyRule/api-edge-office: ok",
@@ -144,7 +144,7 @@ func TestRun(t *testing.T) {
 			args: args{files: examples("features/adaptive-protection.yaml", "features/edge.yaml", "features/header-action.yaml",
 				"features/network-udf.yaml", "features/rate-limit-keys.yaml", "features/recaptcha.yaml", "features/waf-exclusions.yaml",
 				"import/observe-only.yaml", "providerconfig/emulator.yaml")},
-			want: want{status: dryrun.ExitOK, out: []string{
+			want: want{status: validatecmd.ExitOK, out: []string{
 				"../../examples/features/adaptive-protection.yaml:1: SecurityPolicy/storefront-adaptive: ok",
 				"../../examples/features/edge.yaml:1: SecurityPolicy/static-assets-edge: ok",
 				"../../examples/features/header-action.yaml:1: SecurityPolicy/tagged-backend: ok",
@@ -160,7 +160,7 @@ func TestRun(t *testing.T) {
 		"AddressGroupNeedsEnterprise": {
 			reason: "A rule using an address group, checked inside its new policy's insert, is refused in a project on the standard tier.",
 			args:   args{files: examples("features/address-group.yaml")},
-			want: want{status: dryrun.ExitRefused, out: []string{
+			want: want{status: validatecmd.ExitRefused, out: []string{
 				"../../examples/features/address-group.yaml:1: AddressGroup/partners: skipped: not a SecurityPolicy or SecurityPolicyRule",
 				"../../examples/features/address-group.yaml:2: SecurityPolicy/partner-api: ok",
 				"../../examples/features/address-group.yaml:3: SecurityPolicyRule/partner-api-partners: GCP refuses: " +
@@ -172,14 +172,14 @@ func TestRun(t *testing.T) {
 		"TooComplexExpression": {
 			reason: "A CEL expression with six subexpressions is refused with GCP's message.",
 			args:   args{manifest: tooComplexPolicy},
-			want: want{status: dryrun.ExitRefused, out: []string{
+			want: want{status: validatecmd.ExitRefused, out: []string{
 				"MANIFEST:1: SecurityPolicy/too-complex: GCP refuses: " + refusedMessage("resource.rules[0].match.expr.expression") + " (insert)",
 			}, asked: map[string]int64{"securityPolicies.insert?validateOnly": 1}},
 		},
 		"ExistingPolicy": {
 			reason: "Rules of a policy GCP has are asked about with addRule or (the default rule) patchRule validateOnly; a change of the policy's own fields cannot be asked about and says so; other kinds are skipped.",
 			args:   args{manifest: existingRules},
-			want: want{status: dryrun.ExitRefused, out: []string{
+			want: want{status: validatecmd.ExitRefused, out: []string{
 				"MANIFEST:1: SecurityPolicyRule/good: ok",
 				"MANIFEST:2: SecurityPolicyRule/too-complex: GCP refuses: " + refusedMessage("resource.match.expr.expression") + " (addRule priority 1000)",
 				"MANIFEST:3: SecurityPolicy/existing: ok; not asked: the change of the policy's own fields: securityPolicies.patch has no validateOnly",
@@ -191,33 +191,33 @@ func TestRun(t *testing.T) {
 			reason: "A type GCP's policy cannot change to is reported as the provider reports it, and nothing is asked.",
 			args: args{manifest: "apiVersion: cloudarmor.armorplane.io/v1beta1\nkind: SecurityPolicy\nmetadata: {name: existing}\n" +
 				"spec: {forProvider: {type: CLOUD_ARMOR_EDGE}}\n"},
-			want: want{status: dryrun.ExitRefused, out: []string{
+			want: want{status: validatecmd.ExitRefused, out: []string{
 				`MANIFEST:1: SecurityPolicy/existing: the provider would not write it: spec.forProvider.type is "CLOUD_ARMOR_EDGE" but GCP policy "existing" has type "CLOUD_ARMOR"; ` +
 					`type is immutable in GCP: delete the policy to recreate it with the new type, or set type to "CLOUD_ARMOR"`,
 			}},
 		},
 		"NoFiles": {
 			reason: "No manifests is a usage error.",
-			want:   want{status: dryrun.ExitUsage, errOut: "no manifests"},
+			want:   want{status: validatecmd.ExitUsage, errOut: "no manifests"},
 		},
 		"NoProject": {
 			reason: "An object without a project, and no --project, is a usage error before GCP is asked.",
 			args:   args{manifest: tooComplexPolicy, project: "-"},
-			want:   want{status: dryrun.ExitUsage, errOut: "MANIFEST:1: SecurityPolicy/too-complex: no GCP project"},
+			want:   want{status: validatecmd.ExitUsage, errOut: "MANIFEST:1: SecurityPolicy/too-complex: no GCP project"},
 		},
 		"TwoCredentialSources": {
 			reason: "An access token and a credentials file at once is a usage error.",
-			args: args{manifest: tooComplexPolicy, creds: func(dir string) dryrun.Credentials {
-				return dryrun.Credentials{AccessTokenFile: write(t, dir, "token", token), CredentialsFile: write(t, dir, "key.json", "{}")}
+			args: args{manifest: tooComplexPolicy, creds: func(dir string) validatecmd.Credentials {
+				return validatecmd.Credentials{AccessTokenFile: write(t, dir, "token", token), CredentialsFile: write(t, dir, "key.json", "{}")}
 			}},
-			want: want{status: dryrun.ExitUsage, errOut: "--access-token-file cannot be combined"},
+			want: want{status: validatecmd.ExitUsage, errOut: "--access-token-file cannot be combined"},
 		},
 		"WrongToken": {
 			reason: "A token GCP does not accept means the question could not be asked; the token is not printed.",
-			args: args{manifest: tooComplexPolicy, creds: func(dir string) dryrun.Credentials {
-				return dryrun.Credentials{AccessTokenFile: write(t, dir, "token", "not-the-token")}
+			args: args{manifest: tooComplexPolicy, creds: func(dir string) validatecmd.Credentials {
+				return validatecmd.Credentials{AccessTokenFile: write(t, dir, "token", "not-the-token")}
 			}},
-			want: want{status: dryrun.ExitUsage, out: []string{
+			want: want{status: validatecmd.ExitUsage, out: []string{
 				"MANIFEST:1: SecurityPolicy/too-complex: cannot ask GCP: 401 Request had invalid authentication credentials. " +
 					"Expected OAuth 2 access token, login cookie or other valid authentication credential. " +
 					"See https://developers.google.com/identity/sign-in/web/devconsole-project.",
@@ -226,7 +226,7 @@ func TestRun(t *testing.T) {
 		"BadManifest": {
 			reason: "A document that does not decode into its kind is a usage error naming the file and document.",
 			args:   args{manifest: "apiVersion: cloudarmor.armorplane.io/v1beta1\nkind: SecurityPolicy\nmetadata: {name: x}\nspec: {forProvider: {nope: 1}}\n"},
-			want:   want{status: dryrun.ExitUsage, errOut: `MANIFEST:1: SecurityPolicy/x: cannot decode: error unmarshaling JSON: while decoding JSON: json: unknown field "nope"`},
+			want:   want{status: validatecmd.ExitUsage, errOut: `MANIFEST:1: SecurityPolicy/x: cannot decode: error unmarshaling JSON: while decoding JSON: json: unknown field "nope"`},
 		},
 	}
 	for name, tc := range cases {
@@ -246,8 +246,8 @@ func TestRun(t *testing.T) {
 				manifest = write(t, dir, "manifest.yaml", tc.args.manifest)
 				files = append(files, manifest)
 			}
-			cfg := dryrun.Config{Files: files, Project: project, Endpoint: em.URL(),
-				Credentials: dryrun.Credentials{AccessTokenFile: write(t, dir, "token", token)}}
+			cfg := validatecmd.Config{Files: files, Project: project, Endpoint: em.URL(),
+				Credentials: validatecmd.Credentials{AccessTokenFile: write(t, dir, "token", token)}}
 			if tc.args.project == "-" {
 				cfg.Project = ""
 			}
@@ -255,7 +255,7 @@ func TestRun(t *testing.T) {
 				cfg.Credentials = tc.args.creds(dir)
 			}
 			var out, errOut bytes.Buffer
-			status := dryrun.Run(context.Background(), cfg, &out, &errOut)
+			status := validatecmd.Run(context.Background(), cfg, &out, &errOut)
 
 			named := func(s string) string {
 				if manifest == "" {

@@ -1,4 +1,4 @@
-package ownership
+package verdict
 
 import (
 	"testing"
@@ -364,47 +364,58 @@ func TestFactsOf(t *testing.T) {
 	}
 }
 
-func TestByOwnerLabel(t *testing.T) {
-	const ours = "11111111111111111111111111111111"
-	type want struct {
-		role  Role
-		other string
-	}
+func TestWrites(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		labels map[string]string
-		want   want
+		mp     xpv2.ManagementPolicies
+		want   bool
 	}{
-		"Ours": {
-			reason: "Our own owner label: we own it.",
-			labels: map[string]string{LabelKey: ours, "env": "prod"},
-			want:   want{role: Owner},
-		},
-		"Unlabelled": {
-			reason: "No owner label: adopted.",
-			labels: map[string]string{"env": "prod"},
-			want:   want{role: Adopter},
-		},
-		"NoLabels": {
-			reason: "No labels at all: adopted.",
-			want:   want{role: Adopter},
-		},
-		"Theirs": {
-			reason: "Another's owner label: outranked, naming the other.",
-			labels: map[string]string{LabelKey: "22222222222222222222222222222222"},
-			want:   want{role: Outranked, other: "22222222222222222222222222222222"},
+		"Nil": {
+			reason: "Unset management policies default to [\"*\"], which writes.",
+			want:   true,
 		},
 		"Empty": {
-			reason: "An owner label with an empty value is another's, not none.",
-			labels: map[string]string{LabelKey: ""},
-			want:   want{role: Outranked},
+			reason: "Empty management policies default to [\"*\"], which writes.",
+			mp:     xpv2.ManagementPolicies{},
+			want:   true,
+		},
+		"ObserveOnly": {
+			reason: "An Observe-only object writes nothing.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
+			want:   false,
+		},
+		"ObserveUpdate": {
+			reason: "Update writes.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate},
+			want:   true,
+		},
+		"ObserveCreate": {
+			reason: "Create writes.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate},
+			want:   true,
+		},
+		"ObserveDelete": {
+			reason: "Delete writes.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionDelete},
+			want:   true,
+		},
+		"All": {
+			reason: "\"*\" writes.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionAll},
+			want:   true,
+		},
+		"ObserveLateInitialize": {
+			reason: "LateInitialize changes only the object, never GCP.",
+			mp:     xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionLateInitialize},
+			want:   false,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			role, other := ByOwnerLabel(tc.labels, ours)
-			if diff := cmp.Diff(tc.want, want{role: role, other: other}, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("\n%s\nByOwnerLabel(...): -want, +got:\n%s", tc.reason, diff)
+			p := &v1beta1.SecurityPolicy{}
+			p.SetManagementPolicies(tc.mp) // Keep nil and empty apart.
+			if diff := cmp.Diff(tc.want, Writes(p)); diff != "" {
+				t.Errorf("\n%s\nWrites(%v): -want, +got:\n%s", tc.reason, tc.mp, diff)
 			}
 		})
 	}

@@ -1,18 +1,5 @@
-package ownership
-
-import (
-	"fmt"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-
-	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-)
-
+// Package verdict names what a managed resource's Observe concludes.
+//
 // An Observe concludes more than crossplane-runtime's managed reconciler can
 // be told: its ExternalObservation says only whether the external resource
 // exists and is up to date, or carries an error. Some conclusions bend that
@@ -22,6 +9,22 @@ import (
 // ExternalObservation, so no controller builds one itself. An Observe that
 // fails before reaching a verdict returns Fail(err), an error with a zero
 // observation from the same place.
+package verdict
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+)
 
 // Facts are what an Observe learned, as far as they decide its verdict.
 type Facts struct {
@@ -275,17 +278,20 @@ func Fail(err error) (managed.ExternalObservation, error) {
 	return Failed.Observation(Details{Err: err})
 }
 
-// ByOwnerLabel is the role, toward a GCP resource carrying labels, of an
-// object that may write it and whose owner label value is ours: Outranked
-// when the owner label names another (returned as other), Adopter when there
-// is none, else Owner.
-func ByOwnerLabel(labels map[string]string, ours string) (role Role, other string) {
-	v, ok := labels[LabelKey]
-	switch {
-	case !ok:
-		return Adopter, ""
-	case v != ours:
-		return Outranked, v
+// managementPolicies is what Writes needs of a managed resource.
+type managementPolicies interface {
+	GetManagementPolicies() xpv2.ManagementPolicies
+}
+
+// Writes reports whether mg's management policies let it change GCP. Only
+// such objects compete for ownership.
+func Writes(mg managementPolicies) bool {
+	mp := mg.GetManagementPolicies()
+	if len(mp) == 0 {
+		return true // The API default is ["*"].
 	}
-	return Owner, ""
+	return slices.ContainsFunc(mp, func(a xpv2.ManagementAction) bool {
+		return a == xpv2.ManagementActionAll || a == xpv2.ManagementActionCreate ||
+			a == xpv2.ManagementActionUpdate || a == xpv2.ManagementActionDelete
+	})
 }

@@ -1,4 +1,4 @@
-package dryrun
+package validatecmd
 
 import (
 	"context"
