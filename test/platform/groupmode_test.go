@@ -162,7 +162,9 @@ func TestGroupMode(t *testing.T) {
 		// which then drops the events of the composed objects; the
 		// function's 15 s TTL while switching runs it again anyway.
 		var steps []string
-		step := func(what string) { steps = append(steps, fmt.Sprintf("%s %.1fs", what, (time.Since(begin) - storm).Seconds())) }
+		step := func(what string) {
+			steps = append(steps, fmt.Sprintf("%s %.1fs", what, (time.Since(begin)-storm).Seconds()))
+		}
 		e.waitRuleKinds(t, 3*converge, map[string]int{"groups": 1})
 		step("group rule")
 		e.waitAllowlist(t, c.want())
