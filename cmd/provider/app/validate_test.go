@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestValidateCommand(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("cmd-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	example := filepath.Join("..", "..", "examples", "securitypolicy", "allowlist-inline.yaml")
+	example := filepath.Join("..", "..", "..", "examples", "securitypolicy", "allowlist-inline.yaml")
 	cases := map[string]struct {
 		reason string
 		args   []string
