@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,51 +50,103 @@ import (
 // Main parses the command line and runs the provider until it is told to
 // stop. It exits the process on errors.
 func Main() {
-	var (
-		app            = kingpin.New(filepath.Base(os.Args[0]), "Google Cloud Armor support for Crossplane.").DefaultEnvars()
-		debug          = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
-		leaderElection = app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
-		leNamespace    = app.Flag("leader-election-namespace", "Namespace of the leader election Lease; in a pod it defaults to the pod's namespace, out of a cluster it must be set.").Default("").Envar("LEADER_ELECTION_NAMESPACE").String()
-		leaseDuration  = app.Flag("leader-election-lease-duration", "How long a standby waits, after the leader's last renewal, before it takes the Lease: the failover time when the leader dies without releasing it.").Default("15s").Duration()
-		renewDeadline  = app.Flag("leader-election-renew-deadline", "How long the leader keeps trying to renew the Lease before it gives up leading (and exits). Must be less than the lease duration.").Default("10s").Duration()
-		retryPeriod    = app.Flag("leader-election-retry-period", "How often the leader renews the Lease and a standby tries to take it.").Default("2s").Duration()
+	f := parseCommandLine(os.Args[1:])
+	log := newLogger(f.debug)
+	gcp.Version = version.Version
+	setGC(f.gcPercent, f.memoryLimit, func() (int64, bool) { return cgroupMemoryLimit("/sys/fs/cgroup") })
+	mgr := newManager(f)
+	o, closeChangeLogs := controllerOptions(f, log)
+	defer closeChangeLogs()
+	setupControllers(mgr, f, o, log)
+	log.Info("Starting", "version", version.Version, "poll", f.poll, "snapshotTTL", f.snapshotTTL)
+	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
+}
 
-		syncInterval     = app.Flag("sync", "How often the informer cache resyncs every object.").Short('s').Default("1h").Duration()
-		pollInterval     = app.Flag("poll", "How often each resource is checked for drift in GCP.").Default("1m").Duration()
-		pollJitter       = app.Flag("poll-jitter", "Width of the window in which the objects of one GCP policy are polled each --poll (each policy has its own window, so they share one snapshot of it; keep it under --snapshot-ttl), and the ± jitter of objects whose policy is not known yet.").Default("5s").Duration()
-		pollStateMetric  = app.Flag("poll-state-metric", "How often the state metrics are recorded.").Default("5s").Duration()
-		maxReconcileRate = app.Flag("max-reconcile-rate", "Global maximum reconciles per second; the API server client may make 5 requests per reconcile.").Default("100").Int()
-		maxConcurrent    = app.Flag("max-concurrent-reconciles", "Reconciles each controller runs at once. Writes to one policy wait for each other, so this bounds how many policies are written in parallel.").Default("50").Int()
-		memoryLimit      = app.Flag("memory-limit", "Soft memory limit of the Go runtime in MiB (GOMEMLIMIT wins when set). 0 sets it to 90% of the container's memory limit (cgroup memory.max) when there is one; -1 turns it off. It bounds the heap and the runtime's own memory, not the binary's code mapped from disk; a limit under what the provider must hold makes the collector run without pause.").Default("0").Int64()
-		gcPercent        = app.Flag("gc-percent", "Garbage collection target percentage, as GOGC (GOGC wins when set): the heap may grow this much over the live heap before a collection; 0 leaves the runtime's default (100).").Default("50").Int()
-		timeout          = app.Flag("timeout", "Bound on one reconcile's GCP calls, operation waits included.").Default("2m").Duration()
-		snapshotTTL      = app.Flag("snapshot-ttl", "How long rule observations reuse one GET of their policy. Keep it well under --poll.").Default("15s").Duration()
+// flags are the provider's command line flags.
+type flags struct {
+	debug                                     bool
+	leaderElection                            bool
+	leNamespace                               string
+	leaseDuration, renewDeadline, retryPeriod time.Duration
 
-		namespacedAmbient = app.Flag("namespaced-ambient-credentials", "Let namespaced ProviderConfigs use the sources that act with the provider's own GCP identity (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount). Only for single-tenant clusters: anyone who may write a ProviderConfig in any namespace then acts as the provider.").Default("false").Bool()
+	sync, poll, pollJitter, pollStateMetric time.Duration
+	maxReconcileRate, maxConcurrent         int
+	memoryLimit                             int64
+	gcPercent                               int
+	timeout, snapshotTTL                    time.Duration
 
-		enableManagementPolicies = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
-		enableChangeLogs         = app.Flag("enable-changelogs", "Record every create, update and delete the provider asks of GCP in Crossplane's change logs, sent to the change logs sidecar on --changelogs-socket-path (docs/security.md).").Default("false").Envar("ENABLE_CHANGE_LOGS").Bool()
-		changelogsSocketPath     = app.Flag("changelogs-socket-path", "Unix socket of the change logs sidecar, with --enable-changelogs.").Default(DefaultChangeLogsSocketPath).Envar("CHANGELOGS_SOCKET_PATH").String()
-		metricsAddr              = app.Flag("metrics-bind-address", "Address of the Prometheus metrics endpoint; 0 disables it.").Default(":8080").String()
-		healthAddr               = app.Flag("health-probe-bind-address", "Address of the health and readiness probes; 0 disables them.").Default(":8081").String()
-		pprofAddr                = app.Flag("pprof-bind-address", "Address of the net/http/pprof endpoints (/debug/pprof/); empty or 0 disables them.").Default("").String()
-	)
+	namespacedAmbient bool
+
+	managementPolicies, changeLogs bool
+	changeLogsSocket               string
+	metricsAddr, healthAddr        string
+	pprofAddr                      string
+}
+
+// newFlags adds the provider's flags to app.
+func newFlags(app *kingpin.Application) *flags {
+	f := &flags{}
+	app.Flag("debug", "Run with debug logging.").Short('d').BoolVar(&f.debug)
+	app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").BoolVar(&f.leaderElection)
+	app.Flag("leader-election-namespace", "Namespace of the leader election Lease; in a pod it defaults to the pod's namespace, out of a cluster it must be set.").Default("").Envar("LEADER_ELECTION_NAMESPACE").StringVar(&f.leNamespace)
+	app.Flag("leader-election-lease-duration", "How long a standby waits, after the leader's last renewal, before it takes the Lease: the failover time when the leader dies without releasing it.").Default("15s").DurationVar(&f.leaseDuration)
+	app.Flag("leader-election-renew-deadline", "How long the leader keeps trying to renew the Lease before it gives up leading (and exits). Must be less than the lease duration.").Default("10s").DurationVar(&f.renewDeadline)
+	app.Flag("leader-election-retry-period", "How often the leader renews the Lease and a standby tries to take it.").Default("2s").DurationVar(&f.retryPeriod)
+
+	app.Flag("sync", "How often the informer cache resyncs every object.").Short('s').Default("1h").DurationVar(&f.sync)
+	app.Flag("poll", "How often each resource is checked for drift in GCP.").Default("1m").DurationVar(&f.poll)
+	app.Flag("poll-jitter", "Width of the window in which the objects of one GCP policy are polled each --poll (each policy has its own window, so they share one snapshot of it; keep it under --snapshot-ttl), and the ± jitter of objects whose policy is not known yet.").Default("5s").DurationVar(&f.pollJitter)
+	app.Flag("poll-state-metric", "How often the state metrics are recorded.").Default("5s").DurationVar(&f.pollStateMetric)
+	app.Flag("max-reconcile-rate", "Global maximum reconciles per second; the API server client may make 5 requests per reconcile.").Default("100").IntVar(&f.maxReconcileRate)
+	app.Flag("max-concurrent-reconciles", "Reconciles each controller runs at once. Writes to one policy wait for each other, so this bounds how many policies are written in parallel.").Default("50").IntVar(&f.maxConcurrent)
+	app.Flag("memory-limit", "Soft memory limit of the Go runtime in MiB (GOMEMLIMIT wins when set). 0 sets it to 90% of the container's memory limit (cgroup memory.max) when there is one; -1 turns it off. It bounds the heap and the runtime's own memory, not the binary's code mapped from disk; a limit under what the provider must hold makes the collector run without pause.").Default("0").Int64Var(&f.memoryLimit)
+	app.Flag("gc-percent", "Garbage collection target percentage, as GOGC (GOGC wins when set): the heap may grow this much over the live heap before a collection; 0 leaves the runtime's default (100).").Default("50").IntVar(&f.gcPercent)
+	app.Flag("timeout", "Bound on one reconcile's GCP calls, operation waits included.").Default("2m").DurationVar(&f.timeout)
+	app.Flag("snapshot-ttl", "How long rule observations reuse one GET of their policy. Keep it well under --poll.").Default("15s").DurationVar(&f.snapshotTTL)
+
+	app.Flag("namespaced-ambient-credentials", "Let namespaced ProviderConfigs use the sources that act with the provider's own GCP identity (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount). Only for single-tenant clusters: anyone who may write a ProviderConfig in any namespace then acts as the provider.").Default("false").BoolVar(&f.namespacedAmbient)
+
+	app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").BoolVar(&f.managementPolicies)
+	app.Flag("enable-changelogs", "Record every create, update and delete the provider asks of GCP in Crossplane's change logs, sent to the change logs sidecar on --changelogs-socket-path (docs/security.md).").Default("false").Envar("ENABLE_CHANGE_LOGS").BoolVar(&f.changeLogs)
+	app.Flag("changelogs-socket-path", "Unix socket of the change logs sidecar, with --enable-changelogs.").Default(DefaultChangeLogsSocketPath).Envar("CHANGELOGS_SOCKET_PATH").StringVar(&f.changeLogsSocket)
+	app.Flag("metrics-bind-address", "Address of the Prometheus metrics endpoint; 0 disables it.").Default(":8080").StringVar(&f.metricsAddr)
+	app.Flag("health-probe-bind-address", "Address of the health and readiness probes; 0 disables them.").Default(":8081").StringVar(&f.healthAddr)
+	app.Flag("pprof-bind-address", "Address of the net/http/pprof endpoints (/debug/pprof/); empty or 0 disables them.").Default("").StringVar(&f.pprofAddr)
+	return f
+}
+
+// newApp returns the command line: run (the default) with the provider's
+// flags, and validate. It returns the flags run reads, the validate
+// command and the function that runs it.
+func newApp(name string) (*kingpin.Application, *flags, *kingpin.CmdClause, func() int) {
+	app := kingpin.New(name, "Google Cloud Armor support for Crossplane.").DefaultEnvars()
+	f := newFlags(app)
 	app.Command("run", "Run the provider's controllers (the default).").Default()
-	validate, runValidate := validateCommand(app, timeout)
+	validate, runValidate := validateCommand(app, &f.timeout)
 	app.Version(version.Version)
-	command, err := app.Parse(os.Args[1:])
+	return app, f, validate, runValidate
+}
+
+// parseCommandLine parses args into the provider's flags. It exits on a
+// command line kingpin refuses, and runs validate and exits when asked to.
+func parseCommandLine(args []string) *flags {
+	app, f, validate, runValidate := newApp(filepath.Base(os.Args[0]))
+	command, err := app.Parse(args)
 	if err != nil {
 		app.Errorf("%s, try --help", err)
-		os.Exit(usageStatus(os.Args[1:]))
+		os.Exit(usageStatus(args))
 	}
 	if command == validate.FullCommand() {
 		os.Exit(runValidate())
 	}
+	return f
+}
 
-	zl := zap.New(zap.UseDevMode(*debug))
-	log := logging.NewLogrLogger(zl.WithName("provider-cloudarmor"))
-	// controller-runtime is verbose; give it our logger only when debugging.
-	if *debug {
+// newLogger returns the provider's logger. controller-runtime is verbose:
+// it gets the logger only when debugging.
+func newLogger(debug bool) logging.Logger {
+	zl := zap.New(zap.UseDevMode(debug))
+	if debug {
 		ctrl.SetLogger(zl)
 	} else {
 		// logr.Discard, not a zap logger writing nowhere: a non-development
@@ -101,15 +154,13 @@ func Main() {
 		// still formats every entry.
 		ctrl.SetLogger(logr.Discard())
 	}
-	gcp.Version = version.Version
-	setGC(*gcPercent, *memoryLimit, func() (int64, bool) { return cgroupMemoryLimit("/sys/fs/cgroup") })
+	return logging.NewLogrLogger(zl.WithName("provider-cloudarmor"))
+}
 
-	cfg, err := ctrl.GetConfig()
-	kingpin.FatalIfError(err, "Cannot get API server rest config")
-
-	scheme, err := newScheme()
-	kingpin.FatalIfError(err, "Cannot build the scheme")
-	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+// managerOptions are the controller manager's options: scheme, cache,
+// client, endpoints and leader election.
+func managerOptions(f *flags, scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
 		// Deprecated in controller-runtime, but the only way to size the event
 		// correlator's caches; the goroutine leak it warns of needs a manager
 		// that lives shorter than its process.
@@ -117,77 +168,118 @@ func Main() {
 		// The scheme must know every kind before NewManager: the cache
 		// resolves its ByObject kinds (the CRD) when it is built.
 		Scheme:                     scheme,
-		Cache:                      cacheOptions(syncInterval),
+		Cache:                      cacheOptions(&f.sync),
 		Client:                     clientOptions(),
-		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress:     *healthAddr,
-		PprofBindAddress:           *pprofAddr,
-		LeaderElection:             *leaderElection,
+		Metrics:                    metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:     f.healthAddr,
+		PprofBindAddress:           f.pprofAddr,
+		LeaderElection:             f.leaderElection,
 		LeaderElectionID:           "crossplane-leader-election-provider-cloudarmor",
-		LeaderElectionNamespace:    *leNamespace,
+		LeaderElectionNamespace:    f.leNamespace,
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
-		LeaseDuration:              leaseDuration,
-		RenewDeadline:              renewDeadline,
-		RetryPeriod:                retryPeriod,
+		LeaseDuration:              &f.leaseDuration,
+		RenewDeadline:              &f.renewDeadline,
+		RetryPeriod:                &f.retryPeriod,
 		// A clean stop (SIGTERM on a rollout or drain) releases the Lease, so
 		// a standby takes over at its next retry instead of waiting out the
-		// lease duration. Safe because main returns as soon as the manager
+		// lease duration. Safe because Main returns as soon as the manager
 		// stops: nothing reconciles after the release.
 		LeaderElectionReleaseOnCancel: true,
-	})
+	}
+}
+
+// newManager returns the controller manager, rate limited to
+// --max-reconcile-rate, with its health and readiness probes.
+func newManager(f *flags) ctrl.Manager {
+	cfg, err := ctrl.GetConfig()
+	kingpin.FatalIfError(err, "Cannot get API server rest config")
+	scheme, err := newScheme()
+	kingpin.FatalIfError(err, "Cannot build the scheme")
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, f.maxReconcileRate), managerOptions(f, scheme))
 	kingpin.FatalIfError(err, "Cannot create controller manager")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add readiness check")
+	return mgr
+}
 
-	mrMetrics := managed.NewMRMetricRecorder()
-	stateMetrics := statemetrics.NewMRStateMetrics()
-	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
-
+// controllerOptions are the options every controller shares, with the
+// managed resource metrics registered and the features the flags enable.
+// The function it returns closes the change logs connection, if any.
+func controllerOptions(f *flags, log logging.Logger) (controller.Options, func()) {
 	o := controller.Options{
 		Logger:                  log,
-		MaxConcurrentReconciles: *maxConcurrent,
-		PollInterval:            *pollInterval,
-		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
+		MaxConcurrentReconciles: f.maxConcurrent,
+		PollInterval:            f.poll,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(f.maxReconcileRate),
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
-		MetricOptions: &controller.MetricOptions{
-			PollStateMetricInterval: *pollStateMetric,
-			MRMetrics:               mrMetrics,
-			MRStateMetrics:          stateMetrics,
-		},
+		MetricOptions:           managedMetrics(f),
 	}
-	if *enableManagementPolicies {
+	if f.managementPolicies {
 		o.Features.Enable(feature.EnableBetaManagementPolicies)
 		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
 	}
-	if *enableChangeLogs {
-		cl, conn, err := newChangeLogger(*changelogsSocketPath)
-		kingpin.FatalIfError(err, "Cannot set up change logs")
-		defer func() { _ = conn.Close() }()
-		o.Features.Enable(feature.EnableAlphaChangeLogs)
-		o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: cl}
-		log.Info("Alpha feature enabled", "flag", feature.EnableAlphaChangeLogs, "socket", *changelogsSocketPath)
+	if !f.changeLogs {
+		return o, func() {}
 	}
+	cl, conn, err := newChangeLogger(f.changeLogsSocket)
+	kingpin.FatalIfError(err, "Cannot set up change logs")
+	o.Features.Enable(feature.EnableAlphaChangeLogs)
+	o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: cl}
+	log.Info("Alpha feature enabled", "flag", feature.EnableAlphaChangeLogs, "socket", f.changeLogsSocket)
+	return o, func() { _ = conn.Close() }
+}
 
-	// One counter, snapshot cache and write queue for every GCP client, so
-	// the metrics show the whole provider's traffic.
-	calls := gcp.NewCallCounter()
-	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(*snapshotTTL))
-	queue := gcp.NewWriteQueue()
-	metrics.Registry.MustRegister(gcp.NewCollector(calls, snapshots, queue))
+// managedMetrics registers crossplane-runtime's managed resource metrics
+// with the registry the manager's metrics endpoint serves.
+func managedMetrics(f *flags) *controller.MetricOptions {
+	mrMetrics := managed.NewMRMetricRecorder()
+	stateMetrics := statemetrics.NewMRStateMetrics()
+	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
+	return &controller.MetricOptions{
+		PollStateMetricInterval: f.pollStateMetric,
+		MRMetrics:               mrMetrics,
+		MRStateMetrics:          stateMetrics,
+	}
+}
+
+// gcpShared is what every GCP client shares: one call counter, snapshot
+// cache and write queue, so the metrics show the whole provider's traffic.
+type gcpShared struct {
+	calls     *gcp.CallCounter
+	snapshots *gcp.SnapshotCache
+	queue     *gcp.WriteQueue
+}
+
+// newGCPShared returns what the GCP clients share, with its metrics and
+// the ownership counters registered.
+func newGCPShared(f *flags) gcpShared {
+	g := gcpShared{calls: gcp.NewCallCounter(), snapshots: gcp.NewSnapshotCache(gcp.WithSnapshotTTL(f.snapshotTTL)), queue: gcp.NewWriteQueue()}
+	metrics.Registry.MustRegister(gcp.NewCollector(g.calls, g.snapshots, g.queue))
 	metrics.Registry.MustRegister(ownership.Collectors()...)
+	return g
+}
+
+// newConnector returns the connector that resolves ProviderConfigs into
+// GCP clients built on g.
+func newConnector(mgr ctrl.Manager, f *flags, g gcpShared, log logging.Logger) *connector.Connector {
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
 		// Project-wide reads (tier, backend and edge services) are kept one
 		// poll interval: every policy of a project polls once in it.
-		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithCallCounter(calls), gcp.WithProjectReadTTL(*pollInterval))
+		return gcp.NewClientForCredentials(ctx, creds, g.snapshots, g.queue, gcp.WithCallCounter(g.calls), gcp.WithProjectReadTTL(f.poll))
 	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	var connOpts []connector.Option
-	if *namespacedAmbient {
+	if f.namespacedAmbient {
 		connOpts = append(connOpts, connector.WithNamespacedAmbientCredentials())
 		log.Info("Namespaced ProviderConfigs may use the provider's own GCP identity", "flag", "--namespaced-ambient-credentials")
 	}
-	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build, connOpts...)
+	return connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build, connOpts...)
+}
+
+// clusterOwner returns what GCP owner labels name this cluster by: the
+// kube-system namespace's UID, or none when the provider may not read it.
+func clusterOwner(mgr ctrl.Manager, log logging.Logger) string {
 	cluster, err := clusterID(mgr.GetAPIReader())
 	if err != nil {
 		// Crossplane's RBAC manager does not grant providers namespaces:
@@ -196,20 +288,31 @@ func Main() {
 		// cluster's objects apart but not two clusters' same-named ones.
 		log.Info("Cannot read the kube-system namespace; GCP owner labels will not name this cluster", "error", err.Error())
 	}
+	return cluster
+}
 
-	nodesCtx, cancelNodes := context.WithTimeout(context.Background(), 30*time.Second)
-	nodes := addressset.CanListNodes(nodesCtx, mgr.GetAPIReader())
-	cancelNodes()
+// nodesReadable says whether the provider may list Nodes, which
+// AddressSets read.
+func nodesReadable(mgr ctrl.Manager, log logging.Logger) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nodes := addressset.CanListNodes(ctx, mgr.GetAPIReader())
 	if !nodes {
 		log.Info("Cannot list Nodes; AddressSets will keep their last addresses and say why", "grant", "get, list and watch on nodes")
 	}
+	return nodes
+}
 
+// setupControllers adds the CRD gate and every controller to mgr.
+func setupControllers(mgr ctrl.Manager, f *flags, o controller.Options, log logging.Logger) {
+	g := newGCPShared(f)
+	conn := newConnector(mgr, f, g, log)
+	cluster := clusterOwner(mgr, log)
+	nodes := nodesReadable(mgr, log)
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
 	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, armorcontroller.Options{NodesReadable: nodes, Options: setup.Options{Options: o, Connector: conn,
-		PollJitter: *pollJitter, Timeout: *timeout, Writes: queue, Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), PolicyWake: setup.NewWake()}}),
+		PollJitter: f.pollJitter, Timeout: f.timeout, Writes: g.queue, Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), PolicyWake: setup.NewWake()}}),
 		"Cannot set up controllers")
-	log.Info("Starting", "version", version.Version, "poll", *pollInterval, "snapshotTTL", *snapshotTTL)
-	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
 
 // setGC sets the collector's target percentage and soft memory limit,
