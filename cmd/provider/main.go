@@ -4,5 +4,5 @@ package main
 import "github.com/armorplane/provider-cloudarmor/cmd/provider/app"
 
 func main() {
-	app.Main()
+	app.Main(app.Provider())
 }

@@ -47,17 +47,30 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/version"
 )
 
-// Main parses the command line and runs the provider until it is told to
-// stop. It exits the process on errors.
-func Main() {
+// Options are what the binaries built from this wiring differ in: the
+// external system, and nothing else.
+type Options struct {
+	// External, when set, is called once with the provider's tracker of
+	// ProviderConfig usage, and every managed resource kind connects to
+	// what it returns in place of GCP (setup.Options.External): the
+	// benchmark's null provider. Nil is GCP.
+	External func(usage resource.ModernTracker) setup.External
+}
+
+// Provider returns the provider's options: every kind connects to GCP.
+func Provider() Options { return Options{} }
+
+// Main parses the command line and runs the provider, wired with o, until
+// it is told to stop. It exits the process on errors.
+func Main(o Options) {
 	f := parseCommandLine(os.Args[1:])
 	log := newLogger(f.debug)
 	gcp.Version = version.Version
 	setGC(f.gcPercent, f.memoryLimit, func() (int64, bool) { return cgroupMemoryLimit("/sys/fs/cgroup") })
 	mgr := newManager(f)
-	o, closeChangeLogs := controllerOptions(f, log)
+	co, closeChangeLogs := controllerOptions(f, log)
 	defer closeChangeLogs()
-	setupControllers(mgr, f, o, log)
+	setupControllers(mgr, f, o, co, log)
 	log.Info("Starting", "version", version.Version, "poll", f.poll, "snapshotTTL", f.snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }
@@ -261,14 +274,13 @@ func newGCPShared(f *flags) gcpShared {
 }
 
 // newConnector returns the connector that resolves ProviderConfigs into
-// GCP clients built on g.
-func newConnector(mgr ctrl.Manager, f *flags, g gcpShared, log logging.Logger) *connector.Connector {
+// GCP clients built on g, tracking their usage with usage.
+func newConnector(mgr ctrl.Manager, f *flags, g gcpShared, usage resource.ModernTracker, log logging.Logger) *connector.Connector {
 	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
 		// Project-wide reads (tier, backend and edge services) are kept one
 		// poll interval: every policy of a project polls once in it.
 		return gcp.NewClientForCredentials(ctx, creds, g.snapshots, g.queue, gcp.WithCallCounter(g.calls), gcp.WithProjectReadTTL(f.poll))
 	}
-	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	var connOpts []connector.Option
 	if f.namespacedAmbient {
 		connOpts = append(connOpts, connector.WithNamespacedAmbientCredentials())
@@ -304,15 +316,37 @@ func nodesReadable(mgr ctrl.Manager, log logging.Logger) bool {
 }
 
 // setupControllers adds the CRD gate and every controller to mgr.
-func setupControllers(mgr ctrl.Manager, f *flags, o controller.Options, log logging.Logger) {
+func setupControllers(mgr ctrl.Manager, f *flags, o Options, co controller.Options, log logging.Logger) {
 	g := newGCPShared(f)
-	conn := newConnector(mgr, f, g, log)
+	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
+	conn := newConnector(mgr, f, g, usage, log)
 	cluster := clusterOwner(mgr, log)
 	nodes := nodesReadable(mgr, log)
-	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, armorcontroller.Options{NodesReadable: nodes, Options: setup.Options{Options: o, Connector: conn,
-		PollJitter: f.pollJitter, Timeout: f.timeout, Writes: g.queue, Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(cluster), PolicyWake: setup.NewWake()}}),
+	kingpin.FatalIfError(customresourcesgate.Setup(mgr, co), "Cannot set up the CRD gate")
+	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, controllers(f, o, co, wiring{conn: conn, writes: g.queue, usage: usage, cluster: cluster, nodes: nodes})),
 		"Cannot set up controllers")
+}
+
+// wiring is what the controllers are built on besides the flags: the GCP
+// connector and write queue, the tracker of ProviderConfig usage, the
+// cluster's identity and whether Nodes may be listed.
+type wiring struct {
+	conn    *connector.Connector
+	writes  *gcp.WriteQueue
+	usage   resource.ModernTracker
+	cluster string
+	nodes   bool
+}
+
+// controllers returns the options of every controller. o changes only
+// their external system (TestOptionsChangeOnlyTheExternalSystem).
+func controllers(f *flags, o Options, co controller.Options, w wiring) armorcontroller.Options {
+	so := setup.Options{Options: co, Connector: w.conn, PollJitter: f.pollJitter, Timeout: f.timeout, Writes: w.writes,
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(w.cluster), PolicyWake: setup.NewWake()}
+	if o.External != nil {
+		so.External = o.External(w.usage)
+	}
+	return armorcontroller.Options{NodesReadable: w.nodes, Options: so}
 }
 
 // setGC sets the collector's target percentage and soft memory limit,

@@ -98,12 +98,14 @@ func AddGated[T resource.Managed](mgr ctrl.Manager, o Options, k Kind[T]) error 
 	return nil
 }
 
-// Add adds k's controller to mgr. The order of its steps matters: indexes
-// before any informer starts; the manager's client swapped for one that
-// records the kind's writes before anything takes a client from it; the
-// reconciler, then the gates in front of it (read-your-writes first, then
-// k.Gates, then the global rate limiter), and the watches.
+// Add adds k's controller to mgr, connecting to o.External when it is set.
+// The order of its steps matters: indexes before any informer starts; the
+// manager's client swapped for one that records the kind's writes before
+// anything takes a client from it; the reconciler, then the gates in front
+// of it (read-your-writes first, then k.Gates, then the global rate
+// limiter), and the watches.
 func Add[T resource.Managed](mgr ctrl.Manager, o Options, k Kind[T]) error {
+	k = WithExternal(k, o.External)
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	if k.Indexes != nil {
 		if err := k.Indexes(context.Background(), o, mgr.GetFieldIndexer()); err != nil {

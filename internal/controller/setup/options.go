@@ -54,6 +54,11 @@ type Options struct {
 	// Connector resolves ProviderConfigs into GCP clients.
 	Connector *connector.Connector
 
+	// External, when set, is every kind's external system in place of GCP
+	// (see WithExternal): the null provider's. Nil is each kind's own
+	// Connector.
+	External External
+
 	// PollJitter is the width of the window in which the objects reading
 	// one GCP policy are polled (see pollHook), and the ± jitter of the
 	// polls of objects whose policy is not known yet.

@@ -1,7 +1,8 @@
 // Package inmemory is the null provider's external system: one desired spec
-// per object, held in memory. Kind gives a provider kind's wiring this
-// external system in place of GCP and changes nothing else, so the null
-// provider measures the provider's own machinery with no GCP behind it.
+// per object, held in memory. External is it as a setup.External, which
+// setup.Add gives every kind in place of its GCP connector and changes
+// nothing else, so the null provider measures the provider's own machinery
+// with no GCP behind it.
 package inmemory
 
 import (
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -20,21 +22,20 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 )
 
-// Kind returns k with an external client that answers from store. Like the
+// External returns the external system that answers from store. Like the
 // provider's connector, it tracks ProviderConfig usage on every connect (so
 // does every crossplane-runtime provider).
-func Kind[T resource.Managed](k setup.Kind[T], store *Store, usage resource.ModernTracker) setup.Kind[T] {
-	k.Connector = func(setup.Env) managed.TypedExternalConnector[T] {
-		return managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-			if m, ok := any(mg).(resource.ModernManaged); ok {
+func External(store *Store, usage resource.ModernTracker) setup.External {
+	return func(gvk schema.GroupVersionKind) managed.ExternalConnector {
+		return managed.ExternalConnectorFn(func(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+			if m, ok := mg.(resource.ModernManaged); ok {
 				if err := usage.Track(ctx, m); err != nil {
 					return nil, err
 				}
 			}
-			return &external[T]{store: store, kind: k.GVK.Kind}, nil
+			return &external{store: store, kind: gvk.Kind}, nil
 		})
 	}
-	return k
 }
 
 // A Store holds the desired spec of every object created.
@@ -53,12 +54,12 @@ type key struct {
 	name types.NamespacedName
 }
 
-type external[T resource.Managed] struct {
+type external struct {
 	store *Store
 	kind  string
 }
 
-func (e *external[T]) key(mg T) key {
+func (e *external) key(mg resource.Managed) key {
 	return key{kind: e.kind, name: types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}}
 }
 
@@ -74,7 +75,7 @@ func forProvider(mg resource.Managed) any {
 	return nil
 }
 
-func (e *external[T]) Observe(_ context.Context, mg T) (managed.ExternalObservation, error) {
+func (e *external) Observe(_ context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
 	e.store.mu.Lock()
 	have, ok := e.store.specs[e.key(mg)]
 	e.store.mu.Unlock()
@@ -85,25 +86,25 @@ func (e *external[T]) Observe(_ context.Context, mg T) (managed.ExternalObservat
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: equality.Semantic.DeepEqual(have, forProvider(mg))}, nil
 }
 
-func (e *external[T]) Create(_ context.Context, mg T) (managed.ExternalCreation, error) {
+func (e *external) Create(_ context.Context, mg resource.Managed) (managed.ExternalCreation, error) {
 	e.store.mu.Lock()
 	defer e.store.mu.Unlock()
 	e.store.specs[e.key(mg)] = forProvider(mg)
 	return managed.ExternalCreation{}, nil
 }
 
-func (e *external[T]) Update(_ context.Context, mg T) (managed.ExternalUpdate, error) {
+func (e *external) Update(_ context.Context, mg resource.Managed) (managed.ExternalUpdate, error) {
 	e.store.mu.Lock()
 	defer e.store.mu.Unlock()
 	e.store.specs[e.key(mg)] = forProvider(mg)
 	return managed.ExternalUpdate{}, nil
 }
 
-func (e *external[T]) Delete(_ context.Context, mg T) (managed.ExternalDelete, error) {
+func (e *external) Delete(_ context.Context, mg resource.Managed) (managed.ExternalDelete, error) {
 	e.store.mu.Lock()
 	defer e.store.mu.Unlock()
 	delete(e.store.specs, e.key(mg))
 	return managed.ExternalDelete{}, nil
 }
 
-func (e *external[T]) Disconnect(context.Context) error { return nil }
+func (e *external) Disconnect(context.Context) error { return nil }
