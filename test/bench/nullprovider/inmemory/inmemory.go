@@ -63,6 +63,8 @@ func (e *external) key(mg resource.Managed) key {
 	return key{kind: e.kind, name: types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}}
 }
 
+// forProvider is the spec the store keeps of mg. Kinds not listed keep none:
+// once created they are always up to date.
 func forProvider(mg resource.Managed) any {
 	switch cr := mg.(type) {
 	case *v1beta1.SecurityPolicy:
