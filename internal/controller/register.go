@@ -4,6 +4,8 @@ package controller
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/config"
@@ -29,49 +31,55 @@ type Options struct {
 	NodesReadable bool
 }
 
-// SetupGated adds every controller. The managed resource controllers start
-// only once their CRDs exist (safe-start: with Crossplane's
+// SetupGated adds every controller, each the same way: one entry of
+// controllers, added in order. The managed resource controllers start only
+// once their CRDs exist (safe-start: with Crossplane's
 // ManagedResourceActivationPolicy a CRD may appear long after the provider
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o Options) error {
-	// The organization-level kinds are not listed: admission and the
-	// connector keep them off namespaced ProviderConfigs.
-	if err := config.Setup(mgr, o.Options.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
-		addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK); err != nil {
-		return err
+	for _, add := range controllers(o.NodesReadable) {
+		if err := add(mgr, o.Options); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// An adder adds one of the provider's controllers to a manager.
+type adder func(ctrl.Manager, setup.Options) error
+
+// controllers are every controller of the provider. nodes says whether the
+// provider may list Nodes, which AddressSets read.
+func controllers(nodes bool) []adder {
 	// The AddressSets publish Node addresses in memory to the allowlists,
 	// which must run in the same process.
 	sets := addressset.NewRegistry()
-	if err := addressset.Setup(mgr, o.Options.Options, o.NodesReadable, sets); err != nil {
-		return err
+	return []adder{
+		func(mgr ctrl.Manager, o setup.Options) error {
+			// The organization-level kinds are not listed: admission and the
+			// connector keep them off namespaced ProviderConfigs.
+			return config.Setup(mgr, o.Options, securitypolicy.Kind.GVK, securitypolicyrule.Kind.GVK,
+				addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK)
+		},
+		func(mgr ctrl.Manager, o setup.Options) error {
+			return addressset.Setup(mgr, o.Options, nodes, sets)
+		},
+		func(mgr ctrl.Manager, o setup.Options) error {
+			return securitypolicyallowlist.Setup(mgr, o.Options, sets)
+		},
+		kind(securitypolicy.Kind),
+		kind(securitypolicyrule.Kind),
+		kind(addressgroup.Kind),
+		kind(networkedgesecurityservice.Kind),
+		kind(projectcloudarmortier.Kind),
+		kind(securitypolicyattachment.Kind),
+		kind(organizationsecuritypolicy.Kind),
+		kind(organizationsecuritypolicyassociation.Kind),
+		kind(organizationsecuritypolicyrule.Kind),
 	}
-	if err := securitypolicyallowlist.Setup(mgr, o.Options.Options, sets); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, securitypolicy.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, securitypolicyrule.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, addressgroup.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, networkedgesecurityservice.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, projectcloudarmortier.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, securitypolicyattachment.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, organizationsecuritypolicy.Kind); err != nil {
-		return err
-	}
-	if err := setup.AddGated(mgr, o.Options, organizationsecuritypolicyassociation.Kind); err != nil {
-		return err
-	}
-	return setup.AddGated(mgr, o.Options, organizationsecuritypolicyrule.Kind)
+}
+
+// kind adds a managed resource kind's controller once its CRDs exist.
+func kind[T resource.Managed](k setup.Kind[T]) adder {
+	return func(mgr ctrl.Manager, o setup.Options) error { return setup.AddGated(mgr, o, k) }
 }
