@@ -3,11 +3,9 @@ package securitypolicy
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/api/compute/v1"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
@@ -36,9 +34,6 @@ const (
 
 	msgFmtDryRunMissing = "dry run: GCP has no policy %s; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
 	msgFmtDryRunDiffers = "dry run: GCP policy %s differs from the spec; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
-	msgFmtAccepted      = "GCP accepts %s (validateOnly)"
-	msgFmtRefused       = "GCP refuses %s: %s"
-	msgFmtNotAsked      = "not asked: %s"
 )
 
 // dryRun reports, for cr in dry run, what GCP holds in Ready and GCP's
@@ -64,24 +59,5 @@ func (e *external) dryRun(ctx context.Context, cr *v1beta1.SecurityPolicy, sp *c
 		unchecked, err = gcppolicy.ValidatePolicyAgainst(ctx, v, e.key.Name, sp, cr.Spec.ForProvider, c.own)
 		return err
 	}
-	reqs, err := gcppolicy.Record(ctx, ask)
-	if err != nil {
-		return verdict.Fail(errors.Wrap(err, errValidate))
-	}
-	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, reqs.Hash, errValidate, func() (dryrun.Answer, error) {
-		if len(reqs.Calls) == 0 {
-			return dryrun.NotAsked(fmt.Sprintf(msgFmtNotAsked, strings.Join(unchecked, "; "))), nil
-		}
-		var refusal *gcppolicy.Refusal
-		if err := ask(ctx, e.validator); errors.As(err, &refusal) {
-			return dryrun.Refused(fmt.Sprintf(msgFmtRefused, refusal.Call, refusal.Message())), nil
-		} else if err != nil {
-			return dryrun.Answer{}, err
-		}
-		msg := fmt.Sprintf(msgFmtAccepted, strings.Join(reqs.Calls, ", "))
-		if len(unchecked) > 0 {
-			msg += "; " + fmt.Sprintf(msgFmtNotAsked, strings.Join(unchecked, "; "))
-		}
-		return dryrun.Accepted(msg), nil
-	})
+	return dryrun.AskPolicy(ctx, cr, &cr.Status.DryRun, e.recorder, errValidate, e.validator, ask, func() []string { return unchecked })
 }

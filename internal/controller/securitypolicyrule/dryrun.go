@@ -3,18 +3,15 @@ package securitypolicyrule
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/api/compute/v1"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // A SecurityPolicyRule in dry run (v1beta1.AnnotationDryRun) writes nothing
@@ -36,8 +33,6 @@ const (
 
 	msgFmtDryRunMissing = "dry run: GCP policy %s has no rule at priority %d; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
 	msgFmtDryRunDiffers = "dry run: the rule at priority %d of GCP policy %s differs from the spec; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
-	msgFmtAccepted      = "GCP accepts %s (validateOnly)"
-	msgFmtRefused       = "GCP refuses %s: %s"
 )
 
 // dryRun reports, for cr in dry run, what GCP holds in Ready and GCP's
@@ -57,17 +52,5 @@ func (e *external) dryRun(ctx context.Context, cr *v1beta1.SecurityPolicyRule, s
 	ask := func(ctx context.Context, v gcp.PolicyValidator) error {
 		return gcppolicy.ValidateRuleAgainst(ctx, v, policyName(cr), sp, p.Priority, p.RuleParameters)
 	}
-	reqs, err := gcppolicy.Record(ctx, ask)
-	if err != nil {
-		return verdict.Fail(errors.Wrap(err, errValidate))
-	}
-	return dryrun.Ask(cr, &cr.Status.DryRun, e.recorder, reqs.Hash, errValidate, func() (dryrun.Answer, error) {
-		var refusal *gcppolicy.Refusal
-		if err := ask(ctx, e.validator); errors.As(err, &refusal) {
-			return dryrun.Refused(fmt.Sprintf(msgFmtRefused, refusal.Call, refusal.Message())), nil
-		} else if err != nil {
-			return dryrun.Answer{}, err
-		}
-		return dryrun.Accepted(fmt.Sprintf(msgFmtAccepted, strings.Join(reqs.Calls, ", "))), nil
-	})
+	return dryrun.AskPolicy(ctx, cr, &cr.Status.DryRun, e.recorder, errValidate, e.validator, ask, nil)
 }
