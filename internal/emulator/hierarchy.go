@@ -211,10 +211,10 @@ func (s *Server) orgMutation(r *http.Request, c *call, opType, id, parent string
 }
 
 // changeOrgPolicy runs a mutation of an existing organization policy:
-// change gets a private copy and returns the policy to store. st.mu is
-// held while change runs.
+// change gets a private copy and returns the policy to store, or nil to
+// delete it. st.mu is held while change runs.
 func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call, opType string,
-	change func(cur *orgPolicy) error) {
+	change func(cur *orgPolicy) (*orgPolicy, error)) {
 	id := orgPolicyID(r.PathValue("orgPolicy"))
 	parent, _ := s.store.orgPolicyParent(id)
 	m := s.orgMutation(r, c, opType, id, parent)
@@ -223,17 +223,52 @@ func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 		if !ok {
 			return plan{}, errNotFound(orgPolicyPath(id))
 		}
-		next := cur.clone()
-		if err := change(next); err != nil {
+		next, err := change(cur.clone())
+		if err != nil {
 			return plan{}, err
 		}
-		return plan{link: apiRoot + next.path(), id: next.ID, policy: next.path(), commit: func() {
-			next.Fingerprint = s.store.gen.fingerprint()
-			next.sortRules()
-			s.store.more.orgPolicies[id] = next
-		}}, nil
+		p := plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
+			delete(s.store.more.orgPolicies, id)
+		}}
+		if next != nil {
+			p.commit = func() {
+				next.Fingerprint = s.store.gen.fingerprint()
+				next.sortRules()
+				s.store.more.orgPolicies[id] = next
+			}
+		}
+		return p, nil
 	})
 	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
+}
+
+// orgPolicies reach the organization policy of the {orgPolicy} path value
+// for the methods it shares with project policies (policyKind). Its rules
+// are validated as asPolicy says.
+func (s *Server) orgPolicies() policyKind {
+	return policyKind{
+		read: func(r *http.Request, _ *call) (*policy, error) {
+			o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+			if err != nil {
+				return nil, err
+			}
+			return &o.policy, nil
+		},
+		change: func(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn) {
+			s.changeOrgPolicy(w, r, c, opType, func(cur *orgPolicy) (*orgPolicy, error) {
+				if next, err := f(cur.asPolicy()); next == nil || err != nil {
+					return nil, err
+				}
+				return cur, nil // f changed cur's policy in place
+			})
+		},
+		inUse: func(cur *policy) error {
+			if o := s.store.more.orgPolicies[cur.Name]; len(o.Associations) > 0 {
+				return errInUse("security_policy", o.path(), o.Associations[0].AttachmentID)
+			}
+			return nil
+		},
+	}
 }
 
 // --- handlers ---
@@ -348,120 +383,24 @@ func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call)
 	for k := range orgOutputKeys {
 		delete(raw, k)
 	}
-	s.changeOrgPolicy(w, r, c, "patch", func(cur *orgPolicy) error {
+	s.changeOrgPolicy(w, r, c, "patch", func(cur *orgPolicy) (*orgPolicy, error) {
 		if in.ShortName != "" && in.ShortName != cur.ShortName {
-			return errInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
+			return nil, errInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
 		}
 		if len(in.Labels) > 0 {
-			return errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+			return nil, errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
 		}
 		p := cur.asPolicy()
 		if err := patchFields(p, &in, raw, mask); err != nil {
-			return err
+			return nil, err
 		}
 		if err := validateStoredFields(p); err != nil {
-			return err
+			return nil, err
 		}
 		if replaceRules {
-			return replaceRuleSet(p, in.Rules, raw)
+			return cur, replaceRuleSet(p, in.Rules, raw)
 		}
-		return nil
-	})
-}
-
-func (s *Server) deleteOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	id := orgPolicyID(r.PathValue("orgPolicy"))
-	parent, _ := s.store.orgPolicyParent(id)
-	m := s.orgMutation(r, c, "delete", id, parent)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		cur, ok := s.store.more.orgPolicies[id]
-		if !ok {
-			return plan{}, errNotFound(orgPolicyPath(id))
-		}
-		if len(cur.Associations) > 0 {
-			return plan{}, errInUse("security_policy", cur.path(), cur.Associations[0].AttachmentID)
-		}
-		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
-			delete(s.store.more.orgPolicies, id)
-		}}, nil
-	})
-	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
-}
-
-func (s *Server) addOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicyRule
-	raw, err := s.decode(w, r, &in, "security_policy_rule")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	precheckExprs(&in)
-	s.changeOrgPolicy(w, r, c, "AddRule", func(cur *orgPolicy) error {
-		if err := validateRule(cur.asPolicy(), &in, "resource"); err != nil {
-			return err
-		}
-		if cur.ruleIndex(in.Priority) >= 0 {
-			return errDuplicatePriority(in.Priority)
-		}
-		cur.addRule(in.Priority, ruleBody(raw))
-		return nil
-	})
-}
-
-func (s *Server) getOrgRule(w http.ResponseWriter, r *http.Request, _ *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	i := o.ruleIndex(prio)
-	if i < 0 {
-		writeError(w, errNoRule(prio))
-		return
-	}
-	writeJSON(w, http.StatusOK, renderRule(o.Rules[i]))
-}
-
-func (s *Server) patchOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var in compute.SecurityPolicyRule
-	raw, err := s.decode(w, r, &in, "security_policy_rule")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	precheckExprs(&in)
-	mask := splitMask(r.URL.Query().Get("updateMask"))
-	s.changeOrgPolicy(w, r, c, "PatchRule", func(cur *orgPolicy) error {
-		return patchOneRule(cur.asPolicy(), prio, raw, mask)
-	})
-}
-
-func (s *Server) removeOrgRule(w http.ResponseWriter, r *http.Request, c *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.changeOrgPolicy(w, r, c, "RemoveRule", func(cur *orgPolicy) error {
-		if prio == defaultPriority {
-			return errInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
-		}
-		i := cur.ruleIndex(prio)
-		if i < 0 {
-			return errNoRule(prio)
-		}
-		cur.Rules = append(cur.Rules[:i], cur.Rules[i+1:]...)
-		return nil
+		return cur, nil
 	})
 }
 
@@ -599,13 +538,13 @@ func (st *store) attachedPolicy(attachment, exceptID string) (string, bool) {
 
 func (s *Server) removeOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
 	name := r.URL.Query().Get("name")
-	s.changeOrgPolicy(w, r, c, "removeAssociation", func(cur *orgPolicy) error {
+	s.changeOrgPolicy(w, r, c, "removeAssociation", func(cur *orgPolicy) (*orgPolicy, error) {
 		i := cur.associationIndex(name)
 		if i < 0 {
-			return errNoAssociation(name)
+			return nil, errNoAssociation(name)
 		}
 		cur.Associations = slices.Delete(cur.Associations, i, i+1)
-		return nil
+		return cur, nil
 	})
 }
 
@@ -681,47 +620,6 @@ func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) 
 }
 
 // --- global organization operations ---
-
-func (s *Server) orgOperation(name string) (*operation, error) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	op, ok := s.store.ops[orgOpPath(name)]
-	if !ok {
-		return nil, errNotFound(orgOpPath(name))
-	}
-	c := *op
-	return &c, nil
-}
-
-// getOrgOp answers globalOrganizationOperations.get; parentId is "Not used.
-// Parent is derived from resource_id."
-func (s *Server) getOrgOp(w http.ResponseWriter, r *http.Request, c *call) {
-	op, err := s.orgOperation(r.PathValue("orgOperation"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if op.Policy != "" {
-		s.stats.policy(op.Policy, c.method)
-	}
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
-}
-
-func (s *Server) deleteOrgOp(w http.ResponseWriter, r *http.Request, _ *call) {
-	key := orgOpPath(r.PathValue("orgOperation"))
-	s.store.mu.Lock()
-	_, ok := s.store.ops[key]
-	if ok {
-		delete(s.store.ops, key)
-		s.store.opOrder = slices.DeleteFunc(s.store.opOrder, func(k string) bool { return k == key })
-	}
-	s.store.mu.Unlock()
-	if !ok {
-		writeError(w, errNotFound(key))
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
 
 // listOrgOps lists the operations of parentId, in creation order.
 func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {

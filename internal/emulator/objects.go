@@ -252,24 +252,25 @@ func (s *Server) moreRoutes() {
 	const o = "/locations/global/securityPolicies"
 	const one = o + "/{orgPolicy}"
 	const p = "organizationSecurityPolicies."
+	op := s.orgPolicies()
 	s.route("POST", o, p+"insert", s.insertOrgPolicy)
 	s.route("GET", o, p+"list", s.listOrgPolicies)
 	s.route("GET", o+"/listAssociations", p+"listAssociations", s.listOrgAssociations)
 	s.route("GET", o+"/listPreconfiguredExpressionSets", p+"listPreconfiguredExpressionSets", s.listPreconfigured)
 	s.route("GET", one, p+"get", s.getOrgPolicy)
 	s.route("PATCH", one, p+"patch", s.patchOrgPolicy)
-	s.route("DELETE", one, p+"delete", s.deleteOrgPolicy)
-	s.route("POST", one+"/addRule", p+"addRule", s.addOrgRule)
-	s.route("GET", one+"/getRule", p+"getRule", s.getOrgRule)
-	s.route("POST", one+"/patchRule", p+"patchRule", s.patchOrgRule)
-	s.route("POST", one+"/removeRule", p+"removeRule", s.removeOrgRule)
+	s.route("DELETE", one, p+"delete", s.deletePolicy(op))
+	s.route("POST", one+"/addRule", p+"addRule", s.addRule(op))
+	s.route("GET", one+"/getRule", p+"getRule", s.getRule(op))
+	s.route("POST", one+"/patchRule", p+"patchRule", s.patchRule(op))
+	s.route("POST", one+"/removeRule", p+"removeRule", s.removeRule(op))
 	s.route("POST", one+"/addAssociation", p+"addAssociation", s.addOrgAssociation)
 	s.route("POST", one+"/removeAssociation", p+"removeAssociation", s.removeOrgAssociation)
 	s.route("GET", one+"/getAssociation", p+"getAssociation", s.getOrgAssociation)
 	s.route("POST", one+"/move", p+"move", s.moveOrgPolicy)
 	s.route("GET", "/locations/global/operations", "globalOrganizationOperations.list", s.listOrgOps)
-	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOrgOp)
-	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOrgOp)
+	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOp(orgOp))
+	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOp(orgOp))
 
 	for _, b := range []struct{ prefix, path string }{
 		{"backendServices.", "/projects/{project}/global/backendServices"},

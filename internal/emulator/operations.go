@@ -5,29 +5,47 @@ import (
 	"time"
 )
 
-func (s *Server) getOp(w http.ResponseWriter, r *http.Request, c *call) {
-	op, err := s.store.op(c.scope, r.PathValue("operation"))
+// An opKey is the store key of the operation a call names: a project's
+// (projectOp) or an organization's (orgOp), whose get and delete are the
+// same.
+type opKey func(r *http.Request, c *call) string
+
+func projectOp(r *http.Request, c *call) string { return c.scope.opPath(r.PathValue("operation")) }
+func orgOp(r *http.Request, _ *call) string     { return orgOpPath(r.PathValue("orgOperation")) }
+
+// getOp answers operations.get; an organization operation's parentId is
+// "Not used. Parent is derived from resource_id."
+func (s *Server) getOp(key opKey) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		op, err := s.polledOp(r, c, key)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	}
+}
+
+// polledOp reads the operation a get or wait names and counts the poll
+// against the policy it targets.
+func (s *Server) polledOp(r *http.Request, c *call, key opKey) (*operation, error) {
+	op, err := s.store.op(key(r, c))
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
 		s.stats.policy(op.Policy, c.method)
 	}
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	return op, nil
 }
 
 // waitOp blocks until the operation is DONE, WaitTimeout passes (GCP: about
 // two minutes) or the client goes away, then returns it as it stands.
 func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
-	name := r.PathValue("operation")
-	op, err := s.store.op(c.scope, name)
+	op, err := s.polledOp(r, c, projectOp)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
-		s.stats.policy(op.Policy, c.method)
 	}
 	if d := op.Done.Sub(s.now()); d > 0 {
 		t := time.NewTimer(min(d, s.opts.WaitTimeout))
@@ -40,12 +58,14 @@ func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
 	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 }
 
-func (s *Server) deleteOp(w http.ResponseWriter, r *http.Request, c *call) {
-	if err := s.store.deleteOp(c.scope, r.PathValue("operation")); err != nil {
-		writeError(w, err)
-		return
+func (s *Server) deleteOp(key opKey) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		if err := s.store.deleteOp(key(r, c)); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
 	}
-	w.WriteHeader(http.StatusOK)
 }
 
 func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {

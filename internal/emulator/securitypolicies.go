@@ -154,11 +154,7 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	precheckExprs(in.Rules...)
 	_, replaceRules := raw["rules"]
 	mask := splitMask(r.URL.Query().Get("updateMask"))
-	m := s.mutation(r, c, c.policy, "patch")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
+	s.changePolicy(w, r, c, "patch", func(cur *policy) (*policy, error) {
 		if err := patchFields(cur, &in, raw, mask); err != nil {
 			return nil, err
 		}
@@ -170,7 +166,6 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		return cur, nil
 	})
-	s.finish(w, c, m, op, err)
 }
 
 // patchFields applies the non-rule part of a PATCH like patchRule (see
@@ -229,17 +224,6 @@ func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[st
 	return nil
 }
 
-func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	m := s.mutation(r, c, c.policy, "delete")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
-		return nil, s.store.policyInUseLocked(cur) // mutate holds the store's lock
-	})
-	s.finish(w, c, m, op, err)
-}
-
 func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.GlobalSetLabelsRequest
 	what := "global_set_labels_request"
@@ -250,11 +234,7 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 		writeError(w, err)
 		return
 	}
-	m := s.mutation(r, c, c.policy, "setLabels")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
+	s.changePolicy(w, r, c, "setLabels", func(cur *policy) (*policy, error) {
 		if in.LabelFingerprint != labelFingerprint(cur.Labels) {
 			return nil, errLabelFingerprint()
 		}
@@ -264,7 +244,6 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 		cur.Labels = in.Labels
 		return cur, nil
 	})
-	s.finish(w, c, m, op, err)
 }
 
 // decode reads and decodes a request body (see decodeBody).

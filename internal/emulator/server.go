@@ -71,16 +71,17 @@ type handler func(w http.ResponseWriter, r *http.Request, c *call)
 func (s *Server) routes() {
 	const g = "/projects/{project}/global/securityPolicies"
 	const rg = "/projects/{project}/regions/{region}/securityPolicies"
+	pp := s.projectPolicies()
 	for _, sp := range []struct{ prefix, path string }{{"securityPolicies.", g}, {"regionSecurityPolicies.", rg}} {
 		s.route("POST", sp.path, sp.prefix+"insert", s.insertPolicy)
 		s.route("GET", sp.path, sp.prefix+"list", s.listPolicies)
 		s.route("GET", sp.path+"/{policy}", sp.prefix+"get", s.getPolicy)
 		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy)
-		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy)
-		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule)
-		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule)
-		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule)
-		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule)
+		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy(pp))
+		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule(pp))
+		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule(pp))
+		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule(pp))
+		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule(pp))
 		s.route("POST", sp.path+"/{policy}/setLabels", sp.prefix+"setLabels", s.setLabels)
 	}
 	// A literal segment is more specific than {policy}, so ServeMux prefers it.
@@ -92,9 +93,9 @@ func (s *Server) routes() {
 		{"regionOperations.", "/projects/{project}/regions/{region}/operations"},
 	} {
 		s.route("GET", op.path, op.prefix+"list", s.listOps)
-		s.route("GET", op.path+"/{operation}", op.prefix+"get", s.getOp)
+		s.route("GET", op.path+"/{operation}", op.prefix+"get", s.getOp(projectOp))
 		s.route("POST", op.path+"/{operation}/wait", op.prefix+"wait", s.waitOp)
-		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp)
+		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp(projectOp))
 	}
 	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
 	s.route("GET", "/projects/{project}", "projects.get", s.getProject)

@@ -214,13 +214,13 @@ func (st *store) list(sc scope, allScopes bool) []*policy {
 	return out
 }
 
-// op returns a copy of an operation.
-func (st *store) op(sc scope, name string) (*operation, error) {
+// op returns a copy of the operation at key (operation.path).
+func (st *store) op(key string) (*operation, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	op, ok := st.ops[sc.opPath(name)]
+	op, ok := st.ops[key]
 	if !ok {
-		return nil, errNotFound(sc.opPath(name))
+		return nil, errNotFound(key)
 	}
 	c := *op
 	return &c, nil
@@ -242,10 +242,9 @@ func (st *store) listOps(sc scope, allScopes bool) []*operation {
 	return out
 }
 
-func (st *store) deleteOp(sc scope, name string) error {
+func (st *store) deleteOp(key string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	key := sc.opPath(name)
 	if _, ok := st.ops[key]; !ok {
 		return errNotFound(key)
 	}
