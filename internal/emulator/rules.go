@@ -59,17 +59,27 @@ func (s *Server) changePolicy(w http.ResponseWriter, r *http.Request, c *call, o
 	s.finish(w, c, m, op, err)
 }
 
+// decodeRule reads the rule addRule and patchRule take, and compiles its
+// expression outside the store's lock.
+func (s *Server) decodeRule(w http.ResponseWriter, r *http.Request) (*compute.SecurityPolicyRule, map[string]any, error) {
+	var in compute.SecurityPolicyRule
+	raw, err := s.decode(w, r, &in, "security_policy_rule")
+	if err != nil {
+		return nil, nil, err
+	}
+	precheckExprs(&in)
+	return &in, raw, nil
+}
+
 func (s *Server) addRule(k policyKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		var in compute.SecurityPolicyRule
-		raw, err := s.decode(w, r, &in, "security_policy_rule")
+		in, raw, err := s.decodeRule(w, r)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		precheckExprs(&in)
 		k.change(w, r, c, "AddRule", func(cur *policy) (*policy, error) {
-			if err := validateRule(cur, &in, "resource"); err != nil { // the policy's scope and type matter
+			if err := validateRule(cur, in, "resource"); err != nil { // the policy's scope and type matter
 				return nil, err
 			}
 			if cur.ruleIndex(in.Priority) >= 0 {
@@ -109,13 +119,11 @@ func (s *Server) patchRule(k policyKind) handler {
 			writeError(w, err)
 			return
 		}
-		var in compute.SecurityPolicyRule
-		raw, err := s.decode(w, r, &in, "security_policy_rule")
+		_, raw, err := s.decodeRule(w, r)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		precheckExprs(&in)
 		mask := splitMask(r.URL.Query().Get("updateMask"))
 		k.change(w, r, c, "PatchRule", func(cur *policy) (*policy, error) {
 			return cur, patchOneRule(cur, prio, raw, mask)
