@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	networksecurity "google.golang.org/api/networksecurity/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // The item methods. Their operations have verb "update" (recorded for
@@ -15,17 +17,17 @@ import (
 func (s *Server) addGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
 	var in networksecurity.AddAddressGroupItemsRequest
 	if _, err := s.decode(w, r, &in, "add_address_group_items_request"); err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	if len(in.Items) == 0 {
-		writeRPC(w, errRPCInvalid("Field 'items' is required."))
+		core.WriteRPC(w, core.ErrRPCInvalid("Field 'items' is required."))
 		return
 	}
 	t := targetOf(r)
 	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
 		if cur == nil {
-			return nil, errRPCNotFound(t.path())
+			return nil, core.ErrRPCNotFound(t.path())
 		}
 		return cur, addItems(cur, in.Items)
 	})
@@ -48,18 +50,18 @@ func addItems(cur *addressGroup, items []string) error {
 func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
 	var in networksecurity.RemoveAddressGroupItemsRequest
 	if _, err := s.decode(w, r, &in, "remove_address_group_items_request"); err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	if len(in.Items) == 0 {
-		writeRPC(w, errRPCInvalid("Field 'items' is required."))
+		core.WriteRPC(w, core.ErrRPCInvalid("Field 'items' is required."))
 		return
 	}
 	gone := map[netip.Prefix]bool{}
 	for _, item := range in.Items {
 		k, err := itemKey(item)
 		if err != nil {
-			writeRPC(w, err)
+			core.WriteRPC(w, err)
 			return
 		}
 		gone[k] = true
@@ -67,7 +69,7 @@ func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *cal
 	t := targetOf(r)
 	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
 		if cur == nil {
-			return nil, errRPCNotFound(t.path())
+			return nil, core.ErrRPCNotFound(t.path())
 		}
 		kept := cur.Items[:0]
 		for _, item := range cur.Items {
@@ -87,24 +89,24 @@ func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *cal
 func (s *Server) cloneGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
 	var in networksecurity.CloneAddressGroupItemsRequest
 	if _, err := s.decode(w, r, &in, "clone_address_group_items_request"); err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	if !groupNamePattern.MatchString(in.SourceAddressGroup) {
-		writeRPC(w, errRPCInvalid("Invalid source_address_group '%s': want projects|organizations/*/locations/*/addressGroups/*.", in.SourceAddressGroup))
+		core.WriteRPC(w, core.ErrRPCInvalid("Invalid source_address_group '%s': want projects|organizations/*/locations/*/addressGroups/*.", in.SourceAddressGroup))
 		return
 	}
 	t := targetOf(r)
 	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
 		if cur == nil {
-			return nil, errRPCNotFound(t.path())
+			return nil, core.ErrRPCNotFound(t.path())
 		}
 		src := s.store.groups.byPath[in.SourceAddressGroup] // under store.mu
 		if src == nil {
-			return nil, errRPCNotFound(in.SourceAddressGroup)
+			return nil, core.ErrRPCNotFound(in.SourceAddressGroup)
 		}
 		if src.Type != cur.Type {
-			return nil, errRPCInvalid("Address group '%s' is of type %s; '%s' is of type %s.",
+			return nil, core.ErrRPCInvalid("Address group '%s' is of type %s; '%s' is of type %s.",
 				in.SourceAddressGroup, src.Type, t.path(), cur.Type)
 		}
 		return cur, addItems(cur, src.Items)
@@ -118,13 +120,13 @@ func (s *Server) cloneGroupItems(w http.ResponseWriter, r *http.Request, c *call
 func (s *Server) listGroupReferences(w http.ResponseWriter, r *http.Request, _ *call) {
 	t := targetOf(r)
 	if _, err := s.store.group(t.path()); err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	refs := s.store.groupRefs(t.parent, t.location, t.name)
 	start, end, next, err := pageBounds(r, len(refs))
 	if err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	body := map[string]any{}
@@ -138,5 +140,5 @@ func (s *Server) listGroupReferences(w http.ResponseWriter, r *http.Request, _ *
 	if next != "" {
 		body["nextPageToken"] = next
 	}
-	writeJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, body)
 }

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"net/http"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // groupMutation prepares an address group mutation: its operation runs for
@@ -11,7 +13,7 @@ func (s *Server) groupMutation(c *call, t groupTarget, verb, requestID string) g
 	m := groupMutation{target: t.path(), opParent: t.parentPath(), verb: verb,
 		latency: s.opts.OpLatency, requestID: requestID}
 	if f := s.opFailure(c.method); f != nil {
-		m.fail = &rpcError{Code: f.HTTPStatus, Status: "INTERNAL", Message: f.Message}
+		m.fail = &core.RPCError{Code: f.HTTPStatus, Status: "INTERNAL", Message: f.Message}
 	}
 	return m
 }
@@ -20,7 +22,7 @@ func (s *Server) groupMutation(c *call, t groupTarget, verb, requestID string) g
 // done (the recordings' first answer), or the error.
 func (s *Server) finishGroup(w http.ResponseWriter, r *http.Request, c *call, op *groupOp, err error) {
 	if err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
 	s.stats.mutation()
@@ -30,7 +32,7 @@ func (s *Server) finishGroup(w http.ResponseWriter, r *http.Request, c *call, op
 	}
 	s.logf("%s %s operation=%s%s", c.method, op.Target, op.Name, outcome)
 	s.saveState()
-	writeJSON(w, http.StatusOK, renderGroupOp(op, s.now(), true, intEnums(r)))
+	core.WriteJSON(w, http.StatusOK, renderGroupOp(op, s.now(), true, intEnums(r)))
 }
 
 // getGroupOp answers GET {parent}/locations/{location}/operations/{op}: done
@@ -40,10 +42,10 @@ func (s *Server) getGroupOp(w http.ResponseWriter, r *http.Request, _ *call) {
 	name := targetOf(r).parentPath() + "/operations/" + r.PathValue("operation")
 	op, err := s.store.groupOperation(name)
 	if err != nil {
-		writeRPC(w, err)
+		core.WriteRPC(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderGroupOp(op, s.now(), false, intEnums(r)))
+	core.WriteJSON(w, http.StatusOK, renderGroupOp(op, s.now(), false, intEnums(r)))
 }
 
 // AddressGroups returns every address group as GET would return it, keyed

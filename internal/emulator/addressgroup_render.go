@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 const (
@@ -78,7 +80,7 @@ func renderGroupOp(op *groupOp, now time.Time, running, asInt bool) map[string]a
 	md["endTime"] = protoTime(op.Done)
 	switch {
 	case op.Err != nil:
-		m["error"] = map[string]any{"code": rpcCodes[op.Err.Status], "message": op.Err.Message}
+		m["error"] = map[string]any{"code": core.RPCCodes[op.Err.Status], "message": op.Err.Message}
 	case op.Result == nil:
 		m["response"] = map[string]any{"@type": emptyResponseType}
 	default:

@@ -8,6 +8,8 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 	networksecurity "google.golang.org/api/networksecurity/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // The address group API is networksecurity v1, served at the root like
@@ -116,7 +118,7 @@ func (s *Server) groupRoute(method, path, prefix string, byCustom map[string]gro
 		_, custom, _ := strings.Cut(r.PathValue("group"), ":")
 		gm, ok := byCustom[custom]
 		if !ok {
-			writeRPC(w, &rpcError{Code: 404, Status: "NOT_FOUND",
+			core.WriteRPC(w, &core.RPCError{Code: 404, Status: "NOT_FOUND",
 				Message: fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path)})
 			return
 		}

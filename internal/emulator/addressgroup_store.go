@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // An addressGroup is one networksecurity v1 AddressGroup. Items keep the
@@ -49,13 +51,13 @@ func (g *addressGroup) clone() *addressGroup {
 
 // A groupOp is a google.longrunning Operation of networksecurity.
 type groupOp struct {
-	Name    string        // {parent}/locations/{location}/operations/operation-…
-	Verb    string        // create, update, delete
-	Target  string        // the address group's path
-	Created time.Time     // createTime
-	Done    time.Time     // when it reports done
-	Err     *rpcError     // the error it finishes with, if any
-	Result  *addressGroup // the group as the operation left it; nil after a delete
+	Name    string         // {parent}/locations/{location}/operations/operation-…
+	Verb    string         // create, update, delete
+	Target  string         // the address group's path
+	Created time.Time      // createTime
+	Done    time.Time      // when it reports done
+	Err     *core.RPCError // the error it finishes with, if any
+	Result  *addressGroup  // the group as the operation left it; nil after a delete
 }
 
 // groupState is the address group part of the store, under store.mu.
@@ -77,7 +79,7 @@ type groupMutation struct {
 	opParent  string // {parent}/locations/{location}
 	verb      string
 	latency   time.Duration
-	fail      *rpcError // injected: the operation finishes with this error
+	fail      *core.RPCError // injected: the operation finishes with this error
 	requestID string
 }
 
@@ -102,7 +104,7 @@ func (st *store) mutateGroup(m groupMutation, change func(cur *addressGroup) (*a
 	if err != nil {
 		return nil, err
 	}
-	op := &groupOp{Name: m.opParent + "/operations/" + st.gen.opName(now), Verb: m.verb, Target: m.target,
+	op := &groupOp{Name: m.opParent + "/operations/" + st.gen.OpName(now), Verb: m.verb, Target: m.target,
 		Created: now, Done: now.Add(m.latency), Err: m.fail}
 	if op.Err == nil {
 		if next == nil {
@@ -121,7 +123,7 @@ func (st *store) mutateGroup(m groupMutation, change func(cur *addressGroup) (*a
 	if m.requestID != "" {
 		gs.requests[m.requestID] = op.Name
 	}
-	if len(gs.opOrder) > maxOps {
+	if len(gs.opOrder) > core.MaxOps {
 		delete(gs.ops, gs.opOrder[0])
 		gs.opOrder = gs.opOrder[1:]
 	}
@@ -135,7 +137,7 @@ func (st *store) group(path string) (*addressGroup, error) {
 	defer st.mu.Unlock()
 	g, ok := st.groups.byPath[path]
 	if !ok {
-		return nil, errRPCNotFound(path)
+		return nil, core.ErrRPCNotFound(path)
 	}
 	return g.clone(), nil
 }
@@ -161,7 +163,7 @@ func (st *store) groupOperation(name string) (*groupOp, error) {
 	defer st.mu.Unlock()
 	op, ok := st.groups.ops[name]
 	if !ok {
-		return nil, errRPCNotFound(name)
+		return nil, core.ErrRPCNotFound(name)
 	}
 	c := *op
 	return &c, nil

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // enumKeys are the JSON names of enum-typed fields in the SecurityPolicy
@@ -25,19 +26,6 @@ var enumKeys = map[string]bool{
 // client that echoes a GET response back may send them, and GCP accepts that.
 var serverOnlyKeys = map[string]bool{"ruleNumber": true, "selfLinkWithId": true}
 
-// readBody reads the request body, refusing bodies larger than max.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return nil, errPayload(fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", max))
-	}
-	if err != nil {
-		return nil, errParse("Cannot read request body.")
-	}
-	return b, nil
-}
-
 // decodeBody parses a JSON object into typed (a pointer to a compute struct,
 // used for validation) and returns the raw object (numbers kept verbatim,
 // used for storage and echoing). what names the message in errors, like the
@@ -50,14 +38,14 @@ func decodeBody(b []byte, typed any, what string) (map[string]any, error) {
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, errParse(syntaxDetail(err))
+		return nil, core.ErrParse(syntaxDetail(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errParse("Unexpected data after the JSON object.")
+		return nil, core.ErrParse("Unexpected data after the JSON object.")
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		return nil, errPayload(fmt.Sprintf("Invalid JSON payload received. Expected an object for '%s'.", what))
+		return nil, core.ErrPayload(fmt.Sprintf("Invalid JSON payload received. Expected an object for '%s'.", what))
 	}
 	if err := checkKeys(obj, reflect.TypeOf(typed), what); err != nil {
 		return nil, err
@@ -79,9 +67,9 @@ func syntaxDetail(err error) string {
 func typeError(err error, what string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return errPayload(fmt.Sprintf("Invalid value at '%s.%s' (%s), %s", what, te.Field, te.Type, te.Value))
+		return core.ErrPayload(fmt.Sprintf("Invalid value at '%s.%s' (%s), %s", what, te.Field, te.Type, te.Value))
 	}
-	return errPayload("Invalid JSON payload received. " + err.Error())
+	return core.ErrPayload("Invalid JSON payload received. " + err.Error())
 }
 
 // checkKeys rejects names the schema does not have. It is exact about case,
@@ -122,7 +110,7 @@ func checkObject(obj map[string]any, t reflect.Type, path string) error {
 			continue
 		}
 		if !ok {
-			return errPayload(fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", k, path))
+			return core.ErrPayload(fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", k, path))
 		}
 		if err := checkKeys(e, ft, path+"."+k); err != nil {
 			return err

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Organization (hierarchical) security policies: compute v1's
@@ -141,8 +143,8 @@ func orgFields(raw map[string]any) map[string]any {
 	return f
 }
 
-func errParent(param, v string) *apiError {
-	return errInvalidField(param, v, `Must be "organizations/[ORGANIZATION_ID]" or "folders/[FOLDER_ID]".`)
+func errParent(param, v string) *core.Error {
+	return core.ErrInvalidField(param, v, `Must be "organizations/[ORGANIZATION_ID]" or "folders/[FOLDER_ID]".`)
 }
 
 // --- store ---
@@ -170,7 +172,7 @@ func (st *store) orgPolicy(id string) (*orgPolicy, error) {
 	defer st.mu.Unlock()
 	o, ok := st.more.orgPolicies[id]
 	if !ok {
-		return nil, errNotFound(orgPolicyPath(id))
+		return nil, core.ErrNotFound(orgPolicyPath(id))
 	}
 	return o.clone(), nil
 }
@@ -221,7 +223,7 @@ func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		cur, ok := s.store.more.orgPolicies[id]
 		if !ok {
-			return plan{}, errNotFound(orgPolicyPath(id))
+			return plan{}, core.ErrNotFound(orgPolicyPath(id))
 		}
 		next, err := change(cur.clone())
 		if err != nil {
@@ -232,7 +234,7 @@ func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 		}}
 		if next != nil {
 			p.commit = func() {
-				next.Fingerprint = s.store.gen.fingerprint()
+				next.Fingerprint = s.store.gen.Fingerprint()
 				next.sortRules()
 				s.store.more.orgPolicies[id] = next
 			}
@@ -276,31 +278,31 @@ func (s *Server) orgPolicies() policyKind {
 func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
-		writeError(w, errParent("parentId", parent))
+		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	var in compute.SecurityPolicy
 	raw, err := s.decode(w, r, &in, "security_policy")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if in.Type == "" {
 		in.Type = "CLOUD_ARMOR"
 	}
 	if err := validateOrgPolicy(&in); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	o := &orgPolicy{Parent: parent, ShortName: in.ShortName}
-	o.policy = policy{ID: s.store.gen.id(), Created: s.now(), Type: in.Type, Fields: orgFields(raw)}
+	o.policy = policy{ID: s.store.gen.ID(), Created: s.now(), Type: in.Type, Fields: orgFields(raw)}
 	o.Name = strconv.FormatUint(o.ID, 10)
 	if err := validatePolicyFields(o.asPolicy(), &in); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := validateRuleSet(o.asPolicy(), in.Rules); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	for i, body := range ruleBodies(raw) {
@@ -313,10 +315,10 @@ func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 	m := s.orgMutation(r, c, "insert", o.Name, parent)
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		if s.store.shortNameTakenLocked(parent, o.ShortName, "") {
-			return plan{}, errAlreadyExists(parent + "/securityPolicies/" + o.ShortName)
+			return plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + o.ShortName)
 		}
 		return plan{link: apiRoot + o.path(), id: o.ID, policy: o.path(), commit: func() {
-			o.Fingerprint = s.store.gen.fingerprint()
+			o.Fingerprint = s.store.gen.Fingerprint()
 			o.sortRules()
 			s.store.more.orgPolicies[o.Name] = o
 		}}, nil
@@ -328,15 +330,15 @@ func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 // and short name; labels cannot be set (there is no setLabels method).
 func validateOrgPolicy(in *compute.SecurityPolicy) error {
 	if !orgPolicyTypes[in.Type] {
-		return errInvalidField("resource.type", in.Type,
+		return core.ErrInvalidField("resource.type", in.Type,
 			"Organization security policies must be of type CLOUD_ARMOR; FIREWALL policies are managed by firewallPolicies.")
 	}
 	if !namePattern.MatchString(in.ShortName) {
-		return errInvalidField("resource.shortName", in.ShortName,
+		return core.ErrInvalidField("resource.shortName", in.ShortName,
 			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
 	}
 	if len(in.Labels) > 0 {
-		return errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+		return core.ErrInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
 	}
 	return nil
 }
@@ -344,16 +346,16 @@ func validateOrgPolicy(in *compute.SecurityPolicy) error {
 func (s *Server) getOrgPolicy(w http.ResponseWriter, r *http.Request, _ *call) {
 	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderOrgPolicy(o))
+	core.WriteJSON(w, http.StatusOK, renderOrgPolicy(o))
 }
 
 func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
-		writeError(w, errParent("parentId", parent))
+		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	var items []map[string]any
@@ -362,19 +364,19 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 	}
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#securityPolicyList"
 	page.body["id"] = "locations/global/securityPolicies"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.SecurityPolicy
 	raw, err := s.decode(w, r, &in, "security_policy")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	precheckExprs(in.Rules...)
@@ -385,10 +387,10 @@ func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call)
 	}
 	s.changeOrgPolicy(w, r, c, "patch", func(cur *orgPolicy) (*orgPolicy, error) {
 		if in.ShortName != "" && in.ShortName != cur.ShortName {
-			return nil, errInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
+			return nil, core.ErrInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
 		}
 		if len(in.Labels) > 0 {
-			return nil, errInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+			return nil, core.ErrInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
 		}
 		p := cur.asPolicy()
 		if err := patchFields(p, &in, raw, mask); err != nil {
@@ -419,32 +421,32 @@ func defaultAssociationName(attachment string) string {
 func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.SecurityPolicyAssociation
 	if _, err := s.decode(w, r, &in, "security_policy_association"); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	replace := false
 	if v := r.URL.Query().Get("replaceExistingAssociation"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			writeError(w, errPayload(fmt.Sprintf("Invalid value at 'replace_existing_association' (TYPE_BOOL), %q", v)))
+			core.WriteError(w, core.ErrPayload(fmt.Sprintf("Invalid value at 'replace_existing_association' (TYPE_BOOL), %q", v)))
 			return
 		}
 		replace = b
 	}
 	if !attachmentPattern.MatchString(in.AttachmentId) {
-		writeError(w, errInvalidField("resource.attachmentId", in.AttachmentId,
+		core.WriteError(w, core.ErrInvalidField("resource.attachmentId", in.AttachmentId,
 			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`))
 		return
 	}
 	for i, f := range in.ExcludedFolders {
 		if !strings.HasPrefix(f, "folders/") || !parentPattern.MatchString(f) {
-			writeError(w, errInvalidField(fmt.Sprintf("resource.excludedFolders[%d]", i), f, `Must be "folders/[FOLDER_ID]".`))
+			core.WriteError(w, core.ErrInvalidField(fmt.Sprintf("resource.excludedFolders[%d]", i), f, `Must be "folders/[FOLDER_ID]".`))
 			return
 		}
 	}
 	for i, p := range in.ExcludedProjects {
 		if !strings.HasPrefix(p, "projects/") || !attachmentPattern.MatchString(p) {
-			writeError(w, errInvalidField(fmt.Sprintf("resource.excludedProjects[%d]", i), p, `Must be "projects/[PROJECT]".`))
+			core.WriteError(w, core.ErrInvalidField(fmt.Sprintf("resource.excludedProjects[%d]", i), p, `Must be "projects/[PROJECT]".`))
 			return
 		}
 	}
@@ -454,7 +456,7 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 		a.Name = defaultAssociationName(a.AttachmentID)
 	}
 	if !namePattern.MatchString(a.Name) {
-		writeError(w, errInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
+		core.WriteError(w, core.ErrInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
 		return
 	}
 	id := orgPolicyID(r.PathValue("orgPolicy"))
@@ -468,14 +470,14 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		cur, ok := s.store.more.orgPolicies[id]
 		if !ok {
-			return plan{}, errNotFound(orgPolicyPath(id))
+			return plan{}, core.ErrNotFound(orgPolicyPath(id))
 		}
 		if cur.associationIndex(a.Name) >= 0 {
-			return plan{}, errAlreadyExists(cur.path() + "/associations/" + a.Name)
+			return plan{}, core.ErrAlreadyExists(cur.path() + "/associations/" + a.Name)
 		}
 		holder, idx := s.store.attachmentLocked(a.AttachmentID, cur.Type)
 		if holder != nil && !replace {
-			return plan{}, errInvalidField("resource.attachmentId", a.AttachmentID, fmt.Sprintf(
+			return plan{}, core.ErrInvalidField("resource.attachmentId", a.AttachmentID, fmt.Sprintf(
 				"The attachment point already has an association of a security policy of type %s: '%s' of security policy '%s'. "+
 					"Set replaceExistingAssociation to replace it.", cur.Type, holder.Associations[idx].Name, holder.Name))
 		}
@@ -489,10 +491,10 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 				}
 				i := old.associationIndex(holder.Associations[idx].Name)
 				old.Associations = slices.Delete(old.Associations, i, i+1)
-				old.Fingerprint = s.store.gen.fingerprint()
+				old.Fingerprint = s.store.gen.Fingerprint()
 				s.store.more.orgPolicies[old.Name] = old
 			}
-			next.Fingerprint = s.store.gen.fingerprint()
+			next.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.orgPolicies[id] = next
 			if project, ok := strings.CutPrefix(a.AttachmentID, "projects/"); ok && !enterprise(s.store.tierLocked(project)) {
 				s.store.projectLocked(project).Tier = TierEnterprisePaygo
@@ -548,23 +550,23 @@ func (s *Server) removeOrgAssociation(w http.ResponseWriter, r *http.Request, c 
 	})
 }
 
-func errNoAssociation(name string) *apiError {
-	return errInvalidField("name", name, fmt.Sprintf("The security policy does not have an association named '%s'.", name))
+func errNoAssociation(name string) *core.Error {
+	return core.ErrInvalidField("name", name, fmt.Sprintf("The security policy does not have an association named '%s'.", name))
 }
 
 func (s *Server) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ *call) {
 	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	name := r.URL.Query().Get("name")
 	i := o.associationIndex(name)
 	if i < 0 {
-		writeError(w, errNoAssociation(name))
+		core.WriteError(w, errNoAssociation(name))
 		return
 	}
-	writeJSON(w, http.StatusOK, renderAssociation(o, o.Associations[i]))
+	core.WriteJSON(w, http.StatusOK, renderAssociation(o, o.Associations[i]))
 }
 
 // listOrgAssociations lists the associations whose attachment point is
@@ -572,7 +574,7 @@ func (s *Server) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ *ca
 func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *call) {
 	target := r.URL.Query().Get("targetResource")
 	if !attachmentPattern.MatchString(target) {
-		writeError(w, errInvalidField("targetResource", target,
+		core.WriteError(w, core.ErrInvalidField("targetResource", target,
 			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`))
 		return
 	}
@@ -588,7 +590,7 @@ func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *
 	if len(list) > 0 {
 		body["associations"] = list
 	}
-	writeJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, body)
 }
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the
@@ -596,7 +598,7 @@ func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *
 func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
-		writeError(w, errParent("parentId", parent))
+		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	id := orgPolicyID(r.PathValue("orgPolicy"))
@@ -604,15 +606,15 @@ func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) 
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		cur, ok := s.store.more.orgPolicies[id]
 		if !ok {
-			return plan{}, errNotFound(orgPolicyPath(id))
+			return plan{}, core.ErrNotFound(orgPolicyPath(id))
 		}
 		if cur.Parent != parent && s.store.shortNameTakenLocked(parent, cur.ShortName, id) {
-			return plan{}, errAlreadyExists(parent + "/securityPolicies/" + cur.ShortName)
+			return plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + cur.ShortName)
 		}
 		next := cur.clone()
 		next.Parent = parent
 		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
-			next.Fingerprint = s.store.gen.fingerprint()
+			next.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.orgPolicies[id] = next
 		}}, nil
 	})
@@ -625,7 +627,7 @@ func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) 
 func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
-		writeError(w, errParent("parentId", parent))
+		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	now := s.now()
@@ -639,13 +641,13 @@ func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
 	s.store.mu.Unlock()
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#operationList"
 	page.body["id"] = "locations/global/operations"
 	page.body["selfLink"] = apiRoot + "locations/global/operations"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 // OrganizationSecurityPolicies returns every organization security policy

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // This file holds what the objects beyond a project's security policies
@@ -59,14 +61,14 @@ func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*oper
 	now := st.now()
 	for _, k := range m.keys {
 		if until, ok := st.busy[k]; ok && now.Before(until) {
-			return nil, errNotReady(k)
+			return nil, core.ErrNotReady(k)
 		}
 	}
 	p, err := change()
 	if err != nil {
 		return nil, err
 	}
-	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: m.scope, Parent: m.parent,
+	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: m.scope, Parent: m.parent,
 		Type: m.opType, User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
 		TargetLink: p.link, TargetID: p.id, Policy: p.policy}
 	if m.parent != "" {
@@ -94,22 +96,22 @@ func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*oper
 // log line.
 func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, what string, op *operation, err error) {
 	if err != nil {
-		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
+		if e, ok := err.(*core.Error); ok && e.Reason == "resourceNotReady" {
 			s.stats.notReady()
 		}
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if m.validateOnly {
 		s.stats.dryRun()
 		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
-		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 		return
 	}
 	s.stats.mutation()
 	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
 	s.saveState()
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
 
 // deleteObject serves the delete of the object at path in the store's map
@@ -120,7 +122,7 @@ func deleteObject[T any](s *Server, w http.ResponseWriter, r *http.Request, c *c
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		o, ok := objects()[path]
 		if !ok {
-			return plan{}, errNotFound(path)
+			return plan{}, core.ErrNotFound(path)
 		}
 		return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
 	})
@@ -316,7 +318,7 @@ func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collectio
 	for k, objs := range byScope {
 		objs, err := filterItems(r.URL.Query().Get("filter"), objs)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		if len(objs) == 0 {
@@ -330,7 +332,7 @@ func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collectio
 		items[k] = map[string]any{key: list}
 	}
 	path := "projects/" + c.scope.Project + "/aggregated/" + collection
-	writeJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
 }
 
 // A reference is a compute resource URL as clients send it: a full URL, a
@@ -385,8 +387,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // errInUse is compute's refusal to delete a resource another one uses.
-func errInUse(kind, resource, user string) *apiError {
-	return &apiError{Code: 400, Reason: "resourceInUseByAnotherResource",
+func errInUse(kind, resource, user string) *core.Error {
+	return &core.Error{Code: 400, Reason: "resourceInUseByAnotherResource",
 		Message: fmt.Sprintf("The %s resource '%s' is already being used by '%s'", kind, resource, user)}
 }
 

@@ -3,6 +3,8 @@ package emulator
 import (
 	"net/http"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // An opKey is the store key of the operation a call names: a project's
@@ -19,10 +21,10 @@ func (s *Server) getOp(key opKey) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		op, err := s.polledOp(r, c, key)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 	}
 }
 
@@ -44,7 +46,7 @@ func (s *Server) polledOp(r *http.Request, c *call, key opKey) (*operation, erro
 func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
 	op, err := s.polledOp(r, c, projectOp)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if d := op.Done.Sub(s.now()); d > 0 {
@@ -55,13 +57,13 @@ func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		t.Stop()
 	}
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 }
 
 func (s *Server) deleteOp(key opKey) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		if err := s.store.deleteOp(key(r, c)); err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -76,13 +78,13 @@ func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#operationList"
 	page.body["id"] = c.scope.base() + "/operations"
 	page.body["selfLink"] = apiRoot + c.scope.base() + "/operations"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) {
@@ -96,7 +98,7 @@ func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) 
 	for k, ops := range byScope {
 		items[k] = map[string]any{"operations": ops}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	core.WriteJSON(w, http.StatusOK, map[string]any{
 		"kind":     "compute#operationAggregatedList",
 		"id":       "projects/" + c.scope.Project + "/aggregated/operations",
 		"items":    items,

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // priorityParam reads ?priority=; GCP treats a missing one as 0 (the Go
@@ -18,7 +20,7 @@ func priorityParam(r *http.Request) (int64, error) {
 	}
 	p, err := strconv.ParseInt(v, 10, 32)
 	if err != nil {
-		return 0, errPayload(fmt.Sprintf("Invalid value at 'priority' (TYPE_INT32), %q", v))
+		return 0, core.ErrPayload(fmt.Sprintf("Invalid value at 'priority' (TYPE_INT32), %q", v))
 	}
 	return p, nil
 }
@@ -52,7 +54,7 @@ func (s *Server) changePolicy(w http.ResponseWriter, r *http.Request, c *call, o
 	m := s.mutation(r, c, c.policy, opType)
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
+			return nil, core.ErrNotFound(c.scope.policyPath(c.policy))
 		}
 		return f(cur)
 	})
@@ -75,7 +77,7 @@ func (s *Server) addRule(k policyKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		in, raw, err := s.decodeRule(w, r)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		k.change(w, r, c, "AddRule", func(cur *policy) (*policy, error) {
@@ -95,20 +97,20 @@ func (s *Server) getRule(k policyKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		prio, err := priorityParam(r)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		p, err := k.read(r, c)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		i := p.ruleIndex(prio)
 		if i < 0 {
-			writeError(w, errNoRule(prio))
+			core.WriteError(w, errNoRule(prio))
 			return
 		}
-		writeJSON(w, http.StatusOK, renderRule(p.Rules[i]))
+		core.WriteJSON(w, http.StatusOK, renderRule(p.Rules[i]))
 	}
 }
 
@@ -116,12 +118,12 @@ func (s *Server) patchRule(k policyKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		prio, err := priorityParam(r)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		_, raw, err := s.decodeRule(w, r)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		mask := splitMask(r.URL.Query().Get("updateMask"))
@@ -152,7 +154,7 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 		return err
 	}
 	if prio == defaultPriority && newPrio != prio {
-		return errInvalidField("priority", strconv.FormatInt(newPrio, 10), "The priority of the default rule cannot be changed.")
+		return core.ErrInvalidField("priority", strconv.FormatInt(newPrio, 10), "The priority of the default rule cannot be changed.")
 	}
 	if newPrio != prio && cur.ruleIndex(newPrio) >= 0 {
 		return errDuplicatePriority(newPrio)
@@ -168,7 +170,7 @@ func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
 	withPrio["priority"] = prio
 	b, err := json.Marshal(withPrio)
 	if err != nil {
-		return errPayload("Invalid JSON payload received.")
+		return core.ErrPayload("Invalid JSON payload received.")
 	}
 	var typed compute.SecurityPolicyRule
 	if err := json.Unmarshal(b, &typed); err != nil {
@@ -181,12 +183,12 @@ func (s *Server) removeRule(k policyKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		prio, err := priorityParam(r)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		k.change(w, r, c, "RemoveRule", func(cur *policy) (*policy, error) {
 			if prio == defaultPriority {
-				return nil, errInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
+				return nil, core.ErrInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
 			}
 			i := cur.ruleIndex(prio)
 			if i < 0 {

@@ -11,13 +11,15 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // A Server is the emulator: an http.Handler over in-memory state.
 type Server struct {
 	opts      Options
 	store     *store
-	faultGen  *gen
+	faultGen  *core.Gen
 	mux       *http.ServeMux
 	stats     *counters
 	now       func() time.Time
@@ -35,11 +37,11 @@ func New(opts Options) (*Server, error) {
 	}
 	seed := opts.Seed
 	if seed == 0 {
-		seed = newGen(0).uint64()
+		seed = core.NewGen(0).Uint64()
 	}
-	s := &Server{opts: opts, faultGen: newGen(seed + 1), mux: http.NewServeMux(),
+	s := &Server{opts: opts, faultGen: core.NewGen(seed + 1), mux: http.NewServeMux(),
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
-	s.store = newStore(newGen(seed), func() time.Time { return s.now() })
+	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
 	s.store.defaultTier = opts.DefaultTier
 	if err := s.loadState(); err != nil {
 		return nil, err
@@ -108,10 +110,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /_emulator/faults", s.debugGetFaults)
 	s.mux.HandleFunc("POST /_emulator/faults", s.debugSetFaults)
 	s.mux.HandleFunc("GET /_emulator/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		core.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Code: 404, Reason: "notFound",
+		core.WriteError(w, &core.Error{Code: 404, Reason: "notFound",
 			Message: fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path)})
 	})
 }
@@ -138,7 +140,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	s.describe(r, c)
 	if newerAPI(perm) {
-		w = rpcWriter{w} // its own error format, from authentication on
+		w = core.RPCWriter{ResponseWriter: w} // its own error format, from authentication on
 	}
 	resolved := s.policyName(sc, c.policy)
 	dryRun, dryRunErr := validateOnlyParam(r, name)
@@ -152,17 +154,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := s.permit(r, c, perm); err != nil {
 		s.stats.forbidden()
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	sel, err := requestedFields(r, name)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if s.inject(w, r, name) {
@@ -174,7 +176,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 		w = rec
 	}
 	if dryRunErr != nil {
-		writeError(w, dryRunErr)
+		core.WriteError(w, dryRunErr)
 		return
 	}
 	c.policy = resolved
@@ -204,22 +206,22 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 // finish answers a mutating call: the RUNNING operation, or the error.
 func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
 	if err != nil {
-		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
+		if e, ok := err.(*core.Error); ok && e.Reason == "resourceNotReady" {
 			s.stats.notReady()
 		}
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if m.validateOnly {
 		s.stats.dryRun()
 		s.logf("%s %s operation=%s validated, nothing changed", c.counted, m.scope.policyPath(m.name), op.Name)
-		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 		return
 	}
 	s.stats.mutation()
 	s.logf("%s %s operation=%s%s", c.method, m.scope.policyPath(m.name), op.Name, opOutcome(op))
 	s.saveState()
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
 
 func opOutcome(op *operation) string {

@@ -6,17 +6,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
-// maxOps bounds how many finished operations are remembered, so that long
-// benchmark and chaos runs do not grow without limit.
-const maxOps = 50000
-
 // store holds all state under one mutex. It knows nothing about HTTP: its
-// errors are *apiError values ready to be written by writeError.
+// errors are *core.Error values ready to be written by core.WriteError.
 type store struct {
 	mu       sync.Mutex
-	gen      *gen
+	gen      *core.Gen
 	now      func() time.Time
 	policies map[string]*policy    // by policy path
 	ops      map[string]*operation // by operation path
@@ -30,7 +28,7 @@ type store struct {
 	more        moreState               // organization policies, backend and edge security services
 }
 
-func newStore(g *gen, now func() time.Time) *store {
+func newStore(g *core.Gen, now func() time.Time) *store {
 	st := &store{gen: g, now: now}
 	st.reset()
 	return st
@@ -75,7 +73,7 @@ func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 	}
 	key, now := m.scope.policyPath(m.name), st.now()
 	if until, ok := st.busy[key]; ok && now.Before(until) {
-		return nil, errNotReady(key)
+		return nil, core.ErrNotReady(key)
 	}
 	cur := st.policies[key]
 	arg := cur.clone()
@@ -121,13 +119,13 @@ func (st *store) commit(key string, next *policy) {
 		delete(st.policies, key)
 		return
 	}
-	next.Fingerprint = st.gen.fingerprint()
+	next.Fingerprint = st.gen.Fingerprint()
 	next.sortRules()
 	st.policies[key] = next
 }
 
 func (st *store) newOp(m mutation, target *policy, now time.Time) *operation {
-	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: m.scope, Type: m.opType,
+	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: m.scope, Type: m.opType,
 		User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
 		Policy: m.scope.policyPath(m.name)}
 	op.TargetLink = apiRoot + op.Policy
@@ -144,7 +142,7 @@ func (st *store) remember(op *operation, requestID string) {
 	if requestID != "" {
 		st.requests[requestID] = key
 	}
-	if len(st.opOrder) > maxOps {
+	if len(st.opOrder) > core.MaxOps {
 		delete(st.ops, st.opOrder[0])
 		st.opOrder = st.opOrder[1:]
 	}
@@ -194,7 +192,7 @@ func (st *store) get(sc scope, name string) (*policy, error) {
 	defer st.mu.Unlock()
 	p, ok := st.policies[sc.policyPath(name)]
 	if !ok {
-		return nil, errNotFound(sc.policyPath(name))
+		return nil, core.ErrNotFound(sc.policyPath(name))
 	}
 	return p.clone(), nil
 }
@@ -220,7 +218,7 @@ func (st *store) op(key string) (*operation, error) {
 	defer st.mu.Unlock()
 	op, ok := st.ops[key]
 	if !ok {
-		return nil, errNotFound(key)
+		return nil, core.ErrNotFound(key)
 	}
 	c := *op
 	return &c, nil
@@ -246,7 +244,7 @@ func (st *store) deleteOp(key string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if _, ok := st.ops[key]; !ok {
-		return errNotFound(key)
+		return core.ErrNotFound(key)
 	}
 	delete(st.ops, key)
 	for i, k := range st.opOrder {
