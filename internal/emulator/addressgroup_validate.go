@@ -46,7 +46,7 @@ type groupBody struct {
 	Purpose     []string
 }
 
-// decodeGroupBody reads an AddressGroup. Unlike decodeBody it accepts enums
+// decodeGroupBody reads an AddressGroup. Unlike core.DecodeBody it accepts enums
 // as names or numbers and int32 as a number or a string, as proto3 JSON
 // does.
 func decodeGroupBody(b []byte) (*groupBody, error) {
@@ -57,12 +57,12 @@ func decodeGroupBody(b []byte) (*groupBody, error) {
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
-		return nil, core.ErrParse(syntaxDetail(err))
+		return nil, core.ErrParse(core.SyntaxDetail(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, core.ErrParse("Unexpected data after the JSON object.")
 	}
-	if err := checkKeys(obj, reflect.TypeOf(networksecurity.AddressGroup{}), "address_group"); err != nil {
+	if err := core.CheckKeys(obj, reflect.TypeOf(networksecurity.AddressGroup{}), "address_group"); err != nil {
 		return nil, err
 	}
 	in := &groupBody{has: map[string]bool{}}

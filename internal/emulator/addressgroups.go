@@ -153,7 +153,7 @@ func (s *Server) patchGroup(w http.ResponseWriter, r *http.Request, c *call) {
 // maskFields is the top-level fields a PATCH overwrites.
 func maskFields(mask string, in *groupBody) []string {
 	var out []string
-	for _, path := range splitMask(mask) {
+	for _, path := range core.SplitMask(mask) {
 		out = append(out, path[0])
 	}
 	if len(out) > 0 {

@@ -139,7 +139,7 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	q := r.URL.Query()
 	var mask [][]string
 	for _, v := range append([]string{q.Get("updateMask")}, q["paths"]...) {
-		mask = append(mask, splitMask(v)...)
+		mask = append(mask, core.SplitMask(v)...)
 	}
 	change := map[string]bool{}
 	for _, p := range mask {

@@ -173,8 +173,8 @@ func (s selection) check(t reflect.Type, at string) error {
 		case k == "*" && t.Kind() == reflect.Struct:
 			continue // every field; what is inside each is not checked
 		case t.Kind() == reflect.Struct:
-			ft = jsonFields(t)[k]
-			if ft == nil && serverOnlyKeys[k] {
+			ft = core.JSONFields(t)[k]
+			if ft == nil && core.ServerOnlyKeys[k] {
 				ft = reflect.TypeOf("")
 			}
 		}

@@ -381,7 +381,7 @@ func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call)
 	}
 	precheckExprs(in.Rules...)
 	_, replaceRules := raw["rules"]
-	mask := splitMask(r.URL.Query().Get("updateMask"))
+	mask := core.SplitMask(r.URL.Query().Get("updateMask"))
 	for k := range orgOutputKeys {
 		delete(raw, k)
 	}

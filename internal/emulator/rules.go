@@ -126,7 +126,7 @@ func (s *Server) patchRule(k policyKind) handler {
 			core.WriteError(w, err)
 			return
 		}
-		mask := splitMask(r.URL.Query().Get("updateMask"))
+		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
 		k.change(w, r, c, "PatchRule", func(cur *policy) (*policy, error) {
 			return cur, patchOneRule(cur, prio, raw, mask)
 		})
@@ -174,7 +174,7 @@ func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
 	}
 	var typed compute.SecurityPolicyRule
 	if err := json.Unmarshal(b, &typed); err != nil {
-		return typeError(err, "security_policy_rule")
+		return core.TypeError(err, "security_policy_rule")
 	}
 	return validateRule(cur, &typed, "resource")
 }

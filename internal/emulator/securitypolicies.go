@@ -155,7 +155,7 @@ func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	precheckExprs(in.Rules...)
 	_, replaceRules := raw["rules"]
-	mask := splitMask(r.URL.Query().Get("updateMask"))
+	mask := core.SplitMask(r.URL.Query().Get("updateMask"))
 	s.changePolicy(w, r, c, "patch", func(cur *policy) (*policy, error) {
 		if err := patchFields(cur, &in, raw, mask); err != nil {
 			return nil, err
@@ -248,11 +248,7 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 	})
 }
 
-// decode reads and decodes a request body (see decodeBody).
+// decode reads and decodes a request body (see core.DecodeBody).
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, typed any, what string) (map[string]any, error) {
-	b, err := core.ReadBody(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	return decodeBody(b, typed, what)
+	return core.Decode(w, r, s.opts.MaxBodyBytes, typed, what)
 }

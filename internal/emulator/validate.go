@@ -171,7 +171,7 @@ func validateStoredFields(p *policy) error {
 		err = json.Unmarshal(b, &in)
 	}
 	if err != nil {
-		return typeError(err, "security_policy")
+		return core.TypeError(err, "security_policy")
 	}
 	return validatePolicyFields(p, &in)
 }
