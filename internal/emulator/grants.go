@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 // AnyProject in a Grant's Read or Write list stands for every project.
@@ -111,7 +112,7 @@ func (s *Server) permit(r *http.Request, c *call, p permission) error {
 		return nil
 	}
 	if newerAPI(p) {
-		return core.ErrRPCForbidden(p.name, groupResource(r))
+		return core.ErrRPCForbidden(p.name, networksecurity.Resource(r))
 	}
 	return core.ErrForbidden(p.name, deniedResource(c, r.PathValue("operation")))
 }

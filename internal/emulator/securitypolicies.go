@@ -110,7 +110,7 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	if err := validatePolicy(sc, s.store.tier(sc.Project), in); err != nil {
 		return nil, err
 	}
-	if err := validateLabels(in.Labels); err != nil {
+	if err := core.ValidateLabels(in.Labels); err != nil {
 		return nil, err
 	}
 	p := &policy{Scope: sc, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Type: in.Type,
@@ -240,7 +240,7 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 		if in.LabelFingerprint != labelFingerprint(cur.Labels) {
 			return nil, errLabelFingerprint()
 		}
-		if err := validateLabels(in.Labels); err != nil {
+		if err := core.ValidateLabels(in.Labels); err != nil {
 			return nil, err
 		}
 		cur.Labels = in.Labels

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 // A Server is the emulator: an http.Handler over in-memory state.
@@ -27,6 +28,7 @@ type Server struct {
 	faults    Faults
 	persistMu sync.Mutex
 	grants    map[string]access // nil: every accepted token may do everything
+	groups    *networksecurity.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -43,6 +45,7 @@ func New(opts Options) (*Server, error) {
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
 	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
 	s.store.defaultTier = opts.DefaultTier
+	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func (s *Server) routes() {
 	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
 	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
 	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
-	s.groupRoutes()
+	s.mountNetworkSecurity()
 	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)

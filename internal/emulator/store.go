@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 // store holds all state under one mutex. It knows nothing about HTTP: its
@@ -24,7 +25,7 @@ type store struct {
 
 	projects    map[string]*projectInfo // by project name: id and Cloud Armor tier
 	defaultTier string                  // the tier of a project never set (Options.DefaultTier)
-	groups      groupState              // networksecurity address groups and their operations
+	groups      networksecurity.State   // address groups and their operations, served by Server.groups
 	more        moreState               // organization policies, backend and edge security services
 }
 
@@ -41,7 +42,7 @@ func (st *store) reset() {
 	st.busy = map[string]time.Time{}
 	st.requests = map[string]string{}
 	st.projects = map[string]*projectInfo{}
-	st.groups = newGroupState()
+	st.groups = networksecurity.NewState()
 	st.more = newMoreState()
 }
 

@@ -154,3 +154,38 @@ func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *ca
 	s.saveState()
 	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
+
+// Tiers returns the Cloud Armor tier of every project whose tier was set
+// or read.
+func (s *Server) Tiers() map[string]string {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	out := make(map[string]string, len(s.store.projects))
+	for name := range s.store.projects {
+		out[name] = s.store.tierLocked(name)
+	}
+	return out
+}
+
+// allProjects returns copies of the known projects (persistence).
+func (st *store) allProjects() map[string]*projectInfo {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make(map[string]*projectInfo, len(st.projects))
+	for k, p := range st.projects {
+		c := *p
+		out[k] = &c
+	}
+	return out
+}
+
+// loadProjects adds persisted projects after load.
+func (st *store) loadProjects(projects map[string]*projectInfo) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, p := range projects {
+		if p != nil {
+			st.projects[k] = p
+		}
+	}
+}

@@ -22,8 +22,6 @@ import (
 // descriptions in google.golang.org/api/compute/v1) unless noted.
 var (
 	namePattern      = regexp.MustCompile(`^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`)
-	labelKey         = regexp.MustCompile(`^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62}$`)
-	labelValue       = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$`)
 	ruleActions      = set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
 	rateActions      = set("fairshare", "rate_based_ban", "throttle")
 	conformActions   = set("allow")
@@ -592,22 +590,6 @@ func validateWafConfig(_ *policy, r *compute.SecurityPolicyRule, field string) e
 				return core.ErrInvalidField(field+".preconfiguredWafConfig", shown(w), fmt.Sprintf(
 					"The number of %s to exclude for the target %s exceeds the limit of %d.", l.what, target, maxExclusionFields))
 			}
-		}
-	}
-	return nil
-}
-
-// validateLabels applies compute's label rules (at most 64, lowercase keys).
-func validateLabels(labels map[string]string) error {
-	if len(labels) > 64 {
-		return core.ErrInvalidField("labels", strconv.Itoa(len(labels)), "At most 64 labels are allowed.")
-	}
-	for k, v := range labels {
-		if !labelKey.MatchString(k) {
-			return core.ErrInvalidField("labels."+k, k, "Label keys must start with a lowercase letter and contain only lowercase letters, digits, '_' and '-'.")
-		}
-		if !labelValue.MatchString(v) {
-			return core.ErrInvalidField("labels."+k, v, "Label values must contain only lowercase letters, digits, '_' and '-'.")
 		}
 	}
 	return nil

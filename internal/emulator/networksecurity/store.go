@@ -1,4 +1,4 @@
-package emulator
+package networksecurity
 
 import (
 	"slices"
@@ -9,11 +9,11 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
-// An addressGroup is one networksecurity v1 AddressGroup. Items keep the
+// An AddressGroup is one networksecurity v1 AddressGroup. Items keep the
 // form and the order they were sent in: GCP echoes "1.2.0.0" and
 // "208.80.154.224/32" as sent, appends what addItems adds and keeps the
 // order of what removeItems leaves (KCC addressgroup-basic recording).
-type addressGroup struct {
+type AddressGroup struct {
 	Parent      string            `json:"parent"` // projects/P or organizations/O
 	Location    string            `json:"location"`
 	Name        string            `json:"name"` // the addressGroupId
@@ -27,15 +27,15 @@ type addressGroup struct {
 	Updated     time.Time         `json:"updated"`
 }
 
-func (g *addressGroup) path() string {
-	return groupPath(g.Parent, g.Location, g.Name)
+func (g *AddressGroup) path() string {
+	return Path(g.Parent, g.Location, g.Name)
 }
 
-func groupPath(parent, location, name string) string {
+func Path(parent, location, name string) string {
 	return parent + "/locations/" + location + "/addressGroups/" + name
 }
 
-func (g *addressGroup) clone() *addressGroup {
+func (g *AddressGroup) clone() *AddressGroup {
 	if g == nil {
 		return nil
 	}
@@ -57,19 +57,20 @@ type groupOp struct {
 	Created time.Time      // createTime
 	Done    time.Time      // when it reports done
 	Err     *core.RPCError // the error it finishes with, if any
-	Result  *addressGroup  // the group as the operation left it; nil after a delete
+	Result  *AddressGroup  // the group as the operation left it; nil after a delete
 }
 
-// groupState is the address group part of the store, under store.mu.
-type groupState struct {
-	byPath   map[string]*addressGroup
+// State is the API's part of the server's store, under the host's lock.
+type State struct {
+	byPath   map[string]*AddressGroup
 	ops      map[string]*groupOp
 	opOrder  []string
 	requests map[string]string // requestId -> operation name
 }
 
-func newGroupState() groupState {
-	return groupState{byPath: map[string]*addressGroup{}, ops: map[string]*groupOp{},
+// NewState returns an empty State.
+func NewState() State {
+	return State{byPath: map[string]*AddressGroup{}, ops: map[string]*groupOp{},
 		requests: map[string]string{}}
 }
 
@@ -83,28 +84,28 @@ type groupMutation struct {
 	requestID string
 }
 
-// mutateGroup applies change to a private copy of the group (nil if absent)
-// and records the operation. change runs under store.mu, so it may read
-// other state with the *Locked helpers. Address group mutations are not
-// serialised like compute's: the KCC addressgroup-basic recording sends
-// removeItems while addItems' operation is still running, and GCP accepts
-// it. A repeated requestId returns the original operation.
-func (st *store) mutateGroup(m groupMutation, change func(cur *addressGroup) (*addressGroup, error)) (*groupOp, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	gs := &st.groups
+// mutate applies change to a private copy of the group (nil if absent)
+// and records the operation. change runs under the host's lock, so it may
+// read other state through the host (ReferencesLocked). Address group
+// mutations are not serialised like compute's: the KCC addressgroup-basic
+// recording sends removeItems while addItems' operation is still running,
+// and GCP accepts it. A repeated requestId returns the original operation.
+func (a *API) mutate(m groupMutation, change func(cur *AddressGroup) (*AddressGroup, error)) (*groupOp, error) {
+	a.host.Lock()
+	defer a.host.Unlock()
+	gs := a.state
 	if m.requestID != "" {
 		if op, ok := gs.ops[gs.requests[m.requestID]]; ok {
 			c := *op
 			return &c, nil
 		}
 	}
-	now := st.now()
+	now := a.host.Now()
 	next, err := change(gs.byPath[m.target].clone())
 	if err != nil {
 		return nil, err
 	}
-	op := &groupOp{Name: m.opParent + "/operations/" + st.gen.OpName(now), Verb: m.verb, Target: m.target,
+	op := &groupOp{Name: m.opParent + "/operations/" + a.host.Gen().OpName(now), Verb: m.verb, Target: m.target,
 		Created: now, Done: now.Add(m.latency), Err: m.fail}
 	if op.Err == nil {
 		if next == nil {
@@ -132,10 +133,10 @@ func (st *store) mutateGroup(m groupMutation, change func(cur *addressGroup) (*a
 }
 
 // group returns a copy of the group at path.
-func (st *store) group(path string) (*addressGroup, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	g, ok := st.groups.byPath[path]
+func (a *API) group(path string) (*AddressGroup, error) {
+	a.host.Lock()
+	defer a.host.Unlock()
+	g, ok := a.state.byPath[path]
 	if !ok {
 		return nil, core.ErrRPCNotFound(path)
 	}
@@ -144,11 +145,11 @@ func (st *store) group(path string) (*addressGroup, error) {
 
 // groupsIn returns copies of the groups of {parent}/locations/{location},
 // sorted by name.
-func (st *store) groupsIn(parent, location string) []*addressGroup {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	var out []*addressGroup
-	for _, g := range st.groups.byPath {
+func (a *API) groupsIn(parent, location string) []*AddressGroup {
+	a.host.Lock()
+	defer a.host.Unlock()
+	var out []*AddressGroup
+	for _, g := range a.state.byPath {
 		if g.Parent == parent && g.Location == location {
 			out = append(out, g.clone())
 		}
@@ -158,10 +159,10 @@ func (st *store) groupsIn(parent, location string) []*addressGroup {
 }
 
 // groupOperation returns a copy of an operation by its full name.
-func (st *store) groupOperation(name string) (*groupOp, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	op, ok := st.groups.ops[name]
+func (a *API) operation(name string) (*groupOp, error) {
+	a.host.Lock()
+	defer a.host.Unlock()
+	op, ok := a.state.ops[name]
 	if !ok {
 		return nil, core.ErrRPCNotFound(name)
 	}
@@ -169,43 +170,26 @@ func (st *store) groupOperation(name string) (*groupOp, error) {
 	return &c, nil
 }
 
-// allGroups returns copies of every group, sorted by path (persistence,
-// debug state).
-func (st *store) allGroups() []*addressGroup {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	out := make([]*addressGroup, 0, len(st.groups.byPath))
-	for _, g := range st.groups.byPath {
+// All returns copies of every group, sorted by path (persistence, debug
+// state).
+func (a *API) All() []*AddressGroup {
+	a.host.Lock()
+	defer a.host.Unlock()
+	out := make([]*AddressGroup, 0, len(a.state.byPath))
+	for _, g := range a.state.byPath {
 		out = append(out, g.clone())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path() < out[j].path() })
 	return out
 }
 
-// allProjects returns copies of the known projects (persistence).
-func (st *store) allProjects() map[string]*projectInfo {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	out := make(map[string]*projectInfo, len(st.projects))
-	for k, p := range st.projects {
-		c := *p
-		out[k] = &c
-	}
-	return out
-}
-
-// loadGroups adds persisted groups and projects after load.
-func (st *store) loadGroups(groups []*addressGroup, projects map[string]*projectInfo) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+// Load adds persisted groups.
+func (a *API) Load(groups []*AddressGroup) {
+	a.host.Lock()
+	defer a.host.Unlock()
 	for _, g := range groups {
 		if g != nil && g.Name != "" && !strings.Contains(g.Name, "/") {
-			st.groups.byPath[g.path()] = g
-		}
-	}
-	for k, p := range projects {
-		if p != nil {
-			st.projects[k] = p
+			a.state.byPath[g.path()] = g
 		}
 	}
 }

@@ -1,10 +1,10 @@
-package emulator
+package networksecurity
 
 import (
 	"net/http"
 	"net/netip"
 
-	networksecurity "google.golang.org/api/networksecurity/v1"
+	nsapi "google.golang.org/api/networksecurity/v1"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
@@ -14,9 +14,9 @@ import (
 // present and removing one that is absent are accepted and change nothing
 // for that item (chosen: GCP's answer is not recorded).
 
-func (s *Server) addGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
-	var in networksecurity.AddAddressGroupItemsRequest
-	if _, err := s.decode(w, r, &in, "add_address_group_items_request"); err != nil {
+func (a *API) addGroupItems(w http.ResponseWriter, r *http.Request, method string) {
+	var in nsapi.AddAddressGroupItemsRequest
+	if _, err := core.Decode(w, r, a.host.MaxBodyBytes(), &in, "add_address_group_items_request"); err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
@@ -25,17 +25,17 @@ func (s *Server) addGroupItems(w http.ResponseWriter, r *http.Request, c *call) 
 		return
 	}
 	t := targetOf(r)
-	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
+	op, err := a.mutate(a.mutation(method, t, "update", in.RequestId), func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur == nil {
 			return nil, core.ErrRPCNotFound(t.path())
 		}
 		return cur, addItems(cur, in.Items)
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
 }
 
 // addItems appends the items cur lacks, within its capacity.
-func addItems(cur *addressGroup, items []string) error {
+func addItems(cur *AddressGroup, items []string) error {
 	all, err := checkItems(cur.Type, items, cur.Items)
 	if err != nil {
 		return err
@@ -47,9 +47,9 @@ func addItems(cur *addressGroup, items []string) error {
 	return nil
 }
 
-func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
-	var in networksecurity.RemoveAddressGroupItemsRequest
-	if _, err := s.decode(w, r, &in, "remove_address_group_items_request"); err != nil {
+func (a *API) removeGroupItems(w http.ResponseWriter, r *http.Request, method string) {
+	var in nsapi.RemoveAddressGroupItemsRequest
+	if _, err := core.Decode(w, r, a.host.MaxBodyBytes(), &in, "remove_address_group_items_request"); err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
@@ -67,7 +67,7 @@ func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *cal
 		gone[k] = true
 	}
 	t := targetOf(r)
-	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
+	op, err := a.mutate(a.mutation(method, t, "update", in.RequestId), func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur == nil {
 			return nil, core.ErrRPCNotFound(t.path())
 		}
@@ -80,15 +80,15 @@ func (s *Server) removeGroupItems(w http.ResponseWriter, r *http.Request, c *cal
 		cur.Items = kept
 		return cur, nil
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
 }
 
 // cloneGroupItems adds the items of another group of the same type ("Clones
 // items from one address group to another"; adding rather than replacing
 // is chosen).
-func (s *Server) cloneGroupItems(w http.ResponseWriter, r *http.Request, c *call) {
-	var in networksecurity.CloneAddressGroupItemsRequest
-	if _, err := s.decode(w, r, &in, "clone_address_group_items_request"); err != nil {
+func (a *API) cloneGroupItems(w http.ResponseWriter, r *http.Request, method string) {
+	var in nsapi.CloneAddressGroupItemsRequest
+	if _, err := core.Decode(w, r, a.host.MaxBodyBytes(), &in, "clone_address_group_items_request"); err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
@@ -97,11 +97,11 @@ func (s *Server) cloneGroupItems(w http.ResponseWriter, r *http.Request, c *call
 		return
 	}
 	t := targetOf(r)
-	op, err := s.store.mutateGroup(s.groupMutation(c, t, "update", in.RequestId), func(cur *addressGroup) (*addressGroup, error) {
+	op, err := a.mutate(a.mutation(method, t, "update", in.RequestId), func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur == nil {
 			return nil, core.ErrRPCNotFound(t.path())
 		}
-		src := s.store.groups.byPath[in.SourceAddressGroup] // under store.mu
+		src := a.state.byPath[in.SourceAddressGroup] // under the host's lock
 		if src == nil {
 			return nil, core.ErrRPCNotFound(in.SourceAddressGroup)
 		}
@@ -111,19 +111,26 @@ func (s *Server) cloneGroupItems(w http.ResponseWriter, r *http.Request, c *call
 		}
 		return cur, addItems(cur, src.Items)
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
+}
+
+// references is Host.ReferencesLocked for callers outside the lock.
+func (a *API) references(parent, location, name string) []Reference {
+	a.host.Lock()
+	defer a.host.Unlock()
+	return a.host.ReferencesLocked(parent, location, name)
 }
 
 // listGroupReferences lists the security policy rules that use the group
-// (see groupRefsLocked). The policy is named by its selfLink (chosen: no
+// (see Host.ReferencesLocked). The policy is named by its selfLink (chosen: no
 // recorded answer shows the form).
-func (s *Server) listGroupReferences(w http.ResponseWriter, r *http.Request, _ *call) {
+func (a *API) listGroupReferences(w http.ResponseWriter, r *http.Request, _ string) {
 	t := targetOf(r)
-	if _, err := s.store.group(t.path()); err != nil {
+	if _, err := a.group(t.path()); err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
-	refs := s.store.groupRefs(t.parent, t.location, t.name)
+	refs := a.references(t.parent, t.location, t.name)
 	start, end, next, err := pageBounds(r, len(refs))
 	if err != nil {
 		core.WriteRPC(w, err)

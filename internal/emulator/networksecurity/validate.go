@@ -1,4 +1,4 @@
-package emulator
+package networksecurity
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strconv"
 
-	networksecurity "google.golang.org/api/networksecurity/v1"
+	nsapi "google.golang.org/api/networksecurity/v1"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
@@ -62,7 +62,7 @@ func decodeGroupBody(b []byte) (*groupBody, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, core.ErrParse("Unexpected data after the JSON object.")
 	}
-	if err := core.CheckKeys(obj, reflect.TypeOf(networksecurity.AddressGroup{}), "address_group"); err != nil {
+	if err := core.CheckKeys(obj, reflect.TypeOf(nsapi.AddressGroup{}), "address_group"); err != nil {
 		return nil, err
 	}
 	in := &groupBody{has: map[string]bool{}}
@@ -179,7 +179,7 @@ func stringMap(v any, field string) (map[string]string, error) {
 // validateGroupFields checks what create and patch store: the type, the
 // capacity, the items against both, the purposes and the labels. The
 // wording of every message is the emulator's (none is recorded).
-func validateGroupFields(g *addressGroup) error {
+func validateGroupFields(g *AddressGroup) error {
 	if g.Type != "IPV4" && g.Type != "IPV6" {
 		return core.ErrRPCInvalid("Field 'type' is required: IPV4 or IPV6.")
 	}
@@ -199,7 +199,7 @@ func validateGroupFields(g *addressGroup) error {
 			return core.ErrRPCInvalid("Field 'purpose' must list DEFAULT or CLOUD_ARMOR, not %s.", p)
 		}
 	}
-	if err := validateLabels(g.Labels); err != nil {
+	if err := core.ValidateLabels(g.Labels); err != nil {
 		return core.RPCFrom(err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package emulator
+package networksecurity
 
 import (
 	"net/http"
@@ -33,7 +33,7 @@ func enumOut(v string, names []string, asInt bool) any {
 // renderGroup is an AddressGroup as GCP answers it: fields left empty are
 // absent, and there is no selfLink, though the API has one (no recorded
 // answer carries it).
-func renderGroup(g *addressGroup, asInt bool) map[string]any {
+func renderGroup(g *AddressGroup, asInt bool) map[string]any {
 	m := map[string]any{
 		"name":       g.path(),
 		"createTime": protoTime(g.Created),

@@ -1,4 +1,4 @@
-package emulator
+package networksecurity
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // 404 text, the operation shapes, PATCH following updateMask only, items
 // kept as sent and in order, enums as numbers on request.
 
-func (s *Server) createGroup(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) createGroup(w http.ResponseWriter, r *http.Request, method string) {
 	t := targetOf(r)
 	q := r.URL.Query()
 	t.name = q.Get("addressGroupId")
@@ -23,29 +23,29 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request, c *call) {
 		core.WriteRPC(w, err)
 		return
 	}
-	in, err := s.readGroupBody(w, r)
+	in, err := a.readBody(w, r)
 	if err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
-	g := &addressGroup{Parent: t.parent, Location: t.location, Name: t.name, Description: in.Description,
+	g := &AddressGroup{Parent: t.parent, Location: t.location, Name: t.name, Description: in.Description,
 		Labels: in.Labels, Type: in.Type, Capacity: in.Capacity, Items: in.Items, Purpose: in.Purpose}
 	if err := validateGroupFields(g); err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
-	m := s.groupMutation(c, t, "create", q.Get("requestId"))
-	op, err := s.store.mutateGroup(m, func(cur *addressGroup) (*addressGroup, error) {
+	m := a.mutation(method, t, "create", q.Get("requestId"))
+	op, err := a.mutate(m, func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur != nil {
 			return nil, core.ErrRPCAlreadyExists(t.path())
 		}
 		return g, nil
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
 }
 
 // checkGroupTarget checks the location and the addressGroupId of a create.
-func checkGroupTarget(t groupTarget) error {
+func checkGroupTarget(t target) error {
 	if !locationPattern.MatchString(t.location) {
 		return core.ErrRPCInvalid("Invalid location '%s'.", t.location)
 	}
@@ -58,16 +58,16 @@ func checkGroupTarget(t groupTarget) error {
 	return nil
 }
 
-func (s *Server) readGroupBody(w http.ResponseWriter, r *http.Request) (*groupBody, error) {
-	b, err := core.ReadBody(w, r, s.opts.MaxBodyBytes)
+func (a *API) readBody(w http.ResponseWriter, r *http.Request) (*groupBody, error) {
+	b, err := core.ReadBody(w, r, a.host.MaxBodyBytes())
 	if err != nil {
 		return nil, err
 	}
 	return decodeGroupBody(b)
 }
 
-func (s *Server) getGroup(w http.ResponseWriter, r *http.Request, _ *call) {
-	g, err := s.store.group(targetOf(r).path())
+func (a *API) getGroup(w http.ResponseWriter, r *http.Request, _ string) {
+	g, err := a.group(targetOf(r).path())
 	if err != nil {
 		core.WriteRPC(w, err)
 		return
@@ -75,9 +75,9 @@ func (s *Server) getGroup(w http.ResponseWriter, r *http.Request, _ *call) {
 	core.WriteJSON(w, http.StatusOK, renderGroup(g, intEnums(r)))
 }
 
-func (s *Server) listGroups(w http.ResponseWriter, r *http.Request, _ *call) {
+func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ string) {
 	t := targetOf(r)
-	groups := s.store.groupsIn(t.parent, t.location)
+	groups := a.groupsIn(t.parent, t.location)
 	start, end, next, err := pageBounds(r, len(groups))
 	if err != nil {
 		core.WriteRPC(w, err)
@@ -129,16 +129,16 @@ func pageBounds(r *http.Request, n int) (start, end int, next string, err error)
 // overwritten"), except capacity and type, which a body may leave out.
 // Capacity and type cannot change (documented); naming them with another
 // value is refused (wording chosen), naming them with the same one is not.
-func (s *Server) patchGroup(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) patchGroup(w http.ResponseWriter, r *http.Request, method string) {
 	t := targetOf(r)
-	in, err := s.readGroupBody(w, r)
+	in, err := a.readBody(w, r)
 	if err != nil {
 		core.WriteRPC(w, err)
 		return
 	}
 	fields := maskFields(r.URL.Query().Get("updateMask"), in)
-	m := s.groupMutation(c, t, "update", r.URL.Query().Get("requestId"))
-	op, err := s.store.mutateGroup(m, func(cur *addressGroup) (*addressGroup, error) {
+	m := a.mutation(method, t, "update", r.URL.Query().Get("requestId"))
+	op, err := a.mutate(m, func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur == nil {
 			return nil, core.ErrRPCNotFound(t.path())
 		}
@@ -147,7 +147,7 @@ func (s *Server) patchGroup(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		return cur, validateGroupFields(cur)
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
 }
 
 // maskFields is the top-level fields a PATCH overwrites.
@@ -168,7 +168,7 @@ func maskFields(mask string, in *groupBody) []string {
 	return out
 }
 
-func patchGroupFields(cur *addressGroup, in *groupBody, fields []string) error {
+func patchGroupFields(cur *AddressGroup, in *groupBody, fields []string) error {
 	for _, f := range fields {
 		switch f {
 		case "description":
@@ -197,25 +197,25 @@ func patchGroupFields(cur *addressGroup, in *groupBody, fields []string) error {
 
 // deleteGroup refuses to delete a group that security policy rules use
 // (documented; GCP's wording is not recorded, this one is chosen).
-func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, method string) {
 	t := targetOf(r)
-	m := s.groupMutation(c, t, "delete", r.URL.Query().Get("requestId"))
-	op, err := s.store.mutateGroup(m, func(cur *addressGroup) (*addressGroup, error) {
+	m := a.mutation(method, t, "delete", r.URL.Query().Get("requestId"))
+	op, err := a.mutate(m, func(cur *AddressGroup) (*AddressGroup, error) {
 		if cur == nil {
 			return nil, core.ErrRPCNotFound(t.path())
 		}
-		if refs := s.store.groupRefsLocked(t.parent, t.location, t.name); len(refs) > 0 {
+		if refs := a.host.ReferencesLocked(t.parent, t.location, t.name); len(refs) > 0 {
 			return nil, errGroupInUse(t.path(), refs)
 		}
 		return nil, nil
 	})
-	s.finishGroup(w, r, c, op, err)
+	a.finish(w, r, method, op, err)
 }
 
-func errGroupInUse(path string, refs []groupRef) *core.RPCError {
+func errGroupInUse(path string, refs []Reference) *core.RPCError {
 	uses := make([]string, len(refs))
 	for i, ref := range refs {
-		uses[i] = fmt.Sprintf("%s (priority %d)", strings.TrimPrefix(ref.Policy, apiRoot), ref.Priority)
+		uses[i] = fmt.Sprintf("%s (priority %d)", strings.TrimPrefix(ref.Policy, core.ComputeRoot), ref.Priority)
 	}
 	return core.ErrRPCPrecondition("Address group '%s' is used by security policy rules and cannot be deleted: %s.",
 		path, strings.Join(uses, ", "))
