@@ -13,7 +13,7 @@ import (
 )
 
 // This file holds what the objects beyond a project's security policies
-// share: organization security policies (hierarchy.go), backend services
+// share: organization security policies (orgpolicies.go), backend services
 // (backends.go) and network edge security services (edgeservices.go).
 
 // moreState is their part of the store, under store.mu.

@@ -105,3 +105,30 @@ func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) 
 		"selfLink": apiRoot + "projects/" + c.scope.Project + "/aggregated/operations",
 	})
 }
+
+// listOrgOps lists the operations of parentId, in creation order.
+func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		core.WriteError(w, errParent("parentId", parent))
+		return
+	}
+	now := s.now()
+	var items []map[string]any
+	s.store.mu.Lock()
+	for _, key := range s.store.opOrder {
+		if op := s.store.ops[key]; op.Parent == parent {
+			items = append(items, renderOp(op, now, false))
+		}
+	}
+	s.store.mu.Unlock()
+	page, err := paginate(r, items)
+	if err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	page.body["kind"] = "compute#operationList"
+	page.body["id"] = "locations/global/operations"
+	page.body["selfLink"] = apiRoot + "locations/global/operations"
+	core.WriteJSON(w, http.StatusOK, page.body)
+}
