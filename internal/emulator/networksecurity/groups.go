@@ -77,8 +77,15 @@ func (a *API) getGroup(w http.ResponseWriter, r *http.Request, _ string) {
 
 func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ string) {
 	t := targetOf(r)
-	groups := a.groupsIn(t.parent, t.location)
-	start, end, next, err := pageBounds(r, len(groups))
+	writePage(w, r, "addressGroups", a.groupsIn(t.parent, t.location), func(g *AddressGroup) any {
+		return renderGroup(g, intEnums(r))
+	})
+}
+
+// writePage answers a list: the page of items pageSize and pageToken ask
+// for, rendered, under key, and the next page's token.
+func writePage[T any](w http.ResponseWriter, r *http.Request, key string, items []T, render func(T) any) {
+	start, end, next, err := pageBounds(r, len(items))
 	if err != nil {
 		core.WriteRPC(w, err)
 		return
@@ -86,10 +93,10 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ string) {
 	body := map[string]any{}
 	if end > start {
 		list := make([]any, 0, end-start)
-		for _, g := range groups[start:end] {
-			list = append(list, renderGroup(g, intEnums(r)))
+		for _, item := range items[start:end] {
+			list = append(list, render(item))
 		}
-		body["addressGroups"] = list
+		body[key] = list
 	}
 	if next != "" {
 		body["nextPageToken"] = next

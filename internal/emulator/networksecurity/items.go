@@ -130,22 +130,7 @@ func (a *API) listGroupReferences(w http.ResponseWriter, r *http.Request, _ stri
 		core.WriteRPC(w, err)
 		return
 	}
-	refs := a.references(t.parent, t.location, t.name)
-	start, end, next, err := pageBounds(r, len(refs))
-	if err != nil {
-		core.WriteRPC(w, err)
-		return
-	}
-	body := map[string]any{}
-	if end > start {
-		list := make([]any, 0, end-start)
-		for _, ref := range refs[start:end] {
-			list = append(list, map[string]any{"securityPolicy": ref.Policy, "rulePriority": ref.Priority})
-		}
-		body["addressGroupReferences"] = list
-	}
-	if next != "" {
-		body["nextPageToken"] = next
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	writePage(w, r, "addressGroupReferences", a.references(t.parent, t.location, t.name), func(ref Reference) any {
+		return map[string]any{"securityPolicy": ref.Policy, "rulePriority": ref.Priority}
+	})
 }
