@@ -260,7 +260,7 @@ func (s *Server) moreRoutes() {
 	s.route("GET", o+"/listAssociations", p+"listAssociations", s.listOrgAssociations)
 	s.route("GET", o+"/listPreconfiguredExpressionSets", p+"listPreconfiguredExpressionSets", s.listPreconfigured)
 	s.route("GET", one, p+"get", s.getOrgPolicy)
-	s.route("PATCH", one, p+"patch", s.patchOrgPolicy)
+	s.route("PATCH", one, p+"patch", s.patchPolicy(op))
 	s.route("DELETE", one, p+"delete", s.deletePolicy(op))
 	s.route("POST", one+"/addRule", p+"addRule", s.addRule(op))
 	s.route("GET", one+"/getRule", p+"getRule", s.getRule(op))

@@ -248,6 +248,18 @@ func (s *Server) orgPolicies() policyKind {
 			}
 			return nil
 		},
+		patchable: func(cur *policy, in *compute.SecurityPolicy, raw map[string]any) error {
+			for k := range orgOutputKeys {
+				delete(raw, k)
+			}
+			if short := s.store.more.orgPolicies[cur.Name].ShortName; in.ShortName != "" && in.ShortName != short {
+				return core.ErrInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
+			}
+			if len(in.Labels) > 0 {
+				return core.ErrInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
+			}
+			return nil
+		},
 	}
 }
 
@@ -348,40 +360,6 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 	page.body["kind"] = "compute#securityPolicyList"
 	page.body["id"] = "locations/global/securityPolicies"
 	core.WriteJSON(w, http.StatusOK, page.body)
-}
-
-func (s *Server) patchOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicy
-	raw, err := s.decode(w, r, &in, "security_policy")
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	precheckExprs(in.Rules...)
-	_, replaceRules := raw["rules"]
-	mask := core.SplitMask(r.URL.Query().Get("updateMask"))
-	for k := range orgOutputKeys {
-		delete(raw, k)
-	}
-	s.changeOrgPolicy(w, r, c, "patch", func(cur *orgPolicy) (*orgPolicy, error) {
-		if in.ShortName != "" && in.ShortName != cur.ShortName {
-			return nil, core.ErrInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
-		}
-		if len(in.Labels) > 0 {
-			return nil, core.ErrInvalidField("resource.labels", shown(in.Labels), "Organization security policies have no labels.")
-		}
-		p := cur.asPolicy()
-		if err := patchFields(p, &in, raw, mask); err != nil {
-			return nil, err
-		}
-		if err := validateStoredFields(p); err != nil {
-			return nil, err
-		}
-		if replaceRules {
-			return cur, replaceRuleSet(p, in.Rules, raw)
-		}
-		return cur, nil
-	})
 }
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the

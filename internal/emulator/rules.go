@@ -37,6 +37,9 @@ type policyKind struct {
 	change func(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn)
 	// inUse, under the store's lock, is why the policy cannot be deleted.
 	inUse func(cur *policy) error
+	// patchable, if set, refuses a PATCH body before it is applied and
+	// drops from raw what the kind does not store; under the store's lock.
+	patchable func(cur *policy, in *compute.SecurityPolicy, raw map[string]any) error
 }
 
 // projectPolicies reach the policy of the {policy} path value in the

@@ -146,28 +146,37 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	core.WriteJSON(w, http.StatusOK, renderPolicy(p))
 }
 
-func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicy
-	raw, err := s.decode(w, r, &in, "security_policy")
-	if err != nil {
-		core.WriteError(w, err)
-		return
+// patchPolicy serves PATCH of a project or an organization policy; the
+// kind's patchable refuses what only it forbids first.
+func (s *Server) patchPolicy(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		var in compute.SecurityPolicy
+		raw, err := s.decode(w, r, &in, "security_policy")
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		precheckExprs(in.Rules...)
+		_, replaceRules := raw["rules"]
+		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
+		k.change(w, r, c, "patch", func(cur *policy) (*policy, error) {
+			if k.patchable != nil {
+				if err := k.patchable(cur, &in, raw); err != nil {
+					return nil, err
+				}
+			}
+			if err := patchFields(cur, &in, raw, mask); err != nil {
+				return nil, err
+			}
+			if err := validateStoredFields(cur); err != nil { // the fields as merged
+				return nil, err
+			}
+			if replaceRules {
+				return cur, replaceRuleSet(cur, in.Rules, raw)
+			}
+			return cur, nil
+		})
 	}
-	precheckExprs(in.Rules...)
-	_, replaceRules := raw["rules"]
-	mask := core.SplitMask(r.URL.Query().Get("updateMask"))
-	s.changePolicy(w, r, c, "patch", func(cur *policy) (*policy, error) {
-		if err := patchFields(cur, &in, raw, mask); err != nil {
-			return nil, err
-		}
-		if err := validateStoredFields(cur); err != nil { // the fields as merged
-			return nil, err
-		}
-		if replaceRules {
-			return cur, replaceRuleSet(cur, in.Rules, raw)
-		}
-		return cur, nil
-	})
 }
 
 // patchFields applies the non-rule part of a PATCH like patchRule (see

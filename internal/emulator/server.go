@@ -81,7 +81,7 @@ func (s *Server) routes() {
 		s.route("POST", sp.path, sp.prefix+"insert", s.insertPolicy)
 		s.route("GET", sp.path, sp.prefix+"list", s.listPolicies)
 		s.route("GET", sp.path+"/{policy}", sp.prefix+"get", s.getPolicy)
-		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy)
+		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy(pp))
 		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy(pp))
 		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule(pp))
 		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule(pp))
