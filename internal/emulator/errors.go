@@ -7,6 +7,9 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
+// The errors only security policies answer; those every API shares are
+// core's.
+
 func errDuplicatePriority(p int64) *core.Error {
 	return core.ErrInvalidField("resource.priority", strconv.FormatInt(p, 10),
 		"Cannot have rules with the same priorities.")

@@ -2,6 +2,10 @@
 // API for Cloud Armor security policies, faithful to recorded GCP traffic.
 // It serves the official Go client (google.golang.org/api/compute/v1) for
 // tests, benchmarks and demos. See docs/emulator.md.
+//
+// It is the server: it runs every call through one pipeline (serve), holds
+// the one store, serves compute itself and mounts the address group API of
+// package networksecurity; what both share is package core.
 package emulator
 
 import (
