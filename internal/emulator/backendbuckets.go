@@ -125,11 +125,6 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
-func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
-	deleteObject(s, w, r, c, path, func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID })
-}
-
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the
 // policy must be a global CLOUD_ARMOR_EDGE policy; an empty securityPolicy
 // detaches it.

@@ -223,11 +223,6 @@ func (s *Server) aggregatedBackends(w http.ResponseWriter, r *http.Request, c *c
 	aggregated(w, r, c, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
 }
 
-func (s *Server) deleteBackend(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("backendServices", r.PathValue("backendService"))
-	deleteObject(s, w, r, c, path, func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID })
-}
-
 // setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the
 // policy must exist and be of the right type and scope; an empty
 // securityPolicy detaches the policy.

@@ -197,11 +197,6 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	s.finishObject(w, c, m, path, op, err)
 }
 
-func (s *Server) deleteEdge(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
-	deleteObject(s, w, r, c, path, func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID })
-}
-
 // aggregatedEdges lists a project's network edge security services by
 // region; there is no global scope.
 func (s *Server) aggregatedEdges(w http.ResponseWriter, r *http.Request, c *call) {

@@ -91,42 +91,28 @@ func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*oper
 	return &c, nil
 }
 
-// finishObject answers a mutating call on one of these objects, like
-// finish: the RUNNING operation, or the error. what names the object in the
-// log line.
+// finishObject answers a mutating call on one of these objects (see
+// answer). what names the object in the log line.
 func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, what string, op *operation, err error) {
-	if err != nil {
-		if e, ok := err.(*core.Error); ok && e.Reason == "resourceNotReady" {
-			s.stats.notReady()
-		}
-		core.WriteError(w, err)
-		return
-	}
-	if m.validateOnly {
-		s.stats.dryRun()
-		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
-		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
-		return
-	}
-	s.stats.mutation()
-	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
-	s.saveState()
-	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	s.answer(w, c, m.validateOnly, what, op, err)
 }
 
-// deleteObject serves the delete of the object at path in the store's map
-// that objects returns (read under the store's lock): 404 when it is not
-// there.
-func deleteObject[T any](s *Server, w http.ResponseWriter, r *http.Request, c *call, path string, objects func() map[string]T, id func(T) uint64) {
-	m := s.objectMutation(r, c, "delete", path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		o, ok := objects()[path]
-		if !ok {
-			return plan{}, core.ErrNotFound(path)
-		}
-		return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+// deleteObject serves the delete of the object of collection that the
+// path value param names, in the store's map that objects returns (read
+// under the store's lock): 404 when it is not there.
+func deleteObject[T any](s *Server, collection, param string, objects func() map[string]T, id func(T) uint64) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		path := c.scope.objectPath(collection, r.PathValue(param))
+		m := s.objectMutation(r, c, "delete", path)
+		op, err := s.store.mutateObject(m, func() (plan, error) {
+			o, ok := objects()[path]
+			if !ok {
+				return plan{}, core.ErrNotFound(path)
+			}
+			return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
+		})
+		s.finishObject(w, c, m, path, op, err)
+	}
 }
 
 // objectMutation prepares an objMutation for a call.
@@ -281,7 +267,8 @@ func (s *Server) moreRoutes() {
 		s.route("POST", b.path, b.prefix+"insert", s.insertBackend)
 		s.route("GET", b.path, b.prefix+"list", s.listBackends)
 		s.route("GET", b.path+"/{backendService}", b.prefix+"get", s.getBackend)
-		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", s.deleteBackend)
+		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", deleteObject(s, "backendServices", "backendService",
+			func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID }))
 		s.route("POST", b.path+"/{backendService}/setSecurityPolicy", b.prefix+"setSecurityPolicy", s.setBackendPolicy)
 	}
 	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
@@ -292,14 +279,16 @@ func (s *Server) moreRoutes() {
 	s.route("POST", bb, "backendBuckets.insert", s.insertBucket)
 	s.route("GET", bb, "backendBuckets.list", s.listBuckets)
 	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", s.getBucket)
-	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", s.deleteBucket)
+	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", deleteObject(s, "backendBuckets", "backendBucket",
+		func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID }))
 	s.route("POST", bb+"/{backendBucket}/setEdgeSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy", s.setBucketEdgePolicy)
 
 	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
 	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
 	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", s.getEdge)
 	s.route("PATCH", e+"/{edgeService}", "networkEdgeSecurityServices.patch", s.patchEdge)
-	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", s.deleteEdge)
+	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", deleteObject(s, "networkEdgeSecurityServices", "edgeService",
+		func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID }))
 	s.route("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
 		"networkEdgeSecurityServices.aggregatedList", s.aggregatedEdges)
 }

@@ -210,8 +210,15 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 		requestID: q.Get("requestId"), validateOnly: c.dryRun}
 }
 
-// finish answers a mutating call: the RUNNING operation, or the error.
+// finish answers a mutating call on a security policy: the RUNNING
+// operation, or the error.
 func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
+	s.answer(w, c, m.validateOnly, m.scope.policyPath(m.name), op, err)
+}
+
+// answer answers any mutating compute call: the RUNNING operation (DONE
+// for a dry run), or the error. what names the target in the log line.
+func (s *Server) answer(w http.ResponseWriter, c *call, dryRun bool, what string, op *operation, err error) {
 	if err != nil {
 		if e, ok := err.(*core.Error); ok && e.Reason == "resourceNotReady" {
 			s.stats.notReady()
@@ -219,14 +226,14 @@ func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operatio
 		core.WriteError(w, err)
 		return
 	}
-	if m.validateOnly {
+	if dryRun {
 		s.stats.dryRun()
-		s.logf("%s %s operation=%s validated, nothing changed", c.counted, m.scope.policyPath(m.name), op.Name)
+		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
 		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 		return
 	}
 	s.stats.mutation()
-	s.logf("%s %s operation=%s%s", c.method, m.scope.policyPath(m.name), op.Name, opOutcome(op))
+	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
 	s.saveState()
 	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
