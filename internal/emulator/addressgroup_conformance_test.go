@@ -41,6 +41,13 @@ var agFixtures = map[string]agFixture{
 		source: "GoogleCloudPlatform/k8s-config-connector mockgcp/mocknetworksecurity/testdata/orgaddressgroup/crud/_http.log"},
 }
 
+// The enums by number, as the recordings send and receive them with
+// "$alt=json;enum-encoding=int" (type 1 is IPV4, purpose 1 DEFAULT).
+var (
+	groupTypes    = []string{"TYPE_UNSPECIFIED", "IPV4", "IPV6"}
+	groupPurposes = []string{"PURPOSE_UNSPECIFIED", "DEFAULT", "CLOUD_ARMOR"}
+)
+
 // TestAddressGroupConformance replays every exchange of each recording, in
 // order, against a fresh emulator, twice: through the official Go client
 // (google.golang.org/api/networksecurity/v1), and as the recorded HTTP

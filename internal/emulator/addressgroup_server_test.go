@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	networksecurity "google.golang.org/api/networksecurity/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // TestAddressGroupGrants: a project grant covers that project's groups; an
@@ -188,7 +190,7 @@ func TestAddressGroupRaw(t *testing.T) {
 		"EnumsAsNumbers": {method: "GET", path: "/v1/" + groupParent + "/addressGroups/g?%24alt=json%3Benum-encoding%3Dint&fields=type,purpose", token: true, wantStatus: 200,
 			want: `{"purpose":[2],"type":1}`},
 		"NoCredentials": {method: "GET", path: "/v1/" + groupParent + "/addressGroups/g", wantStatus: 401,
-			want: `{"error":{"code":401,"message":"Request is missing required authentication credential. ` + authHelp + `","status":"UNAUTHENTICATED"}}`},
+			want: `{"error":{"code":401,"message":"Request is missing required authentication credential. ` + core.AuthHelp + `","status":"UNAUTHENTICATED"}}`},
 		"UnknownCustomMethod": {method: "POST", path: "/v1/" + groupParent + "/addressGroups/g:frob", token: true, wantStatus: 404,
 			want: `{"error":{"code":404,"message":"The requested URL /v1/` + groupParent + `/addressGroups/g:frob was not found on this server.","status":"NOT_FOUND"}}`},
 		"UnknownField": {method: "POST", path: "/v1/" + groupParent + "/addressGroups?addressGroupId=x", body: `{"type":"IPV4","capacity":1,"size":3}`, token: true, wantStatus: 400,

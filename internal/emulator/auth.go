@@ -3,6 +3,8 @@ package emulator
 import (
 	"net/http"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // authorize checks the caller's OAuth token the way the Google front end does
@@ -13,10 +15,10 @@ func (s *Server) authorize(r *http.Request) error {
 	}
 	token := requestToken(r)
 	if token == "" {
-		return errUnauthenticated()
+		return core.ErrUnauthenticated()
 	}
 	if s.opts.Auth == AuthToken && token != s.opts.Token {
-		return errBadCredentials()
+		return core.ErrBadCredentials()
 	}
 	return nil
 }

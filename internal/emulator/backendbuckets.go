@@ -6,6 +6,8 @@ import (
 	"time"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Backend buckets (compute v1 backendBuckets, global only): enough of them
@@ -57,11 +59,11 @@ func (s *Server) insertBucket(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.BackendBucket
 	raw, err := s.decode(w, r, &in, "backend_bucket")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := validateName(in.Name); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	fields := map[string]any{}
@@ -70,11 +72,11 @@ func (s *Server) insertBucket(w http.ResponseWriter, r *http.Request, c *call) {
 			fields[k] = v
 		}
 	}
-	b := &backendBucket{Project: c.scope.Project, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Fields: fields}
+	b := &backendBucket{Project: c.scope.Project, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Fields: fields}
 	m := s.objectMutation(r, c, "insert", b.path())
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		if _, ok := s.store.more.buckets[b.path()]; ok {
-			return plan{}, errAlreadyExists(b.path())
+			return plan{}, core.ErrAlreadyExists(b.path())
 		}
 		if in.EdgeSecurityPolicy != "" {
 			var err error
@@ -97,10 +99,10 @@ func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	s.store.mu.Unlock()
 	if !ok {
-		writeError(w, errNotFound(path))
+		core.WriteError(w, core.ErrNotFound(path))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
@@ -114,18 +116,13 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 	s.store.mu.Unlock()
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#backendBucketList"
 	page.body["id"] = c.scope.base() + "/backendBuckets"
 	page.body["selfLink"] = apiRoot + c.scope.base() + "/backendBuckets"
-	writeJSON(w, http.StatusOK, page.body)
-}
-
-func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
-	deleteObject(s, w, r, c, path, func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID })
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the
@@ -134,7 +131,7 @@ func (s *Server) deleteBucket(w http.ResponseWriter, r *http.Request, c *call) {
 func (s *Server) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.SecurityPolicyReference
 	if _, err := s.decode(w, r, &in, "security_policy_reference"); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
@@ -142,7 +139,7 @@ func (s *Server) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c *
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		b, ok := s.store.more.buckets[path]
 		if !ok {
-			return plan{}, errNotFound(path)
+			return plan{}, core.ErrNotFound(path)
 		}
 		link := ""
 		if in.SecurityPolicy != "" {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Backend services, global (backendServices) and regional
@@ -84,21 +86,21 @@ func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string
 	f := "resource." + field
 	r, ok := parseRef(ref, "securityPolicies", sc)
 	if !ok {
-		return "", errInvalidField(f, ref, "The security policy must be a security policy URL or name.")
+		return "", core.ErrInvalidField(f, ref, "The security policy must be a security policy URL or name.")
 	}
 	if r.scope.Region != sc.Region {
 		where := "global"
 		if sc.Region != "" {
 			where = "in region '" + sc.Region + "'"
 		}
-		return "", errInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
+		return "", core.ErrInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
 	}
 	p, ok := st.policies[r.scope.policyPath(r.name)]
 	if !ok {
-		return "", errNotFound(r.scope.policyPath(r.name))
+		return "", core.ErrNotFound(r.scope.policyPath(r.name))
 	}
 	if policyType(p) != want {
-		return "", errInvalidField(f, ref, "The security policy must be of type "+want+"; '"+p.Name+"' is of type "+policyType(p)+".")
+		return "", core.ErrInvalidField(f, ref, "The security policy must be of type "+want+"; '"+p.Name+"' is of type "+policyType(p)+".")
 	}
 	return apiRoot + p.path(), nil
 }
@@ -107,24 +109,24 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 	var in compute.BackendService
 	raw, err := s.decode(w, r, &in, "backend_service")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := validateName(in.Name); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := checkRegion(c.scope, in.Region); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := checkEnum("resource.loadBalancingScheme", in.LoadBalancingScheme, set(
 		"EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED", "INTERNAL_SELF_MANAGED")); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if in.EdgeSecurityPolicy != "" && c.scope.Region != "" {
-		writeError(w, errInvalidField("resource.edgeSecurityPolicy", in.EdgeSecurityPolicy,
+		core.WriteError(w, core.ErrInvalidField("resource.edgeSecurityPolicy", in.EdgeSecurityPolicy,
 			"Regional backend services have no edge security policy."))
 		return
 	}
@@ -134,11 +136,11 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 			fields[k] = v
 		}
 	}
-	b := &backendService{Scope: c.scope, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Fields: fields}
+	b := &backendService{Scope: c.scope, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Fields: fields}
 	m := s.objectMutation(r, c, "insert", b.path())
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		if _, ok := s.store.more.backends[b.path()]; ok {
-			return plan{}, errAlreadyExists(b.path())
+			return plan{}, core.ErrAlreadyExists(b.path())
 		}
 		var err error
 		if in.SecurityPolicy != "" {
@@ -152,7 +154,7 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 			}
 		}
 		return plan{link: apiRoot + b.path(), id: b.ID, commit: func() {
-			b.Fingerprint = s.store.gen.fingerprint()
+			b.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.backends[b.path()] = b
 		}}, nil
 	})
@@ -165,7 +167,7 @@ func (s *Server) backend(sc scope, name string) (*backendService, error) {
 	path := sc.objectPath("backendServices", name)
 	b, ok := s.store.more.backends[path]
 	if !ok {
-		return nil, errNotFound(path)
+		return nil, core.ErrNotFound(path)
 	}
 	return b.clone(), nil
 }
@@ -188,10 +190,10 @@ func (s *Server) backends(sc scope, all bool) []*backendService {
 func (s *Server) getBackend(w http.ResponseWriter, r *http.Request, c *call) {
 	b, err := s.backend(c.scope, r.PathValue("backendService"))
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderBackend(b))
+	core.WriteJSON(w, http.StatusOK, renderBackend(b))
 }
 
 func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
@@ -201,13 +203,13 @@ func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#backendServiceList"
 	page.body["id"] = c.scope.base() + "/backendServices"
 	page.body["selfLink"] = apiRoot + c.scope.base() + "/backendServices"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 // aggregatedBackends lists the global and regional backend services of a
@@ -221,18 +223,13 @@ func (s *Server) aggregatedBackends(w http.ResponseWriter, r *http.Request, c *c
 	aggregated(w, r, c, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
 }
 
-func (s *Server) deleteBackend(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("backendServices", r.PathValue("backendService"))
-	deleteObject(s, w, r, c, path, func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID })
-}
-
 // setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the
 // policy must exist and be of the right type and scope; an empty
 // securityPolicy detaches the policy.
 func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.SecurityPolicyReference
 	if _, err := s.decode(w, r, &in, "security_policy_reference"); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	field, opType := "securityPolicy", "setSecurityPolicy"
@@ -244,7 +241,7 @@ func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *cal
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		b, ok := s.store.more.backends[path]
 		if !ok {
-			return plan{}, errNotFound(path)
+			return plan{}, core.ErrNotFound(path)
 		}
 		link := ""
 		if in.SecurityPolicy != "" {
@@ -260,7 +257,7 @@ func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *cal
 			next.SecurityPolicy = link
 		}
 		return plan{link: apiRoot + path, id: b.ID, commit: func() {
-			next.Fingerprint = s.store.gen.fingerprint()
+			next.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.backends[path] = next
 		}}, nil
 	})

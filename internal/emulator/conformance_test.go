@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // An exchange is one request/response pair of a recording.
@@ -116,7 +118,7 @@ func (s *replayState) normalize(v any, stripServerOnly bool) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {
-			if stripServerOnly && serverOnlyKeys[k] {
+			if stripServerOnly && core.ServerOnlyKeys[k] {
 				continue
 			}
 			if n, ok := normalizedKeys[k]; ok {

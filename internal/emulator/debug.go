@@ -3,6 +3,8 @@ package emulator
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Stats returns the request counters.
@@ -46,7 +48,7 @@ type debugState struct {
 }
 
 func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot(),
+	core.WriteJSON(w, http.StatusOK, debugState{Stats: s.Stats(), State: s.Snapshot(),
 		AddressGroups: s.AddressGroups(), Tiers: s.Tiers(),
 		OrganizationSecurityPolicies: s.OrganizationSecurityPolicies(), BackendServices: s.BackendServices(),
 		BackendBuckets:              s.BackendBuckets(),
@@ -55,30 +57,30 @@ func (s *Server) debugStats(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) debugReset(w http.ResponseWriter, _ *http.Request) {
 	s.Reset()
-	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+	core.WriteJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 
 func (s *Server) debugGetFaults(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.Faults())
+	core.WriteJSON(w, http.StatusOK, s.Faults())
 }
 
 // debugSetFaults replaces the fault configuration with the JSON body.
 func (s *Server) debugSetFaults(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(w, r, s.opts.MaxBodyBytes)
+	b, err := core.ReadBody(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	var f Faults
 	dec := json.NewDecoder(bytesReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		writeError(w, errPayload("Invalid fault configuration: "+err.Error()))
+		core.WriteError(w, core.ErrPayload("Invalid fault configuration: "+err.Error()))
 		return
 	}
 	if err := s.SetFaults(f); err != nil {
-		writeError(w, errPayload("Invalid fault configuration: "+err.Error()))
+		core.WriteError(w, core.ErrPayload("Invalid fault configuration: "+err.Error()))
 		return
 	}
-	writeJSON(w, http.StatusOK, f)
+	core.WriteJSON(w, http.StatusOK, f)
 }

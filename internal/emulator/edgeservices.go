@@ -6,6 +6,8 @@ import (
 	"time"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Network edge security services (networkEdgeSecurityServices): regional
@@ -53,22 +55,22 @@ func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error
 	const f = "resource.securityPolicy"
 	r, ok := parseRef(ref, "securityPolicies", sc)
 	if !ok {
-		return "", errInvalidField(f, ref, "The security policy must be a security policy URL or name.")
+		return "", core.ErrInvalidField(f, ref, "The security policy must be a security policy URL or name.")
 	}
 	if r.scope != sc {
-		return "", errInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
+		return "", core.ErrInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
 			sc.Project+"' in region '"+sc.Region+"', like the network edge security service.")
 	}
 	p, ok := st.policies[r.scope.policyPath(r.name)]
 	if !ok {
-		return "", errInvalidField(f, ref, "The resource '"+r.scope.policyPath(r.name)+"' was not found.")
+		return "", core.ErrInvalidField(f, ref, "The resource '"+r.scope.policyPath(r.name)+"' was not found.")
 	}
 	if policyType(p) != "CLOUD_ARMOR_NETWORK" {
-		return "", errInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
+		return "", core.ErrInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
 			p.Name+"' is of type "+policyType(p)+".")
 	}
 	if tier := st.tierLocked(sc.Project); !enterprise(tier) {
-		return "", errInvalidField(f, ref, "Network edge security policies need Cloud Armor Enterprise; project '"+
+		return "", core.ErrInvalidField(f, ref, "Network edge security policies need Cloud Armor Enterprise; project '"+
 			sc.Project+"' is on "+tier+".")
 	}
 	return apiRoot + p.path(), nil
@@ -77,22 +79,22 @@ func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error
 func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.NetworkEdgeSecurityService
 	if _, err := s.decode(w, r, &in, "network_edge_security_service"); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := validateName(in.Name); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := checkRegion(c.scope, in.Region); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	e := &edgeService{Scope: c.scope, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Description: in.Description}
+	e := &edgeService{Scope: c.scope, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Description: in.Description}
 	m := s.objectMutation(r, c, "insert", e.path()) // validateOnly=true: c.dryRun
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		if _, ok := s.store.more.edges[e.path()]; ok {
-			return plan{}, errAlreadyExists(e.path())
+			return plan{}, core.ErrAlreadyExists(e.path())
 		}
 		if in.SecurityPolicy != "" {
 			var err error
@@ -101,7 +103,7 @@ func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 			}
 		}
 		return plan{link: apiRoot + e.path(), id: e.ID, commit: func() {
-			e.Fingerprint = s.store.gen.fingerprint()
+			e.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.edges[e.path()] = e
 		}}, nil
 	})
@@ -118,10 +120,10 @@ func (s *Server) getEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	s.store.mu.Unlock()
 	if !ok {
-		writeError(w, errNotFound(path))
+		core.WriteError(w, core.ErrNotFound(path))
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, body)
 }
 
 // patchEdge changes description and securityPolicy. With an updateMask (or
@@ -131,13 +133,13 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.NetworkEdgeSecurityService
 	raw, err := s.decode(w, r, &in, "network_edge_security_service")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	q := r.URL.Query()
 	var mask [][]string
 	for _, v := range append([]string{q.Get("updateMask")}, q["paths"]...) {
-		mask = append(mask, splitMask(v)...)
+		mask = append(mask, core.SplitMask(v)...)
 	}
 	change := map[string]bool{}
 	for _, p := range mask {
@@ -146,7 +148,7 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 			change[p[0]] = true
 		case "name", "id", "kind", "selfLink", "selfLinkWithId", "region", "creationTimestamp", "fingerprint":
 		default:
-			writeError(w, errInvalidField("updateMask", p[0], "Only description and securityPolicy can be updated."))
+			core.WriteError(w, core.ErrInvalidField("updateMask", p[0], "Only description and securityPolicy can be updated."))
 			return
 		}
 	}
@@ -162,13 +164,13 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		cur, ok := s.store.more.edges[path]
 		if !ok {
-			return plan{}, errNotFound(path)
+			return plan{}, core.ErrNotFound(path)
 		}
 		if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
 			return plan{}, errFingerprint()
 		}
 		if in.Name != "" && in.Name != cur.Name {
-			return plan{}, errInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
+			return plan{}, core.ErrInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
 		}
 		if err := checkRegion(cur.Scope, in.Region); err != nil {
 			return plan{}, err
@@ -188,16 +190,11 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 			}
 		}
 		return plan{link: apiRoot + path, id: cur.ID, commit: func() {
-			next.Fingerprint = s.store.gen.fingerprint()
+			next.Fingerprint = s.store.gen.Fingerprint()
 			s.store.more.edges[path] = &next
 		}}, nil
 	})
 	s.finishObject(w, c, m, path, op, err)
-}
-
-func (s *Server) deleteEdge(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
-	deleteObject(s, w, r, c, path, func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID })
 }
 
 // aggregatedEdges lists a project's network edge security services by

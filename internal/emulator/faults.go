@@ -3,6 +3,8 @@ package emulator
 import (
 	"net/http"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 var defaultFaultCodes = []int{429, 500, 503}
@@ -51,7 +53,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, method string) b
 		case <-r.Context().Done():
 		}
 	}
-	if rule.ErrorRate <= 0 || s.faultGen.float() >= rule.ErrorRate {
+	if rule.ErrorRate <= 0 || s.faultGen.Float() >= rule.ErrorRate {
 		return false
 	}
 	codes := rule.ErrorCodes
@@ -63,14 +65,14 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, method string) b
 		retryAfter = 1
 	}
 	s.stats.injected()
-	writeError(w, errInjected(codes[s.faultGen.intn(len(codes))], retryAfter))
+	core.WriteError(w, core.ErrInjected(codes[s.faultGen.Intn(len(codes))], retryAfter))
 	return true
 }
 
 // opFailure decides whether this mutation's operation finishes with an error.
 func (s *Server) opFailure(method string) *opError {
 	rule := s.Faults().ruleFor(method)
-	if rule.OpErrorRate <= 0 || s.faultGen.float() >= rule.OpErrorRate {
+	if rule.OpErrorRate <= 0 || s.faultGen.Float() >= rule.OpErrorRate {
 		return nil
 	}
 	return &opError{Code: "INTERNAL_ERROR", HTTPStatus: 500, HTTPMessage: "INTERNAL SERVER ERROR",

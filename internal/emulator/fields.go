@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Partial responses: the fields= system parameter every Google API accepts
@@ -29,8 +31,8 @@ type selection map[string]selection
 // errFieldSelection is the 400 for a fields= value that does not parse or
 // names a field the response does not have (wording chosen after Google's
 // "Invalid field selection" documentation).
-func errFieldSelection(what string) *apiError {
-	return &apiError{Code: 400, Reason: "invalidParameter", Status: "INVALID_ARGUMENT",
+func errFieldSelection(what string) *core.Error {
+	return &core.Error{Code: 400, Reason: "invalidParameter", Status: "INVALID_ARGUMENT",
 		Message: "Invalid field selection " + what, Location: "fields", LocationType: "parameter"}
 }
 
@@ -171,8 +173,8 @@ func (s selection) check(t reflect.Type, at string) error {
 		case k == "*" && t.Kind() == reflect.Struct:
 			continue // every field; what is inside each is not checked
 		case t.Kind() == reflect.Struct:
-			ft = jsonFields(t)[k]
-			if ft == nil && serverOnlyKeys[k] {
+			ft = core.JSONFields(t)[k]
+			if ft == nil && core.ServerOnlyKeys[k] {
 				ft = reflect.TypeOf("")
 			}
 		}

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 // AnyProject in a Grant's Read or Write list stands for every project.
@@ -109,9 +112,9 @@ func (s *Server) permit(r *http.Request, c *call, p permission) error {
 		return nil
 	}
 	if newerAPI(p) {
-		return errRPCForbidden(p.name, groupResource(r))
+		return core.ErrRPCForbidden(p.name, networksecurity.Resource(r))
 	}
-	return errForbidden(p.name, deniedResource(c, r.PathValue("operation")))
+	return core.ErrForbidden(p.name, deniedResource(c, r.PathValue("operation")))
 }
 
 // deniedResource is the resource GCP's message names: the policy or the

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 const maxResultsLimit = 500
@@ -27,7 +29,7 @@ func paginate(r *http.Request, items []map[string]any) (page, error) {
 	if v := q.Get("maxResults"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > maxResultsLimit {
-			return page{}, errInvalidField("maxResults", v, "Must be between 0 and 500.")
+			return page{}, core.ErrInvalidField("maxResults", v, "Must be between 0 and 500.")
 		}
 		if n > 0 {
 			max = n
@@ -37,7 +39,7 @@ func paginate(r *http.Request, items []map[string]any) (page, error) {
 	if v := q.Get("pageToken"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > len(items) {
-			return page{}, errInvalidField("pageToken", v, "The page token is invalid.")
+			return page{}, core.ErrInvalidField("pageToken", v, "The page token is invalid.")
 		}
 		start = n
 	}
@@ -67,14 +69,14 @@ func filterItems(filter string, items []map[string]any) ([]map[string]any, error
 	}
 	m := filterExpr.FindStringSubmatch(filter)
 	if m == nil {
-		return nil, errInvalidField("filter", filter, "The emulator supports a single comparison: field (=|!=|eq|ne) value.")
+		return nil, core.ErrInvalidField("filter", filter, "The emulator supports a single comparison: field (=|!=|eq|ne) value.")
 	}
 	field, op, want := m[1], m[2], m[3]
 	match := func(got string) bool { return got == want }
 	if op == "eq" || op == "ne" {
 		re, err := regexp.Compile("^(?:" + want + ")$")
 		if err != nil {
-			return nil, errInvalidField("filter", filter, "Invalid regular expression.")
+			return nil, core.ErrInvalidField("filter", filter, "Invalid regular expression.")
 		}
 		match = re.MatchString
 	}
@@ -114,12 +116,12 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#securityPolicyList"
 	page.body["id"] = c.scope.base() + "/securityPolicies"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 // aggregatedPolicies lists every scope of the project. Scopes are the global
@@ -135,12 +137,12 @@ func (s *Server) aggregatedPolicies(w http.ResponseWriter, r *http.Request, c *c
 	for k, ps := range byScope {
 		ps, err := filterItems(r.URL.Query().Get("filter"), ps)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		items[k] = scopedList(k, ps)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	core.WriteJSON(w, http.StatusOK, map[string]any{
 		"kind":     "compute#securityPolicyAggregatedList",
 		"id":       "projects/" + c.scope.Project + "/aggregated/securityPolicies",
 		"items":    items,

@@ -4,10 +4,12 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // apiRoot is the host GCP puts in every selfLink, whatever host was called.
-const apiRoot = "https://www.googleapis.com/compute/v1/"
+const apiRoot = core.ComputeRoot
 
 // defaultPriority is the priority of the rule every policy must have.
 const defaultPriority = 2147483647

@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // This file holds what the objects beyond a project's security policies
-// share: organization security policies (hierarchy.go), backend services
+// share: organization security policies (orgpolicies.go), backend services
 // (backends.go) and network edge security services (edgeservices.go).
 
 // moreState is their part of the store, under store.mu.
@@ -59,14 +61,14 @@ func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*oper
 	now := st.now()
 	for _, k := range m.keys {
 		if until, ok := st.busy[k]; ok && now.Before(until) {
-			return nil, errNotReady(k)
+			return nil, core.ErrNotReady(k)
 		}
 	}
 	p, err := change()
 	if err != nil {
 		return nil, err
 	}
-	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: m.scope, Parent: m.parent,
+	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: m.scope, Parent: m.parent,
 		Type: m.opType, User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
 		TargetLink: p.link, TargetID: p.id, Policy: p.policy}
 	if m.parent != "" {
@@ -89,42 +91,28 @@ func (st *store) mutateObject(m objMutation, change func() (plan, error)) (*oper
 	return &c, nil
 }
 
-// finishObject answers a mutating call on one of these objects, like
-// finish: the RUNNING operation, or the error. what names the object in the
-// log line.
+// finishObject answers a mutating call on one of these objects (see
+// answer). what names the object in the log line.
 func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, what string, op *operation, err error) {
-	if err != nil {
-		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
-			s.stats.notReady()
-		}
-		writeError(w, err)
-		return
-	}
-	if m.validateOnly {
-		s.stats.dryRun()
-		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
-		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
-		return
-	}
-	s.stats.mutation()
-	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
-	s.saveState()
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	s.answer(w, c, m.validateOnly, what, op, err)
 }
 
-// deleteObject serves the delete of the object at path in the store's map
-// that objects returns (read under the store's lock): 404 when it is not
-// there.
-func deleteObject[T any](s *Server, w http.ResponseWriter, r *http.Request, c *call, path string, objects func() map[string]T, id func(T) uint64) {
-	m := s.objectMutation(r, c, "delete", path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		o, ok := objects()[path]
-		if !ok {
-			return plan{}, errNotFound(path)
-		}
-		return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+// deleteObject serves the delete of the object of collection that the
+// path value param names, in the store's map that objects returns (read
+// under the store's lock): 404 when it is not there.
+func deleteObject[T any](s *Server, collection, param string, objects func() map[string]T, id func(T) uint64) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		path := c.scope.objectPath(collection, r.PathValue(param))
+		m := s.objectMutation(r, c, "delete", path)
+		op, err := s.store.mutateObject(m, func() (plan, error) {
+			o, ok := objects()[path]
+			if !ok {
+				return plan{}, core.ErrNotFound(path)
+			}
+			return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
+		})
+		s.finishObject(w, c, m, path, op, err)
+	}
 }
 
 // objectMutation prepares an objMutation for a call.
@@ -252,24 +240,25 @@ func (s *Server) moreRoutes() {
 	const o = "/locations/global/securityPolicies"
 	const one = o + "/{orgPolicy}"
 	const p = "organizationSecurityPolicies."
+	op := s.orgPolicies()
 	s.route("POST", o, p+"insert", s.insertOrgPolicy)
 	s.route("GET", o, p+"list", s.listOrgPolicies)
 	s.route("GET", o+"/listAssociations", p+"listAssociations", s.listOrgAssociations)
 	s.route("GET", o+"/listPreconfiguredExpressionSets", p+"listPreconfiguredExpressionSets", s.listPreconfigured)
 	s.route("GET", one, p+"get", s.getOrgPolicy)
-	s.route("PATCH", one, p+"patch", s.patchOrgPolicy)
-	s.route("DELETE", one, p+"delete", s.deleteOrgPolicy)
-	s.route("POST", one+"/addRule", p+"addRule", s.addOrgRule)
-	s.route("GET", one+"/getRule", p+"getRule", s.getOrgRule)
-	s.route("POST", one+"/patchRule", p+"patchRule", s.patchOrgRule)
-	s.route("POST", one+"/removeRule", p+"removeRule", s.removeOrgRule)
+	s.route("PATCH", one, p+"patch", s.patchPolicy(op))
+	s.route("DELETE", one, p+"delete", s.deletePolicy(op))
+	s.route("POST", one+"/addRule", p+"addRule", s.addRule(op))
+	s.route("GET", one+"/getRule", p+"getRule", s.getRule(op))
+	s.route("POST", one+"/patchRule", p+"patchRule", s.patchRule(op))
+	s.route("POST", one+"/removeRule", p+"removeRule", s.removeRule(op))
 	s.route("POST", one+"/addAssociation", p+"addAssociation", s.addOrgAssociation)
 	s.route("POST", one+"/removeAssociation", p+"removeAssociation", s.removeOrgAssociation)
 	s.route("GET", one+"/getAssociation", p+"getAssociation", s.getOrgAssociation)
 	s.route("POST", one+"/move", p+"move", s.moveOrgPolicy)
 	s.route("GET", "/locations/global/operations", "globalOrganizationOperations.list", s.listOrgOps)
-	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOrgOp)
-	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOrgOp)
+	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOp(orgOp))
+	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOp(orgOp))
 
 	for _, b := range []struct{ prefix, path string }{
 		{"backendServices.", "/projects/{project}/global/backendServices"},
@@ -278,7 +267,8 @@ func (s *Server) moreRoutes() {
 		s.route("POST", b.path, b.prefix+"insert", s.insertBackend)
 		s.route("GET", b.path, b.prefix+"list", s.listBackends)
 		s.route("GET", b.path+"/{backendService}", b.prefix+"get", s.getBackend)
-		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", s.deleteBackend)
+		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", deleteObject(s, "backendServices", "backendService",
+			func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID }))
 		s.route("POST", b.path+"/{backendService}/setSecurityPolicy", b.prefix+"setSecurityPolicy", s.setBackendPolicy)
 	}
 	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
@@ -289,14 +279,16 @@ func (s *Server) moreRoutes() {
 	s.route("POST", bb, "backendBuckets.insert", s.insertBucket)
 	s.route("GET", bb, "backendBuckets.list", s.listBuckets)
 	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", s.getBucket)
-	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", s.deleteBucket)
+	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", deleteObject(s, "backendBuckets", "backendBucket",
+		func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID }))
 	s.route("POST", bb+"/{backendBucket}/setEdgeSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy", s.setBucketEdgePolicy)
 
 	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
 	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
 	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", s.getEdge)
 	s.route("PATCH", e+"/{edgeService}", "networkEdgeSecurityServices.patch", s.patchEdge)
-	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", s.deleteEdge)
+	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", deleteObject(s, "networkEdgeSecurityServices", "edgeService",
+		func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID }))
 	s.route("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
 		"networkEdgeSecurityServices.aggregatedList", s.aggregatedEdges)
 }
@@ -315,7 +307,7 @@ func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collectio
 	for k, objs := range byScope {
 		objs, err := filterItems(r.URL.Query().Get("filter"), objs)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		if len(objs) == 0 {
@@ -329,7 +321,7 @@ func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collectio
 		items[k] = map[string]any{key: list}
 	}
 	path := "projects/" + c.scope.Project + "/aggregated/" + collection
-	writeJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
 }
 
 // A reference is a compute resource URL as clients send it: a full URL, a
@@ -384,8 +376,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // errInUse is compute's refusal to delete a resource another one uses.
-func errInUse(kind, resource, user string) *apiError {
-	return &apiError{Code: 400, Reason: "resourceInUseByAnotherResource",
+func errInUse(kind, resource, user string) *core.Error {
+	return &core.Error{Code: 400, Reason: "resourceInUseByAnotherResource",
 		Message: fmt.Sprintf("The %s resource '%s' is already being used by '%s'", kind, resource, user)}
 }
 

@@ -3,31 +3,51 @@ package emulator
 import (
 	"net/http"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
-func (s *Server) getOp(w http.ResponseWriter, r *http.Request, c *call) {
-	op, err := s.store.op(c.scope, r.PathValue("operation"))
+// An opKey is the store key of the operation a call names: a project's
+// (projectOp) or an organization's (orgOp), whose get and delete are the
+// same.
+type opKey func(r *http.Request, c *call) string
+
+func projectOp(r *http.Request, c *call) string { return c.scope.opPath(r.PathValue("operation")) }
+func orgOp(r *http.Request, _ *call) string     { return orgOpPath(r.PathValue("orgOperation")) }
+
+// getOp answers operations.get; an organization operation's parentId is
+// "Not used. Parent is derived from resource_id."
+func (s *Server) getOp(key opKey) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		op, err := s.polledOp(r, c, key)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	}
+}
+
+// polledOp reads the operation a get or wait names and counts the poll
+// against the policy it targets.
+func (s *Server) polledOp(r *http.Request, c *call, key opKey) (*operation, error) {
+	op, err := s.store.op(key(r, c))
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
 		s.stats.policy(op.Policy, c.method)
 	}
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	return op, nil
 }
 
 // waitOp blocks until the operation is DONE, WaitTimeout passes (GCP: about
 // two minutes) or the client goes away, then returns it as it stands.
 func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
-	name := r.PathValue("operation")
-	op, err := s.store.op(c.scope, name)
+	op, err := s.polledOp(r, c, projectOp)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
-	}
-	if op.Policy != "" { // a project's operation (setCloudArmorTier) targets no policy
-		s.stats.policy(op.Policy, c.method)
 	}
 	if d := op.Done.Sub(s.now()); d > 0 {
 		t := time.NewTimer(min(d, s.opts.WaitTimeout))
@@ -37,15 +57,17 @@ func (s *Server) waitOp(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		t.Stop()
 	}
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 }
 
-func (s *Server) deleteOp(w http.ResponseWriter, r *http.Request, c *call) {
-	if err := s.store.deleteOp(c.scope, r.PathValue("operation")); err != nil {
-		writeError(w, err)
-		return
+func (s *Server) deleteOp(key opKey) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		if err := s.store.deleteOp(key(r, c)); err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
 	}
-	w.WriteHeader(http.StatusOK)
 }
 
 func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
@@ -56,13 +78,13 @@ func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	page, err := paginate(r, items)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	page.body["kind"] = "compute#operationList"
 	page.body["id"] = c.scope.base() + "/operations"
 	page.body["selfLink"] = apiRoot + c.scope.base() + "/operations"
-	writeJSON(w, http.StatusOK, page.body)
+	core.WriteJSON(w, http.StatusOK, page.body)
 }
 
 func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) {
@@ -76,10 +98,37 @@ func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) 
 	for k, ops := range byScope {
 		items[k] = map[string]any{"operations": ops}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	core.WriteJSON(w, http.StatusOK, map[string]any{
 		"kind":     "compute#operationAggregatedList",
 		"id":       "projects/" + c.scope.Project + "/aggregated/operations",
 		"items":    items,
 		"selfLink": apiRoot + "projects/" + c.scope.Project + "/aggregated/operations",
 	})
+}
+
+// listOrgOps lists the operations of parentId, in creation order.
+func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
+	parent := r.URL.Query().Get("parentId")
+	if !parentPattern.MatchString(parent) {
+		core.WriteError(w, errParent("parentId", parent))
+		return
+	}
+	now := s.now()
+	var items []map[string]any
+	s.store.mu.Lock()
+	for _, key := range s.store.opOrder {
+		if op := s.store.ops[key]; op.Parent == parent {
+			items = append(items, renderOp(op, now, false))
+		}
+	}
+	s.store.mu.Unlock()
+	page, err := paginate(r, items)
+	if err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	page.body["kind"] = "compute#operationList"
+	page.body["id"] = "locations/global/operations"
+	page.body["selfLink"] = apiRoot + "locations/global/operations"
+	core.WriteJSON(w, http.StatusOK, page.body)
 }

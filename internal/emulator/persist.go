@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
@@ -16,9 +18,9 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 // of projects (ids, Cloud Armor tiers). Operations are not kept, so polling
 // an operation from before a restart gets 404.
 type stateFile struct {
-	Policies      []*policy               `json:"policies"`
-	AddressGroups []*addressGroup         `json:"addressGroups,omitempty"`
-	Projects      map[string]*projectInfo `json:"projects,omitempty"`
+	Policies      []*policy                       `json:"policies"`
+	AddressGroups []*networksecurity.AddressGroup `json:"addressGroups,omitempty"`
+	Projects      map[string]*projectInfo         `json:"projects,omitempty"`
 	// Organization security policies, backend services and network edge
 	// security services.
 	OrgPolicies     []*orgPolicy      `json:"organizationSecurityPolicies,omitempty"`
@@ -46,7 +48,8 @@ func (s *Server) loadState() error {
 		return fmt.Errorf("cannot parse state file %s: %w", s.opts.StateFile, err)
 	}
 	s.store.load(st.Policies)
-	s.store.loadGroups(st.AddressGroups, st.Projects)
+	s.groups.Load(st.AddressGroups)
+	s.store.loadProjects(st.Projects)
 	s.store.loadMore(st)
 	return nil
 }
@@ -60,7 +63,7 @@ func (s *Server) saveState() {
 	}
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
-	state := stateFile{Policies: s.store.all(), AddressGroups: s.store.allGroups(), Projects: s.store.allProjects()}
+	state := stateFile{Policies: s.store.all(), AddressGroups: s.groups.All(), Projects: s.store.allProjects()}
 	s.store.saveMore(&state)
 	b, err := json.MarshalIndent(state, "", "  ")
 	if err == nil {

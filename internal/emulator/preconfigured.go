@@ -1,5 +1,7 @@
 package emulator
 
+import "github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+
 import "net/http"
 
 // expressionSets is a small, static excerpt of the preconfigured WAF rule
@@ -34,6 +36,6 @@ func (s *Server) listPreconfigured(w http.ResponseWriter, _ *http.Request, _ *ca
 		}
 		sets[i] = map[string]any{"id": e.id, "aliases": aliases, "expressions": exprs}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"preconfiguredExpressionSets": map[string]any{
+	core.WriteJSON(w, http.StatusOK, map[string]any{"preconfiguredExpressionSets": map[string]any{
 		"wafRules": map[string]any{"expressionSets": sets}}})
 }

@@ -13,6 +13,8 @@ import (
 	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 func TestPolicyByID(t *testing.T) {
@@ -128,18 +130,18 @@ func TestAccessToken(t *testing.T) {
 			reason: "A wrong query token is refused like a wrong header token.",
 			args: args{opts: Options{Auth: AuthToken, Token: "s3cret"}, proj: "p",
 				params: []googleapi.CallOption{googleapi.QueryParameter("access_token", "x")}},
-			want: &apiErr{401, "authError", "Request had invalid authentication credentials. " + authHelp},
+			want: &apiErr{401, "authError", "Request had invalid authentication credentials. " + core.AuthHelp},
 		},
 		"NoToken": {
 			reason: "Without header or query token auth=require answers 401.",
 			args:   args{proj: "p"},
-			want:   &apiErr{401, "required", "Request is missing required authentication credential. " + authHelp},
+			want:   &apiErr{401, "required", "Request is missing required authentication credential. " + core.AuthHelp},
 		},
 		"HeaderWins": {
 			reason: "When both are sent, the header is the one checked.",
 			args: args{opts: Options{Auth: AuthToken, Token: "s3cret"}, header: "x", proj: "p",
 				params: []googleapi.CallOption{googleapi.QueryParameter("access_token", "s3cret")}},
-			want: &apiErr{401, "authError", "Request had invalid authentication credentials. " + authHelp},
+			want: &apiErr{401, "authError", "Request had invalid authentication credentials. " + core.AuthHelp},
 		},
 		"GrantsSeeQueryToken": {
 			reason: "Project grants apply to the query token.",

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // priorityParam reads ?priority=; GCP treats a missing one as 0 (the Go
@@ -18,77 +20,120 @@ func priorityParam(r *http.Request) (int64, error) {
 	}
 	p, err := strconv.ParseInt(v, 10, 32)
 	if err != nil {
-		return 0, errPayload(fmt.Sprintf("Invalid value at 'priority' (TYPE_INT32), %q", v))
+		return 0, core.ErrPayload(fmt.Sprintf("Invalid value at 'priority' (TYPE_INT32), %q", v))
 	}
 	return p, nil
 }
 
-func (s *Server) addRule(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicyRule
-	raw, err := s.decode(w, r, &in, "security_policy_rule")
-	if err != nil {
-		writeError(w, err)
-		return
+// A policyKind is how the methods that project and organization security
+// policies share (the rule methods and delete) read and change the policy
+// a call names, so that each of those methods is written once.
+type policyKind struct {
+	// read returns a copy of the policy.
+	read func(r *http.Request, c *call) (*policy, error)
+	// change runs f on a private copy of the policy under the store's lock
+	// and answers the call: f returns the policy to store (changed in
+	// place) or nil to delete it, or an error that fails the call.
+	change func(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn)
+	// inUse, under the store's lock, is why the policy cannot be deleted.
+	inUse func(cur *policy) error
+	// patchable, if set, refuses a PATCH body before it is applied and
+	// drops from raw what the kind does not store; under the store's lock.
+	patchable func(cur *policy, in *compute.SecurityPolicy, raw map[string]any) error
+}
+
+// projectPolicies reach the policy of the {policy} path value in the
+// call's scope (securityPolicies, regionSecurityPolicies).
+func (s *Server) projectPolicies() policyKind {
+	return policyKind{
+		read:   func(_ *http.Request, c *call) (*policy, error) { return s.store.get(c.scope, c.policy) },
+		change: s.changePolicy,
+		inUse:  s.store.policyInUseLocked,
 	}
-	precheckExprs(&in)
-	m := s.mutation(r, c, c.policy, "AddRule")
+}
+
+// changePolicy runs a mutation of an existing project policy.
+func (s *Server) changePolicy(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn) {
+	m := s.mutation(r, c, c.policy, opType)
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
+			return nil, core.ErrNotFound(c.scope.policyPath(c.policy))
 		}
-		if err := validateRule(cur, &in, "resource"); err != nil { // the policy's scope and type matter
-			return nil, err
-		}
-		if cur.ruleIndex(in.Priority) >= 0 {
-			return nil, errDuplicatePriority(in.Priority)
-		}
-		cur.addRule(in.Priority, ruleBody(raw)) // a missing priority is 0 (R2)
-		return cur, nil
+		return f(cur)
 	})
 	s.finish(w, c, m, op, err)
 }
 
-func (s *Server) getRule(w http.ResponseWriter, r *http.Request, c *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := s.store.get(c.scope, c.policy)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	i := p.ruleIndex(prio)
-	if i < 0 {
-		writeError(w, errNoRule(prio))
-		return
-	}
-	writeJSON(w, http.StatusOK, renderRule(p.Rules[i]))
-}
-
-func (s *Server) patchRule(w http.ResponseWriter, r *http.Request, c *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+// decodeRule reads the rule addRule and patchRule take, and compiles its
+// expression outside the store's lock.
+func (s *Server) decodeRule(w http.ResponseWriter, r *http.Request) (*compute.SecurityPolicyRule, map[string]any, error) {
 	var in compute.SecurityPolicyRule
 	raw, err := s.decode(w, r, &in, "security_policy_rule")
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, nil, err
 	}
 	precheckExprs(&in)
-	mask := splitMask(r.URL.Query().Get("updateMask"))
-	m := s.mutation(r, c, c.policy, "PatchRule")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
+	return &in, raw, nil
+}
+
+func (s *Server) addRule(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		in, raw, err := s.decodeRule(w, r)
+		if err != nil {
+			core.WriteError(w, err)
+			return
 		}
-		return cur, patchOneRule(cur, prio, raw, mask)
-	})
-	s.finish(w, c, m, op, err)
+		k.change(w, r, c, "AddRule", func(cur *policy) (*policy, error) {
+			if err := validateRule(cur, in, "resource"); err != nil { // the policy's scope and type matter
+				return nil, err
+			}
+			if cur.ruleIndex(in.Priority) >= 0 {
+				return nil, errDuplicatePriority(in.Priority)
+			}
+			cur.addRule(in.Priority, ruleBody(raw)) // a missing priority is 0 (R2)
+			return cur, nil
+		})
+	}
+}
+
+func (s *Server) getRule(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		prio, err := priorityParam(r)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		p, err := k.read(r, c)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		i := p.ruleIndex(prio)
+		if i < 0 {
+			core.WriteError(w, errNoRule(prio))
+			return
+		}
+		core.WriteJSON(w, http.StatusOK, renderRule(p.Rules[i]))
+	}
+}
+
+func (s *Server) patchRule(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		prio, err := priorityParam(r)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		_, raw, err := s.decodeRule(w, r)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
+		k.change(w, r, c, "PatchRule", func(cur *policy) (*policy, error) {
+			return cur, patchOneRule(cur, prio, raw, mask)
+		})
+	}
 }
 
 // patchOneRule applies patchRule (see applyPatch): the body is merged into
@@ -112,7 +157,7 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 		return err
 	}
 	if prio == defaultPriority && newPrio != prio {
-		return errInvalidField("priority", strconv.FormatInt(newPrio, 10), "The priority of the default rule cannot be changed.")
+		return core.ErrInvalidField("priority", strconv.FormatInt(newPrio, 10), "The priority of the default rule cannot be changed.")
 	}
 	if newPrio != prio && cur.ruleIndex(newPrio) >= 0 {
 		return errDuplicatePriority(newPrio)
@@ -128,35 +173,41 @@ func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
 	withPrio["priority"] = prio
 	b, err := json.Marshal(withPrio)
 	if err != nil {
-		return errPayload("Invalid JSON payload received.")
+		return core.ErrPayload("Invalid JSON payload received.")
 	}
 	var typed compute.SecurityPolicyRule
 	if err := json.Unmarshal(b, &typed); err != nil {
-		return typeError(err, "security_policy_rule")
+		return core.TypeError(err, "security_policy_rule")
 	}
 	return validateRule(cur, &typed, "resource")
 }
 
-func (s *Server) removeRule(w http.ResponseWriter, r *http.Request, c *call) {
-	prio, err := priorityParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
+func (s *Server) removeRule(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		prio, err := priorityParam(r)
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		k.change(w, r, c, "RemoveRule", func(cur *policy) (*policy, error) {
+			if prio == defaultPriority {
+				return nil, core.ErrInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
+			}
+			i := cur.ruleIndex(prio)
+			if i < 0 {
+				return nil, errNoRule(prio)
+			}
+			cur.Rules = append(cur.Rules[:i], cur.Rules[i+1:]...)
+			return cur, nil
+		})
 	}
-	m := s.mutation(r, c, c.policy, "RemoveRule")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
-		if prio == defaultPriority {
-			return nil, errInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
-		}
-		i := cur.ruleIndex(prio)
-		if i < 0 {
-			return nil, errNoRule(prio)
-		}
-		cur.Rules = append(cur.Rules[:i], cur.Rules[i+1:]...)
-		return cur, nil
-	})
-	s.finish(w, c, m, op, err)
+}
+
+// deletePolicy refuses a policy that is in use (inUse).
+func (s *Server) deletePolicy(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		k.change(w, r, c, "delete", func(cur *policy) (*policy, error) {
+			return nil, k.inUse(cur)
+		})
+	}
 }

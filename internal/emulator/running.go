@@ -78,18 +78,26 @@ func (r *Running) Close() error {
 // a bearer token it accepts. Tests use it to change state behind the
 // provider's back (drift) through the normal API.
 func (r *Running) NewService(ctx context.Context) (*compute.Service, error) {
-	token := "emulator"
+	return r.NewServiceWithToken(ctx, r.token())
+}
+
+// token is a bearer token this emulator accepts.
+func (r *Running) token() string {
 	if r.opts.Auth == AuthToken {
-		token = r.opts.Token
+		return r.opts.Token
 	}
-	return r.NewServiceWithToken(ctx, token)
+	return "emulator"
+}
+
+// clientWith is the client option of an HTTP client that sends token.
+func clientWith(token string) option.ClientOption {
+	return option.WithHTTPClient(&http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}})
 }
 
 // NewServiceWithToken returns an official compute client for this emulator
 // that sends the given bearer token, e.g. one tenant's token in Options.Grants.
 func (r *Running) NewServiceWithToken(ctx context.Context, token string) (*compute.Service, error) {
-	hc := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
-	return compute.NewService(ctx, option.WithEndpoint(r.Endpoint()), option.WithHTTPClient(hc))
+	return compute.NewService(ctx, option.WithEndpoint(r.Endpoint()), clientWith(token))
 }
 
 // bearerTransport adds "Authorization: Bearer <token>" to each request.

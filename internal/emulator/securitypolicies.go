@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // policyOutputKeys are fields the server owns or that have their own member
@@ -71,12 +73,12 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.SecurityPolicy
 	raw, err := s.decode(w, r, &in, "security_policy")
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	p, err := s.newPolicy(c.scope, &in, raw)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	path := c.scope.policyPath(p.Name)
@@ -84,7 +86,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	m := s.mutation(r, c, p.Name, "insert")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur != nil {
-			return nil, errAlreadyExists(path)
+			return nil, core.ErrAlreadyExists(path)
 		}
 		return p, nil
 	})
@@ -108,10 +110,10 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	if err := validatePolicy(sc, s.store.tier(sc.Project), in); err != nil {
 		return nil, err
 	}
-	if err := validateLabels(in.Labels); err != nil {
+	if err := core.ValidateLabels(in.Labels); err != nil {
 		return nil, err
 	}
-	p := &policy{Scope: sc, Name: in.Name, ID: s.store.gen.id(), Created: s.now(), Type: in.Type,
+	p := &policy{Scope: sc, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Type: in.Type,
 		Labels: in.Labels, Fields: settable(raw)}
 	for i, body := range ruleBodies(raw) {
 		p.addRule(in.Rules[i].Priority, body) // numbered in body order, like R4
@@ -130,7 +132,7 @@ func checkRegion(sc scope, region string) error {
 	}
 	short := region[strings.LastIndex(region, "/")+1:]
 	if sc.Region == "" || short != sc.Region {
-		return errInvalidField("resource.region", region, "The region must match the region in the request URL.")
+		return core.ErrInvalidField("resource.region", region, "The region must match the region in the request URL.")
 	}
 	return nil
 }
@@ -138,39 +140,43 @@ func checkRegion(sc scope, region string) error {
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 	p, err := s.store.get(c.scope, c.policy)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderPolicy(p))
+	core.WriteJSON(w, http.StatusOK, renderPolicy(p))
 }
 
-func (s *Server) patchPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicy
-	raw, err := s.decode(w, r, &in, "security_policy")
-	if err != nil {
-		writeError(w, err)
-		return
+// patchPolicy serves PATCH of a project or an organization policy; the
+// kind's patchable refuses what only it forbids first.
+func (s *Server) patchPolicy(k policyKind) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		var in compute.SecurityPolicy
+		raw, err := s.decode(w, r, &in, "security_policy")
+		if err != nil {
+			core.WriteError(w, err)
+			return
+		}
+		precheckExprs(in.Rules...)
+		_, replaceRules := raw["rules"]
+		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
+		k.change(w, r, c, "patch", func(cur *policy) (*policy, error) {
+			if k.patchable != nil {
+				if err := k.patchable(cur, &in, raw); err != nil {
+					return nil, err
+				}
+			}
+			if err := patchFields(cur, &in, raw, mask); err != nil {
+				return nil, err
+			}
+			if err := validateStoredFields(cur); err != nil { // the fields as merged
+				return nil, err
+			}
+			if replaceRules {
+				return cur, replaceRuleSet(cur, in.Rules, raw)
+			}
+			return cur, nil
+		})
 	}
-	precheckExprs(in.Rules...)
-	_, replaceRules := raw["rules"]
-	mask := splitMask(r.URL.Query().Get("updateMask"))
-	m := s.mutation(r, c, c.policy, "patch")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
-		if err := patchFields(cur, &in, raw, mask); err != nil {
-			return nil, err
-		}
-		if err := validateStoredFields(cur); err != nil { // the fields as merged
-			return nil, err
-		}
-		if replaceRules {
-			return cur, replaceRuleSet(cur, in.Rules, raw)
-		}
-		return cur, nil
-	})
-	s.finish(w, c, m, op, err)
 }
 
 // patchFields applies the non-rule part of a PATCH like patchRule (see
@@ -182,10 +188,10 @@ func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, ma
 		return errFingerprint()
 	}
 	if in.Name != "" && in.Name != cur.Name {
-		return errInvalidField("resource.name", in.Name, "The name of a security policy cannot be changed.")
+		return core.ErrInvalidField("resource.name", in.Name, "The name of a security policy cannot be changed.")
 	}
 	if in.Type != "" && in.Type != cur.Type {
-		return errInvalidField("resource.type", in.Type, "The type of a security policy can only be set at creation time.")
+		return core.ErrInvalidField("resource.type", in.Type, "The type of a security policy can only be set at creation time.")
 	}
 	if err := checkRegion(cur.Scope, in.Region); err != nil {
 		return err
@@ -205,7 +211,7 @@ func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, ma
 // ruleNumber; new ones get the next numbers (chosen: not recorded).
 func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[string]any) error {
 	if len(rules) == 0 {
-		return errInvalidField("resource.rules", "",
+		return core.ErrInvalidField("resource.rules", "",
 			"Every security policy must have a default rule at priority 2147483647 with match condition *.")
 	}
 	if err := validateRuleSet(cur, rules); err != nil {
@@ -229,17 +235,6 @@ func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[st
 	return nil
 }
 
-func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	m := s.mutation(r, c, c.policy, "delete")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
-		return nil, s.store.policyInUseLocked(cur) // mutate holds the store's lock
-	})
-	s.finish(w, c, m, op, err)
-}
-
 func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.GlobalSetLabelsRequest
 	what := "global_set_labels_request"
@@ -247,31 +242,22 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 		what = "region_set_labels_request"
 	}
 	if _, err := s.decode(w, r, &in, what); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	m := s.mutation(r, c, c.policy, "setLabels")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
-		if cur == nil {
-			return nil, errNotFound(c.scope.policyPath(c.policy))
-		}
+	s.changePolicy(w, r, c, "setLabels", func(cur *policy) (*policy, error) {
 		if in.LabelFingerprint != labelFingerprint(cur.Labels) {
 			return nil, errLabelFingerprint()
 		}
-		if err := validateLabels(in.Labels); err != nil {
+		if err := core.ValidateLabels(in.Labels); err != nil {
 			return nil, err
 		}
 		cur.Labels = in.Labels
 		return cur, nil
 	})
-	s.finish(w, c, m, op, err)
 }
 
-// decode reads and decodes a request body (see decodeBody).
+// decode reads and decodes a request body (see core.DecodeBody).
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, typed any, what string) (map[string]any, error) {
-	b, err := readBody(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	return decodeBody(b, typed, what)
+	return core.Decode(w, r, s.opts.MaxBodyBytes, typed, what)
 }

@@ -2,6 +2,10 @@
 // API for Cloud Armor security policies, faithful to recorded GCP traffic.
 // It serves the official Go client (google.golang.org/api/compute/v1) for
 // tests, benchmarks and demos. See docs/emulator.md.
+//
+// It is the server: it runs every call through one pipeline (serve), holds
+// the one store, serves compute itself and mounts the address group API of
+// package networksecurity; what both share is package core.
 package emulator
 
 import (
@@ -11,13 +15,16 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
 // A Server is the emulator: an http.Handler over in-memory state.
 type Server struct {
 	opts      Options
 	store     *store
-	faultGen  *gen
+	faultGen  *core.Gen
 	mux       *http.ServeMux
 	stats     *counters
 	now       func() time.Time
@@ -25,6 +32,7 @@ type Server struct {
 	faults    Faults
 	persistMu sync.Mutex
 	grants    map[string]access // nil: every accepted token may do everything
+	groups    *networksecurity.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -35,12 +43,13 @@ func New(opts Options) (*Server, error) {
 	}
 	seed := opts.Seed
 	if seed == 0 {
-		seed = newGen(0).uint64()
+		seed = core.NewGen(0).Uint64()
 	}
-	s := &Server{opts: opts, faultGen: newGen(seed + 1), mux: http.NewServeMux(),
+	s := &Server{opts: opts, faultGen: core.NewGen(seed + 1), mux: http.NewServeMux(),
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
-	s.store = newStore(newGen(seed), func() time.Time { return s.now() })
+	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
 	s.store.defaultTier = opts.DefaultTier
+	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -71,16 +80,17 @@ type handler func(w http.ResponseWriter, r *http.Request, c *call)
 func (s *Server) routes() {
 	const g = "/projects/{project}/global/securityPolicies"
 	const rg = "/projects/{project}/regions/{region}/securityPolicies"
+	pp := s.projectPolicies()
 	for _, sp := range []struct{ prefix, path string }{{"securityPolicies.", g}, {"regionSecurityPolicies.", rg}} {
 		s.route("POST", sp.path, sp.prefix+"insert", s.insertPolicy)
 		s.route("GET", sp.path, sp.prefix+"list", s.listPolicies)
 		s.route("GET", sp.path+"/{policy}", sp.prefix+"get", s.getPolicy)
-		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy)
-		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy)
-		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule)
-		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule)
-		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule)
-		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule)
+		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy(pp))
+		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy(pp))
+		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule(pp))
+		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule(pp))
+		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule(pp))
+		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule(pp))
 		s.route("POST", sp.path+"/{policy}/setLabels", sp.prefix+"setLabels", s.setLabels)
 	}
 	// A literal segment is more specific than {policy}, so ServeMux prefers it.
@@ -92,14 +102,14 @@ func (s *Server) routes() {
 		{"regionOperations.", "/projects/{project}/regions/{region}/operations"},
 	} {
 		s.route("GET", op.path, op.prefix+"list", s.listOps)
-		s.route("GET", op.path+"/{operation}", op.prefix+"get", s.getOp)
+		s.route("GET", op.path+"/{operation}", op.prefix+"get", s.getOp(projectOp))
 		s.route("POST", op.path+"/{operation}/wait", op.prefix+"wait", s.waitOp)
-		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp)
+		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp(projectOp))
 	}
 	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
 	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
 	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
-	s.groupRoutes()
+	s.mountNetworkSecurity()
 	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
@@ -107,10 +117,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /_emulator/faults", s.debugGetFaults)
 	s.mux.HandleFunc("POST /_emulator/faults", s.debugSetFaults)
 	s.mux.HandleFunc("GET /_emulator/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		core.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Code: 404, Reason: "notFound",
+		core.WriteError(w, &core.Error{Code: 404, Reason: "notFound",
 			Message: fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path)})
 	})
 }
@@ -137,7 +147,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	s.describe(r, c)
 	if newerAPI(perm) {
-		w = rpcWriter{w} // its own error format, from authentication on
+		w = core.RPCWriter{ResponseWriter: w} // its own error format, from authentication on
 	}
 	resolved := s.policyName(sc, c.policy)
 	dryRun, dryRunErr := validateOnlyParam(r, name)
@@ -151,17 +161,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if err := s.permit(r, c, perm); err != nil {
 		s.stats.forbidden()
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	sel, err := requestedFields(r, name)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if s.inject(w, r, name) {
@@ -173,7 +183,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 		w = rec
 	}
 	if dryRunErr != nil {
-		writeError(w, dryRunErr)
+		core.WriteError(w, dryRunErr)
 		return
 	}
 	c.policy = resolved
@@ -200,25 +210,32 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 		requestID: q.Get("requestId"), validateOnly: c.dryRun}
 }
 
-// finish answers a mutating call: the RUNNING operation, or the error.
+// finish answers a mutating call on a security policy: the RUNNING
+// operation, or the error.
 func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
+	s.answer(w, c, m.validateOnly, m.scope.policyPath(m.name), op, err)
+}
+
+// answer answers any mutating compute call: the RUNNING operation (DONE
+// for a dry run), or the error. what names the target in the log line.
+func (s *Server) answer(w http.ResponseWriter, c *call, dryRun bool, what string, op *operation, err error) {
 	if err != nil {
-		if e, ok := err.(*apiError); ok && e.Reason == "resourceNotReady" {
+		if e, ok := err.(*core.Error); ok && e.Reason == "resourceNotReady" {
 			s.stats.notReady()
 		}
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	if m.validateOnly {
+	if dryRun {
 		s.stats.dryRun()
-		s.logf("%s %s operation=%s validated, nothing changed", c.counted, m.scope.policyPath(m.name), op.Name)
-		writeJSON(w, http.StatusOK, renderOp(op, s.now(), false))
+		s.logf("%s %s operation=%s validated, nothing changed", c.counted, what, op.Name)
+		core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), false))
 		return
 	}
 	s.stats.mutation()
-	s.logf("%s %s operation=%s%s", c.method, m.scope.policyPath(m.name), op.Name, opOutcome(op))
+	s.logf("%s %s operation=%s%s", c.method, what, op.Name, opOutcome(op))
 	s.saveState()
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
 }
 
 func opOutcome(op *operation) string {

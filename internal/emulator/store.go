@@ -6,17 +6,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
-// maxOps bounds how many finished operations are remembered, so that long
-// benchmark and chaos runs do not grow without limit.
-const maxOps = 50000
-
 // store holds all state under one mutex. It knows nothing about HTTP: its
-// errors are *apiError values ready to be written by writeError.
+// errors are *core.Error values ready to be written by core.WriteError.
 type store struct {
 	mu       sync.Mutex
-	gen      *gen
+	gen      *core.Gen
 	now      func() time.Time
 	policies map[string]*policy    // by policy path
 	ops      map[string]*operation // by operation path
@@ -26,11 +25,11 @@ type store struct {
 
 	projects    map[string]*projectInfo // by project name: id and Cloud Armor tier
 	defaultTier string                  // the tier of a project never set (Options.DefaultTier)
-	groups      groupState              // networksecurity address groups and their operations
+	groups      networksecurity.State   // address groups and their operations, served by Server.groups
 	more        moreState               // organization policies, backend and edge security services
 }
 
-func newStore(g *gen, now func() time.Time) *store {
+func newStore(g *core.Gen, now func() time.Time) *store {
 	st := &store{gen: g, now: now}
 	st.reset()
 	return st
@@ -43,7 +42,7 @@ func (st *store) reset() {
 	st.busy = map[string]time.Time{}
 	st.requests = map[string]string{}
 	st.projects = map[string]*projectInfo{}
-	st.groups = newGroupState()
+	st.groups = networksecurity.NewState()
 	st.more = newMoreState()
 }
 
@@ -75,7 +74,7 @@ func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 	}
 	key, now := m.scope.policyPath(m.name), st.now()
 	if until, ok := st.busy[key]; ok && now.Before(until) {
-		return nil, errNotReady(key)
+		return nil, core.ErrNotReady(key)
 	}
 	cur := st.policies[key]
 	arg := cur.clone()
@@ -121,13 +120,13 @@ func (st *store) commit(key string, next *policy) {
 		delete(st.policies, key)
 		return
 	}
-	next.Fingerprint = st.gen.fingerprint()
+	next.Fingerprint = st.gen.Fingerprint()
 	next.sortRules()
 	st.policies[key] = next
 }
 
 func (st *store) newOp(m mutation, target *policy, now time.Time) *operation {
-	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: m.scope, Type: m.opType,
+	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: m.scope, Type: m.opType,
 		User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
 		Policy: m.scope.policyPath(m.name)}
 	op.TargetLink = apiRoot + op.Policy
@@ -144,7 +143,7 @@ func (st *store) remember(op *operation, requestID string) {
 	if requestID != "" {
 		st.requests[requestID] = key
 	}
-	if len(st.opOrder) > maxOps {
+	if len(st.opOrder) > core.MaxOps {
 		delete(st.ops, st.opOrder[0])
 		st.opOrder = st.opOrder[1:]
 	}
@@ -194,7 +193,7 @@ func (st *store) get(sc scope, name string) (*policy, error) {
 	defer st.mu.Unlock()
 	p, ok := st.policies[sc.policyPath(name)]
 	if !ok {
-		return nil, errNotFound(sc.policyPath(name))
+		return nil, core.ErrNotFound(sc.policyPath(name))
 	}
 	return p.clone(), nil
 }
@@ -214,13 +213,13 @@ func (st *store) list(sc scope, allScopes bool) []*policy {
 	return out
 }
 
-// op returns a copy of an operation.
-func (st *store) op(sc scope, name string) (*operation, error) {
+// op returns a copy of the operation at key (operation.path).
+func (st *store) op(key string) (*operation, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	op, ok := st.ops[sc.opPath(name)]
+	op, ok := st.ops[key]
 	if !ok {
-		return nil, errNotFound(sc.opPath(name))
+		return nil, core.ErrNotFound(key)
 	}
 	c := *op
 	return &c, nil
@@ -242,12 +241,11 @@ func (st *store) listOps(sc scope, allScopes bool) []*operation {
 	return out
 }
 
-func (st *store) deleteOp(sc scope, name string) error {
+func (st *store) deleteOp(key string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	key := sc.opPath(name)
 	if _, ok := st.ops[key]; !ok {
-		return errNotFound(key)
+		return core.ErrNotFound(key)
 	}
 	delete(st.ops, key)
 	for i, k := range st.opOrder {

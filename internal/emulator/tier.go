@@ -7,6 +7,8 @@ import (
 	"time"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // The Cloud Armor tiers of a project (compute v1 Project.cloudArmorTier).
@@ -52,7 +54,7 @@ type projectInfo struct {
 func (st *store) projectLocked(name string) *projectInfo {
 	p, ok := st.projects[name]
 	if !ok {
-		p = &projectInfo{ID: st.gen.id(), Created: st.now()}
+		p = &projectInfo{ID: st.gen.ID(), Created: st.now()}
 		st.projects[name] = p
 	}
 	return p
@@ -94,7 +96,7 @@ func (st *store) setTier(m mutation, name, tier string) *operation {
 		return op
 	}
 	p, now := st.projectLocked(name), st.now()
-	op := &operation{ID: st.gen.id(), Name: st.gen.opName(now), Scope: scope{Project: name},
+	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: scope{Project: name},
 		Type: "setCloudArmorTier", User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
 		TargetLink: apiRoot + "projects/" + name, TargetID: p.ID}
 	if op.Err == nil {
@@ -125,7 +127,7 @@ func (s *Server) SetTier(project, tier string) error {
 // emulator knows.
 func (s *Server) getProject(w http.ResponseWriter, _ *http.Request, c *call) {
 	p := s.store.projectView(c.scope.Project)
-	writeJSON(w, http.StatusOK, map[string]any{
+	core.WriteJSON(w, http.StatusOK, map[string]any{
 		"kind":              "compute#project",
 		"id":                strconv.FormatUint(p.ID, 10),
 		"name":              c.scope.Project,
@@ -138,11 +140,11 @@ func (s *Server) getProject(w http.ResponseWriter, _ *http.Request, c *call) {
 func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.ProjectsSetCloudArmorTierRequest
 	if _, err := s.decode(w, r, &in, "projects_set_cloud_armor_tier_request"); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	if !tiers[in.CloudArmorTier] {
-		writeError(w, errInvalidField("resource.cloudArmorTier", in.CloudArmorTier, "Must be one of "+keys(tiers)+"."))
+		core.WriteError(w, core.ErrInvalidField("resource.cloudArmorTier", in.CloudArmorTier, "Must be one of "+keys(tiers)+"."))
 		return
 	}
 	m := s.mutation(r, c, "", "setCloudArmorTier")
@@ -150,5 +152,40 @@ func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *ca
 	s.stats.mutation()
 	s.logf("%s projects/%s tier=%s operation=%s%s", c.method, c.scope.Project, in.CloudArmorTier, op.Name, opOutcome(op))
 	s.saveState()
-	writeJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+}
+
+// Tiers returns the Cloud Armor tier of every project whose tier was set
+// or read.
+func (s *Server) Tiers() map[string]string {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	out := make(map[string]string, len(s.store.projects))
+	for name := range s.store.projects {
+		out[name] = s.store.tierLocked(name)
+	}
+	return out
+}
+
+// allProjects returns copies of the known projects (persistence).
+func (st *store) allProjects() map[string]*projectInfo {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make(map[string]*projectInfo, len(st.projects))
+	for k, p := range st.projects {
+		c := *p
+		out[k] = &c
+	}
+	return out
+}
+
+// loadProjects adds persisted projects after load.
+func (st *store) loadProjects(projects map[string]*projectInfo) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, p := range projects {
+		if p != nil {
+			st.projects[k] = p
+		}
+	}
 }

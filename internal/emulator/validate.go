@@ -14,14 +14,14 @@ import (
 	"unicode/utf8"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Limits and enumerations from the compute v1 discovery document (the field
 // descriptions in google.golang.org/api/compute/v1) unless noted.
 var (
 	namePattern      = regexp.MustCompile(`^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`)
-	labelKey         = regexp.MustCompile(`^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62}$`)
-	labelValue       = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$`)
 	ruleActions      = set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
 	rateActions      = set("fairshare", "rate_based_ban", "throttle")
 	conformActions   = set("allow")
@@ -78,7 +78,7 @@ func keys(m map[string]bool) string {
 // an enum sent as "").
 func checkEnum(field, v string, allowed map[string]bool) error {
 	if v != "" && !allowed[v] {
-		return errInvalidField(field, v, "Must be one of "+keys(allowed)+".")
+		return core.ErrInvalidField(field, v, "Must be one of "+keys(allowed)+".")
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func globalArmor(p *policy) bool { return p.Scope.Region == "" && policyType(p) 
 // validateName checks a policy name against the API's pattern.
 func validateName(name string) error {
 	if !namePattern.MatchString(name) {
-		return errInvalidField("resource.name", name,
+		return core.ErrInvalidField("resource.name", name,
 			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
 	}
 	return nil
@@ -136,7 +136,7 @@ func validateName(name string) error {
 
 func validateType(t string) error {
 	if !policyTypes[t] {
-		return errInvalidField("resource.type", t, "Must be one of "+keys(policyTypes)+".")
+		return core.ErrInvalidField("resource.type", t, "Must be one of "+keys(policyTypes)+".")
 	}
 	return nil
 }
@@ -147,10 +147,10 @@ func validateType(t string) error {
 func validatePolicy(sc scope, tier string, in *compute.SecurityPolicy) error {
 	switch {
 	case in.Type == "CLOUD_ARMOR_EDGE" && sc.Region != "":
-		return errInvalidField("resource.type", in.Type,
+		return core.ErrInvalidField("resource.type", in.Type,
 			"Security policies of type CLOUD_ARMOR_EDGE are global; they cannot be created in a region.")
 	case in.Type == "CLOUD_ARMOR_NETWORK" && sc.Region == "":
-		return errInvalidField("resource.type", in.Type,
+		return core.ErrInvalidField("resource.type", in.Type,
 			"Security policies of type CLOUD_ARMOR_NETWORK are regional; they cannot be created globally.")
 	}
 	p := &policy{Scope: sc, Type: in.Type, tier: tier}
@@ -169,7 +169,7 @@ func validateStoredFields(p *policy) error {
 		err = json.Unmarshal(b, &in)
 	}
 	if err != nil {
-		return typeError(err, "security_policy")
+		return core.TypeError(err, "security_policy")
 	}
 	return validatePolicyFields(p, &in)
 }
@@ -178,7 +178,7 @@ func validateStoredFields(p *policy) error {
 // type, labels and rules, for a policy like p.
 func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 	if utf8.RuneCountInString(in.Description) > maxPolicyDescription {
-		return errInvalidField("resource.description", clip(in.Description),
+		return core.ErrInvalidField("resource.description", clip(in.Description),
 			fmt.Sprintf("The description must be at most %d characters long.", maxPolicyDescription))
 	}
 	if a := in.AdaptiveProtectionConfig; a != nil && a.Layer7DdosDefenseConfig != nil {
@@ -195,11 +195,11 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 			return err
 		}
 		if s := o.RequestBodyInspectionSize; s != "" && !inspectionSizes[strings.ToUpper(s)] {
-			return errInvalidField(f+".requestBodyInspectionSize", s, "Must be one of "+keys(inspectionSizes)+".")
+			return core.ErrInvalidField(f+".requestBodyInspectionSize", s, "Must be one of "+keys(inspectionSizes)+".")
 		}
 	}
 	if r := in.RecaptchaOptionsConfig; r != nil && r.RedirectSiteKey != "" && !globalArmor(p) {
-		return errInvalidField("resource.recaptchaOptionsConfig.redirectSiteKey", r.RedirectSiteKey, globalArmorOnly)
+		return core.ErrInvalidField("resource.recaptchaOptionsConfig.redirectSiteKey", r.RedirectSiteKey, globalArmorOnly)
 	}
 	if d := in.DdosProtectionConfig; d != nil {
 		if err := validateDdosProtection(p, d); err != nil {
@@ -207,7 +207,7 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 		}
 	}
 	if len(in.UserDefinedFields) > 0 && policyType(p) != "CLOUD_ARMOR_NETWORK" {
-		return errInvalidField("resource.userDefinedFields", shown(in.UserDefinedFields), networkOnly)
+		return core.ErrInvalidField("resource.userDefinedFields", shown(in.UserDefinedFields), networkOnly)
 	}
 	for i, u := range in.UserDefinedFields {
 		if u != nil {
@@ -234,12 +234,12 @@ func validateDdosProtection(p *policy, d *compute.SecurityPolicyDdosProtectionCo
 		return err
 	}
 	if t := d.DdosImpactedBaselineThreshold; math.IsNaN(t) || t < 0 || t > 1 {
-		return errInvalidField(f+".ddosImpactedBaselineThreshold", strconv.FormatFloat(t, 'g', -1, 32),
+		return core.ErrInvalidField(f+".ddosImpactedBaselineThreshold", strconv.FormatFloat(t, 'g', -1, 32),
 			"Must be a fraction between 0 and 1.")
 	}
 	empty := d.DdosProtection == "" && d.DdosAdaptiveProtection == "" && d.DdosImpactedBaselineThreshold == 0
 	if !empty && policyType(p) != "CLOUD_ARMOR_NETWORK" {
-		return errInvalidField(f, shown(d), networkOnly)
+		return core.ErrInvalidField(f, shown(d), networkOnly)
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func validateLayer7(p *policy, l7 *compute.SecurityPolicyAdaptiveProtectionConfi
 		}
 	}
 	if (l7.Enable || l7.RuleVisibility != "" || len(l7.ThresholdConfigs) > 0) && !globalArmor(p) {
-		return errInvalidField(f, shown(l7), globalArmorOnly)
+		return core.ErrInvalidField(f, shown(l7), globalArmorOnly)
 	}
 	return nil
 }
@@ -278,7 +278,7 @@ func validateRuleSet(p *policy, rules []*compute.SecurityPolicyRule) error {
 	seen := map[int64]bool{}
 	for i, r := range rules {
 		if r == nil {
-			return errInvalidField(fmt.Sprintf("resource.rules[%d]", i), "", "A rule must not be null.")
+			return core.ErrInvalidField(fmt.Sprintf("resource.rules[%d]", i), "", "A rule must not be null.")
 		}
 		if err := validateRule(p, r, fmt.Sprintf("resource.rules[%d]", i)); err != nil {
 			return err
@@ -289,7 +289,7 @@ func validateRuleSet(p *policy, rules []*compute.SecurityPolicyRule) error {
 		seen[r.Priority] = true
 	}
 	if len(rules) > 0 && !seen[defaultPriority] {
-		return errInvalidField("resource.rules", "",
+		return core.ErrInvalidField("resource.rules", "",
 			"Every security policy must have a default rule at priority 2147483647 with match condition *.")
 	}
 	return nil
@@ -301,11 +301,11 @@ func validateRuleSet(p *policy, rules []*compute.SecurityPolicyRule) error {
 // Insert, PATCH, addRule and patchRule (on the merged rule) all call it.
 func validateRule(p *policy, r *compute.SecurityPolicyRule, field string) error {
 	if r.Priority < 0 || r.Priority > defaultPriority {
-		return errInvalidField(field+".priority", strconv.FormatInt(r.Priority, 10),
+		return core.ErrInvalidField(field+".priority", strconv.FormatInt(r.Priority, 10),
 			"Must be between 0 and 2147483647.")
 	}
 	if !ruleActions[r.Action] {
-		return errInvalidField(field+".action", r.Action, "Must be one of "+keys(ruleActions)+".")
+		return core.ErrInvalidField(field+".action", r.Action, "Must be one of "+keys(ruleActions)+".")
 	}
 	for _, check := range []func(*policy, *compute.SecurityPolicyRule, string) error{
 		validateAction, validateMatch, validateRateLimit, validateRedirect, validateHeaderAction, validateWafConfig,
@@ -322,13 +322,13 @@ func validateRule(p *policy, r *compute.SecurityPolicyRule, field string) error 
 func validateAction(p *policy, r *compute.SecurityPolicyRule, field string) error {
 	switch {
 	case r.Action == "redirect" && !globalArmor(p):
-		return errInvalidField(field+".action", r.Action,
+		return core.ErrInvalidField(field+".action", r.Action,
 			"This action is only supported in Global Security Policies of type CLOUD_ARMOR.")
 	case r.Action == "fairshare" && policyType(p) != "CLOUD_ARMOR_INTERNAL_SERVICE":
-		return errInvalidField(field+".action", r.Action,
+		return core.ErrInvalidField(field+".action", r.Action,
 			"This action is only allowed in security policies of type CLOUD_ARMOR_INTERNAL_SERVICE.")
 	case utf8.RuneCountInString(r.Description) > maxRuleDescription:
-		return errInvalidField(field+".description", clip(r.Description),
+		return core.ErrInvalidField(field+".description", clip(r.Description),
 			fmt.Sprintf("The description must be at most %d characters long.", maxRuleDescription))
 	}
 	return nil
@@ -336,28 +336,28 @@ func validateAction(p *policy, r *compute.SecurityPolicyRule, field string) erro
 
 func validateMatch(p *policy, r *compute.SecurityPolicyRule, field string) error {
 	if r.NetworkMatch != nil && policyType(p) != "CLOUD_ARMOR_NETWORK" {
-		return errInvalidField(field+".networkMatch", shown(r.NetworkMatch), networkOnly)
+		return core.ErrInvalidField(field+".networkMatch", shown(r.NetworkMatch), networkOnly)
 	}
 	m := r.Match
 	if m == nil {
 		if r.NetworkMatch != nil {
 			return validateDefaultMatch(r, field)
 		}
-		return errInvalidField(field+".match", "", "A match condition must be specified.")
+		return core.ErrInvalidField(field+".match", "", "A match condition must be specified.")
 	}
 	hasConfig := m.Config != nil && len(m.Config.SrcIpRanges) > 0
 	switch {
 	case m.VersionedExpr != "" && m.Expr != nil:
 		// "Exactly one field must be specified."
-		return errInvalidField(field+".match", shown(m), "Exactly one of versionedExpr and expr must be specified.")
+		return core.ErrInvalidField(field+".match", shown(m), "Exactly one of versionedExpr and expr must be specified.")
 	case m.VersionedExpr != "" && m.VersionedExpr != "SRC_IPS_V1":
-		return errInvalidField(field+".match.versionedExpr", m.VersionedExpr, "Must be one of [SRC_IPS_V1].")
+		return core.ErrInvalidField(field+".match.versionedExpr", m.VersionedExpr, "Must be one of [SRC_IPS_V1].")
 	case m.VersionedExpr != "" && !hasConfig:
-		return errInvalidField(field+".match.config", "", "config must be specified when versionedExpr is set.")
+		return core.ErrInvalidField(field+".match.config", "", "config must be specified when versionedExpr is set.")
 	case m.VersionedExpr == "" && hasConfig:
-		return errInvalidField(field+".match.versionedExpr", "", "versionedExpr must be specified when config is set.")
+		return core.ErrInvalidField(field+".match.versionedExpr", "", "versionedExpr must be specified when config is set.")
 	case m.VersionedExpr == "" && m.Expr == nil:
-		return errInvalidField(field+".match", "", "A match condition must be specified.")
+		return core.ErrInvalidField(field+".match", "", "A match condition must be specified.")
 	}
 	if hasConfig {
 		if err := validateRanges(field+".match.config.srcIpRanges", m.Config.SrcIpRanges); err != nil {
@@ -396,7 +396,7 @@ func validateExpr(p *policy, text, field string) error {
 	default:
 		return nil
 	}
-	return errInvalidField(field, clip(text), detail)
+	return core.ErrInvalidField(field, clip(text), detail)
 }
 
 // validateDefaultMatch: the rule at 2147483647 must "match all" ("match "*"
@@ -410,12 +410,12 @@ func validateDefaultMatch(r *compute.SecurityPolicyRule, field string) error {
 		all := m.Expr != nil && strings.TrimSpace(m.Expr.Expression) == "true" ||
 			m.Config != nil && slices.Equal(m.Config.SrcIpRanges, []string{"*"})
 		if !all {
-			return errInvalidField(field+".match", shown(m),
+			return core.ErrInvalidField(field+".match", shown(m),
 				"The default rule (priority 2147483647) must match all requests: srcIpRanges ['*'] or the expression 'true'.")
 		}
 	}
 	if n := r.NetworkMatch; n != nil && !networkMatchesAll(n) {
-		return errInvalidField(field+".networkMatch", shown(n),
+		return core.ErrInvalidField(field+".networkMatch", shown(n),
 			"The default rule (priority 2147483647) must match all packets: every field '*' or not set.")
 	}
 	return nil
@@ -436,7 +436,7 @@ func networkMatchesAll(n *compute.SecurityPolicyRuleNetworkMatcher) bool {
 // and that every entry is an IP, a CIDR or "*".
 func validateRanges(field string, ranges []string) error {
 	if len(ranges) > maxSrcIPRanges {
-		return errInvalidField(field, strconv.Itoa(len(ranges)),
+		return core.ErrInvalidField(field, strconv.Itoa(len(ranges)),
 			fmt.Sprintf("Maximum number of src_ip_ranges allowed is %d.", maxSrcIPRanges))
 	}
 	for i, s := range ranges {
@@ -449,7 +449,7 @@ func validateRanges(field string, ranges []string) error {
 		if _, err := netip.ParseAddr(s); err == nil {
 			continue
 		}
-		return errInvalidField(fmt.Sprintf("%s[%d]", field, i), s, "Must be a valid IPv4 or IPv6 address or CIDR range.")
+		return core.ErrInvalidField(fmt.Sprintf("%s[%d]", field, i), s, "Must be a valid IPv4 or IPv6 address or CIDR range.")
 	}
 	return nil
 }
@@ -457,7 +457,7 @@ func validateRanges(field string, ranges []string) error {
 func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) error {
 	o := r.RateLimitOptions
 	if (o != nil) != rateActions[r.Action] {
-		return errInvalidField(field+".rateLimitOptions", "",
+		return core.ErrInvalidField(field+".rateLimitOptions", "",
 			"Rate limit options must be specified if the action is 'fairshare', 'rate_based_ban' or 'throttle'. "+
 				"It cannot be specified for any other actions")
 	}
@@ -466,14 +466,14 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 	}
 	f := field + ".rateLimitOptions"
 	if o.EnforceOnKey != "" && len(o.EnforceOnKeyConfigs) > 0 {
-		return errInvalidField(f+".enforceOnKeyConfigs", "",
+		return core.ErrInvalidField(f+".enforceOnKeyConfigs", "",
 			"enforceOnKey and enforceOnKeyConfigs cannot be specified together.")
 	}
 	if err := checkEnum(f+".enforceOnKey", o.EnforceOnKey, enforceOnKey); err != nil {
 		return err
 	}
 	if n := len(o.EnforceOnKeyConfigs); n > maxKeyConfigs {
-		return errInvalidField(f+".enforceOnKeyConfigs", strconv.Itoa(n),
+		return core.ErrInvalidField(f+".enforceOnKeyConfigs", strconv.Itoa(n),
 			fmt.Sprintf("Maximum number of enforce_on_key_configs allowed is %d.", maxKeyConfigs))
 	}
 	for i, c := range o.EnforceOnKeyConfigs {
@@ -491,18 +491,18 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 	}
 	switch {
 	case (o.ExceedAction == "redirect") != (o.ExceedRedirectOptions != nil):
-		return errInvalidField(f, shown(o), "Exceed redirect options must be specified if the exceed action is 'redirect'. "+
+		return core.ErrInvalidField(f, shown(o), "Exceed redirect options must be specified if the exceed action is 'redirect'. "+
 			"It cannot be specified for any other exceed actions.")
 	case o.ExceedAction == "redirect" && !globalArmor(p):
-		return errInvalidField(f+".exceedAction", o.ExceedAction,
+		return core.ErrInvalidField(f+".exceedAction", o.ExceedAction,
 			"The redirect action is only supported in Global Security Policies of type CLOUD_ARMOR.")
 	case o.RateLimitThreshold == nil:
-		return errInvalidField(f+".rateLimitThreshold", "", "Rate limit threshold must be specified.")
+		return core.ErrInvalidField(f+".rateLimitThreshold", "", "Rate limit threshold must be specified.")
 	case r.Action != "rate_based_ban" && (o.BanThreshold != nil || o.BanDurationSec != 0):
-		return errInvalidField(f, shown(o),
+		return core.ErrInvalidField(f, shown(o),
 			"Ban threshold and ban duration can only be specified if the action is 'rate_based_ban'.")
 	case r.Action == "fairshare" && o.EnforceOnKey != "" && o.EnforceOnKey != "ALL":
-		return errInvalidField(f+".enforceOnKey", o.EnforceOnKey, "For the 'fairshare' action, enforceOnKey is limited to ALL.")
+		return core.ErrInvalidField(f+".enforceOnKey", o.EnforceOnKey, "For the 'fairshare' action, enforceOnKey is limited to ALL.")
 	}
 	if o.ExceedRedirectOptions != nil {
 		return validateRedirectOptions(f+".exceedRedirectOptions", o.ExceedRedirectOptions)
@@ -516,7 +516,7 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 func validateRedirect(_ *policy, r *compute.SecurityPolicyRule, field string) error {
 	o := r.RedirectOptions
 	if (o != nil) != (r.Action == "redirect") {
-		return errInvalidField(field+".redirectOptions", shown(o),
+		return core.ErrInvalidField(field+".redirectOptions", shown(o),
 			"Redirect options must be specified if the action is 'redirect'. It cannot be specified for any other actions.")
 	}
 	if o == nil {
@@ -529,10 +529,10 @@ func validateRedirect(_ *policy, r *compute.SecurityPolicyRule, field string) er
 // if the type is EXTERNAL_302 and cannot be specified for GOOGLE_RECAPTCHA."
 func validateRedirectOptions(field string, o *compute.SecurityPolicyRuleRedirectOptions) error {
 	if !redirectTypes[o.Type] {
-		return errInvalidField(field+".type", o.Type, "Must be one of "+keys(redirectTypes)+".")
+		return core.ErrInvalidField(field+".type", o.Type, "Must be one of "+keys(redirectTypes)+".")
 	}
 	if (o.Type == "EXTERNAL_302") != (o.Target != "") {
-		return errInvalidField(field, shown(o), "Redirect target must be specified if the redirect type is 'EXTERNAL_302'. "+
+		return core.ErrInvalidField(field, shown(o), "Redirect target must be specified if the redirect type is 'EXTERNAL_302'. "+
 			"It cannot be specified for 'GOOGLE_RECAPTCHA'.")
 	}
 	return nil
@@ -543,7 +543,7 @@ func validateRedirectOptions(field string, o *compute.SecurityPolicyRuleRedirect
 // send with every rule (R2, R4), is accepted anywhere (chosen).
 func validateHeaderAction(p *policy, r *compute.SecurityPolicyRule, field string) error {
 	if h := r.HeaderAction; h != nil && len(h.RequestHeadersToAdds) > 0 && !globalArmor(p) {
-		return errInvalidField(field+".headerAction", shown(h), globalArmorOnly)
+		return core.ErrInvalidField(field+".headerAction", shown(h), globalArmorOnly)
 	}
 	return nil
 }
@@ -561,7 +561,7 @@ func validateWafConfig(_ *policy, r *compute.SecurityPolicyRule, field string) e
 		}
 		f := fmt.Sprintf("%s.preconfiguredWafConfig.exclusions[%d]", field, i)
 		if !wafRuleSets[ex.TargetRuleSet] {
-			return errInvalidField(f+".targetRuleSet", ex.TargetRuleSet, "Must be the name of a preconfigured WAF rule set.")
+			return core.ErrInvalidField(f+".targetRuleSet", ex.TargetRuleSet, "Must be the name of a preconfigured WAF rule set.")
 		}
 		target := ex.TargetRuleSet
 		if len(ex.TargetRuleIds) > 0 {
@@ -583,29 +583,13 @@ func validateWafConfig(_ *policy, r *compute.SecurityPolicyRule, field string) e
 					op = fp.Op
 				}
 				if !exclusionOps[op] {
-					return errInvalidField(fmt.Sprintf("%s.%s[%d].op", f, l.key, j), op, "Must be one of "+keys(exclusionOps)+".")
+					return core.ErrInvalidField(fmt.Sprintf("%s.%s[%d].op", f, l.key, j), op, "Must be one of "+keys(exclusionOps)+".")
 				}
 			}
 			if len(l.params) > maxExclusionFields {
-				return errInvalidField(field+".preconfiguredWafConfig", shown(w), fmt.Sprintf(
+				return core.ErrInvalidField(field+".preconfiguredWafConfig", shown(w), fmt.Sprintf(
 					"The number of %s to exclude for the target %s exceeds the limit of %d.", l.what, target, maxExclusionFields))
 			}
-		}
-	}
-	return nil
-}
-
-// validateLabels applies compute's label rules (at most 64, lowercase keys).
-func validateLabels(labels map[string]string) error {
-	if len(labels) > 64 {
-		return errInvalidField("labels", strconv.Itoa(len(labels)), "At most 64 labels are allowed.")
-	}
-	for k, v := range labels {
-		if !labelKey.MatchString(k) {
-			return errInvalidField("labels."+k, k, "Label keys must start with a lowercase letter and contain only lowercase letters, digits, '_' and '-'.")
-		}
-		if !labelValue.MatchString(v) {
-			return errInvalidField("labels."+k, v, "Label values must contain only lowercase letters, digits, '_' and '-'.")
 		}
 	}
 	return nil

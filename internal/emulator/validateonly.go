@@ -3,6 +3,8 @@ package emulator
 import (
 	"net/http"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // validateOnlyMethods are the methods whose request has a validateOnly
@@ -33,7 +35,7 @@ func validateOnlyParam(r *http.Request, method string) (bool, error) {
 		return false, nil
 	}
 	if !validateOnlyMethods[method] {
-		return false, errPayload(`Invalid JSON payload received. Unknown name "validateOnly": Cannot bind query parameter. ` +
+		return false, core.ErrPayload(`Invalid JSON payload received. Unknown name "validateOnly": Cannot bind query parameter. ` +
 			`Field 'validateOnly' could not be found in request message.`)
 	}
 	switch v := q.Get("validateOnly"); v {
@@ -42,7 +44,7 @@ func validateOnlyParam(r *http.Request, method string) (bool, error) {
 	case "false":
 		return false, nil
 	default:
-		return false, errPayload(`Invalid value at 'validate_only' (TYPE_BOOL), "` + v + `"`)
+		return false, core.ErrPayload(`Invalid value at 'validate_only' (TYPE_BOOL), "` + v + `"`)
 	}
 }
 

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"context"
-	"net/http"
 
 	networksecurity "google.golang.org/api/networksecurity/v1"
 	"google.golang.org/api/option"
@@ -16,16 +15,11 @@ func (r *Running) NetworkSecurityEndpoint() string { return r.url + "/" }
 // NewNetworkSecurityService returns an official networksecurity v1 client
 // for this emulator, sending a bearer token it accepts.
 func (r *Running) NewNetworkSecurityService(ctx context.Context) (*networksecurity.Service, error) {
-	token := "emulator"
-	if r.opts.Auth == AuthToken {
-		token = r.opts.Token
-	}
-	return r.NewNetworkSecurityServiceWithToken(ctx, token)
+	return r.NewNetworkSecurityServiceWithToken(ctx, r.token())
 }
 
 // NewNetworkSecurityServiceWithToken returns an official networksecurity v1
 // client for this emulator that sends the given bearer token.
 func (r *Running) NewNetworkSecurityServiceWithToken(ctx context.Context, token string) (*networksecurity.Service, error) {
-	hc := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
-	return networksecurity.NewService(ctx, option.WithEndpoint(r.NetworkSecurityEndpoint()), option.WithHTTPClient(hc))
+	return networksecurity.NewService(ctx, option.WithEndpoint(r.NetworkSecurityEndpoint()), clientWith(token))
 }

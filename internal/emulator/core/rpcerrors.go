@@ -1,4 +1,4 @@
-package emulator
+package core
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"strconv"
 )
 
-// An rpcError is an error in the format of Google's newer APIs, such as
+// An RPCError is an error in the format of Google's newer APIs, such as
 // networksecurity v1: a google.rpc.Status as JSON,
 // {"error": {"code", "message", "status", "details"}}, without compute's
 // "errors" list. Every address group recording's 404 has this shape.
-type rpcError struct {
+type RPCError struct {
 	Code       int    // HTTP status code
 	Status     string // google.rpc.Code name, e.g. NOT_FOUND
 	Message    string
@@ -18,7 +18,7 @@ type rpcError struct {
 	RetryAfter int // seconds, sent as Retry-After when > 0
 }
 
-func (e *rpcError) Error() string {
+func (e *RPCError) Error() string {
 	return fmt.Sprintf("googleapi: Error %d: %s", e.Code, e.Message)
 }
 
@@ -29,36 +29,36 @@ var rpcStatuses = map[int]string{
 	503: "UNAVAILABLE",
 }
 
-// rpcCodes are the google.rpc.Code numbers, used in an operation's error.
-var rpcCodes = map[string]int{
+// RPCCodes are the google.rpc.Code numbers, used in an operation's error.
+var RPCCodes = map[string]int{
 	"INVALID_ARGUMENT": 3, "NOT_FOUND": 5, "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7,
 	"RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9, "INTERNAL": 13, "UNAVAILABLE": 14,
 	"UNAUTHENTICATED": 16,
 }
 
-// errRPCNotFound is the recorded 404 of networksecurity:
+// ErrRPCNotFound is the recorded 404 of networksecurity:
 // "Resource 'projects/P/locations/global/addressGroups/N' was not found".
-func errRPCNotFound(resource string) *rpcError {
-	return &rpcError{Code: 404, Status: "NOT_FOUND", Message: fmt.Sprintf("Resource '%s' was not found", resource)}
+func ErrRPCNotFound(resource string) *RPCError {
+	return &RPCError{Code: 404, Status: "NOT_FOUND", Message: fmt.Sprintf("Resource '%s' was not found", resource)}
 }
 
-// errRPCAlreadyExists is not recorded; its wording follows the recorded 404.
-func errRPCAlreadyExists(resource string) *rpcError {
-	return &rpcError{Code: 409, Status: "ALREADY_EXISTS", Message: fmt.Sprintf("Resource '%s' already exists", resource)}
+// ErrRPCAlreadyExists is not recorded; its wording follows the recorded 404.
+func ErrRPCAlreadyExists(resource string) *RPCError {
+	return &RPCError{Code: 409, Status: "ALREADY_EXISTS", Message: fmt.Sprintf("Resource '%s' already exists", resource)}
 }
 
-func errRPCInvalid(format string, args ...any) *rpcError {
-	return &rpcError{Code: 400, Status: "INVALID_ARGUMENT", Message: fmt.Sprintf(format, args...)}
+func ErrRPCInvalid(format string, args ...any) *RPCError {
+	return &RPCError{Code: 400, Status: "INVALID_ARGUMENT", Message: fmt.Sprintf(format, args...)}
 }
 
-func errRPCPrecondition(format string, args ...any) *rpcError {
-	return &rpcError{Code: 400, Status: "FAILED_PRECONDITION", Message: fmt.Sprintf(format, args...)}
+func ErrRPCPrecondition(format string, args ...any) *RPCError {
+	return &RPCError{Code: 400, Status: "FAILED_PRECONDITION", Message: fmt.Sprintf(format, args...)}
 }
 
-// errRPCForbidden is the usual IAM denial of Google's newer APIs: the
+// ErrRPCForbidden is the usual IAM denial of Google's newer APIs: the
 // permission, the resource as a full resource name, and an ErrorInfo.
-func errRPCForbidden(permission, resource string) *rpcError {
-	return &rpcError{Code: 403, Status: "PERMISSION_DENIED",
+func ErrRPCForbidden(permission, resource string) *RPCError {
+	return &RPCError{Code: 403, Status: "PERMISSION_DENIED",
 		Message: fmt.Sprintf("Permission '%s' denied on resource '//networksecurity.googleapis.com/%s' (or it may not exist).", permission, resource),
 		Details: []any{map[string]any{
 			"@type":    "type.googleapis.com/google.rpc.ErrorInfo",
@@ -68,14 +68,14 @@ func errRPCForbidden(permission, resource string) *rpcError {
 		}}}
 }
 
-// rpcFrom turns any error into an rpcError: compute-style errors (from
+// RPCFrom turns any error into an RPCError: compute-style errors (from
 // authentication, fields=, injected faults and shared validation) keep
 // their code and message and get the status that goes with the code.
-func rpcFrom(err error) *rpcError {
+func RPCFrom(err error) *RPCError {
 	switch e := err.(type) {
-	case *rpcError:
+	case *RPCError:
 		return e
-	case *apiError:
+	case *Error:
 		status := e.Status
 		if status == "" {
 			status = rpcStatuses[e.Code]
@@ -83,20 +83,20 @@ func rpcFrom(err error) *rpcError {
 		if status == "" {
 			status = "UNKNOWN"
 		}
-		return &rpcError{Code: e.Code, Status: status, Message: e.Message, RetryAfter: e.RetryAfter}
+		return &RPCError{Code: e.Code, Status: status, Message: e.Message, RetryAfter: e.RetryAfter}
 	default:
-		return &rpcError{Code: 500, Status: "INTERNAL", Message: err.Error()}
+		return &RPCError{Code: 500, Status: "INTERNAL", Message: err.Error()}
 	}
 }
 
-// An rpcWriter marks a response as one of a newer API, so that the shared
+// An RPCWriter marks a response as one of a newer API, so that the shared
 // request handling (authentication, grants, fields=, faults) answers its
-// errors in that API's format (see writeError).
-type rpcWriter struct{ http.ResponseWriter }
+// errors in that API's format (see WriteError).
+type RPCWriter struct{ http.ResponseWriter }
 
-// writeRPC writes err in the newer APIs' format.
-func writeRPC(w http.ResponseWriter, err error) {
-	e := rpcFrom(err)
+// WriteRPC writes err in the newer APIs' format.
+func WriteRPC(w http.ResponseWriter, err error) {
+	e := RPCFrom(err)
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
@@ -107,5 +107,5 @@ func writeRPC(w http.ResponseWriter, err error) {
 	if len(e.Details) > 0 {
 		body["details"] = e.Details
 	}
-	writeJSON(w, e.Code, map[string]any{"error": body})
+	WriteJSON(w, e.Code, map[string]any{"error": body})
 }

@@ -1,4 +1,4 @@
-package emulator
+package networksecurity
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"regexp"
 	"strconv"
 
-	networksecurity "google.golang.org/api/networksecurity/v1"
+	nsapi "google.golang.org/api/networksecurity/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 var (
@@ -44,7 +46,7 @@ type groupBody struct {
 	Purpose     []string
 }
 
-// decodeGroupBody reads an AddressGroup. Unlike decodeBody it accepts enums
+// decodeGroupBody reads an AddressGroup. Unlike core.DecodeBody it accepts enums
 // as names or numbers and int32 as a number or a string, as proto3 JSON
 // does.
 func decodeGroupBody(b []byte) (*groupBody, error) {
@@ -55,12 +57,12 @@ func decodeGroupBody(b []byte) (*groupBody, error) {
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
-		return nil, errParse(syntaxDetail(err))
+		return nil, core.ErrParse(core.SyntaxDetail(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errParse("Unexpected data after the JSON object.")
+		return nil, core.ErrParse("Unexpected data after the JSON object.")
 	}
-	if err := checkKeys(obj, reflect.TypeOf(networksecurity.AddressGroup{}), "address_group"); err != nil {
+	if err := core.CheckKeys(obj, reflect.TypeOf(nsapi.AddressGroup{}), "address_group"); err != nil {
 		return nil, err
 	}
 	in := &groupBody{has: map[string]bool{}}
@@ -93,7 +95,7 @@ func decodeGroupBody(b []byte) (*groupBody, error) {
 
 func badValue(field, typ string, v any) error {
 	b, _ := json.Marshal(v)
-	return errPayload(fmt.Sprintf("Invalid value at '%s' (%s), %s", field, typ, b))
+	return core.ErrPayload(fmt.Sprintf("Invalid value at '%s' (%s), %s", field, typ, b))
 }
 
 func stringValue(v any, field string) (string, error) {
@@ -177,12 +179,12 @@ func stringMap(v any, field string) (map[string]string, error) {
 // validateGroupFields checks what create and patch store: the type, the
 // capacity, the items against both, the purposes and the labels. The
 // wording of every message is the emulator's (none is recorded).
-func validateGroupFields(g *addressGroup) error {
+func validateGroupFields(g *AddressGroup) error {
 	if g.Type != "IPV4" && g.Type != "IPV6" {
-		return errRPCInvalid("Field 'type' is required: IPV4 or IPV6.")
+		return core.ErrRPCInvalid("Field 'type' is required: IPV4 or IPV6.")
 	}
 	if g.Capacity <= 0 {
-		return errRPCInvalid("Field 'capacity' is required and must be greater than 0.")
+		return core.ErrRPCInvalid("Field 'capacity' is required and must be greater than 0.")
 	}
 	items, err := checkItems(g.Type, g.Items, nil)
 	if err != nil {
@@ -194,17 +196,17 @@ func validateGroupFields(g *addressGroup) error {
 	g.Items = items
 	for _, p := range g.Purpose {
 		if p != "DEFAULT" && p != "CLOUD_ARMOR" {
-			return errRPCInvalid("Field 'purpose' must list DEFAULT or CLOUD_ARMOR, not %s.", p)
+			return core.ErrRPCInvalid("Field 'purpose' must list DEFAULT or CLOUD_ARMOR, not %s.", p)
 		}
 	}
-	if err := validateLabels(g.Labels); err != nil {
-		return rpcFrom(err)
+	if err := core.ValidateLabels(g.Labels); err != nil {
+		return core.RPCFrom(err)
 	}
 	return nil
 }
 
-func errCapacity(n int, capacity int64) *rpcError {
-	return errRPCInvalid("The address group would hold %d items; its capacity is %d.", n, capacity)
+func errCapacity(n int, capacity int64) *core.RPCError {
+	return core.ErrRPCInvalid("The address group would hold %d items; its capacity is %d.", n, capacity)
 }
 
 // itemKey parses an item, an IP address or a CIDR range, and returns it as
@@ -216,7 +218,7 @@ func itemKey(item string) (netip.Prefix, error) {
 	}
 	a, err := netip.ParseAddr(item)
 	if err != nil || a.Zone() != "" {
-		return netip.Prefix{}, errRPCInvalid("Invalid item '%s': an item is an IPv4 or IPv6 address or CIDR range.", item)
+		return netip.Prefix{}, core.ErrRPCInvalid("Invalid item '%s': an item is an IPv4 or IPv6 address or CIDR range.", item)
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
@@ -239,7 +241,7 @@ func checkItems(typ string, items, have []string) ([]string, error) {
 			return nil, err
 		}
 		if v6 := !k.Addr().Is4(); v6 != (typ == "IPV6") {
-			return nil, errRPCInvalid("Item '%s' is not an %s address or range; the address group's type is %s.",
+			return nil, core.ErrRPCInvalid("Item '%s' is not an %s address or range; the address group's type is %s.",
 				item, map[bool]string{true: "IPv6", false: "IPv4"}[typ == "IPV6"], typ)
 		}
 		if !seen[k] {

@@ -1,10 +1,12 @@
-package emulator
+package networksecurity
 
 import (
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 const (
@@ -31,7 +33,7 @@ func enumOut(v string, names []string, asInt bool) any {
 // renderGroup is an AddressGroup as GCP answers it: fields left empty are
 // absent, and there is no selfLink, though the API has one (no recorded
 // answer carries it).
-func renderGroup(g *addressGroup, asInt bool) map[string]any {
+func renderGroup(g *AddressGroup, asInt bool) map[string]any {
 	m := map[string]any{
 		"name":       g.path(),
 		"createTime": protoTime(g.Created),
@@ -78,7 +80,7 @@ func renderGroupOp(op *groupOp, now time.Time, running, asInt bool) map[string]a
 	md["endTime"] = protoTime(op.Done)
 	switch {
 	case op.Err != nil:
-		m["error"] = map[string]any{"code": rpcCodes[op.Err.Status], "message": op.Err.Message}
+		m["error"] = map[string]any{"code": core.RPCCodes[op.Err.Status], "message": op.Err.Message}
 	case op.Result == nil:
 		m["response"] = map[string]any{"@type": emptyResponseType}
 	default:

@@ -4,14 +4,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-)
 
-// A groupRef is a security policy rule that uses an address group, as
-// listReferences reports it.
-type groupRef struct {
-	Policy   string // the policy's selfLink
-	Priority int64
-}
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
+)
 
 // groupRefsLocked finds the rules of the stored policies whose expressions
 // name the group at path. A project group is named by
@@ -21,15 +16,15 @@ type groupRef struct {
 // evaluateOrganizationAddressGroup in the policies of every project at its
 // location, since the emulator does not know which projects an organization
 // holds. A name may also be the group's full path. st.mu must be held.
-func (st *store) groupRefsLocked(parent, location, name string) []groupRef {
-	path := groupPath(parent, location, name)
+func (st *store) groupRefsLocked(parent, location, name string) []networksecurity.Reference {
+	path := networksecurity.Path(parent, location, name)
 	org := strings.HasPrefix(parent, "organizations/")
 	keys := make([]string, 0, len(st.policies))
 	for k := range st.policies {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []groupRef
+	var out []networksecurity.Reference
 	for _, k := range keys {
 		p := st.policies[k]
 		if !org && "projects/"+p.Scope.Project != parent || !locatedAt(p.Scope, location) {
@@ -46,18 +41,11 @@ func (st *store) groupRefsLocked(parent, location, name string) []groupRef {
 				names = c.orgGroups
 			}
 			if slices.Contains(names, name) || slices.Contains(names, path) {
-				out = append(out, groupRef{Policy: apiRoot + p.path(), Priority: r.Priority})
+				out = append(out, networksecurity.Reference{Policy: apiRoot + p.path(), Priority: r.Priority})
 			}
 		}
 	}
 	return out
-}
-
-// groupRefs is groupRefsLocked for callers outside the store's lock.
-func (st *store) groupRefs(parent, location, name string) []groupRef {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.groupRefsLocked(parent, location, name)
 }
 
 func locatedAt(sc scope, location string) bool {
