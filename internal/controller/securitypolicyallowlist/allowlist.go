@@ -223,8 +223,7 @@ func (r *Reconciler) keepPolicy(ctx context.Context, al *v1alpha1.SecurityPolicy
 	if equality.Semantic.DeepEqual(want, k.policy.Spec.ForProvider) {
 		return nil
 	}
-	k.policy.Spec.ForProvider = want
-	return errors.Wrapf(r.kube.Update(ctx, k.policy), "cannot update SecurityPolicy %s", k.policy.GetName())
+	return errors.Wrapf(r.update(ctx, k.policy, func() { k.policy.Spec.ForProvider = want }), "cannot update SecurityPolicy %s", k.policy.GetName())
 }
 
 // keepSets makes one AddressSet per node source and removes the others.
@@ -244,8 +243,7 @@ func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAl
 			}
 			k.sets[as.GetName()] = as
 		case !equality.Semantic.DeepEqual(have.Spec, as.Spec):
-			have.Spec = as.Spec
-			if err := r.kube.Update(ctx, have); err != nil {
+			if err := r.update(ctx, have, func() { have.Spec = as.Spec }); err != nil {
 				return errors.Wrapf(err, "cannot update AddressSet %s", have.GetName())
 			}
 		}
@@ -269,8 +267,7 @@ func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllow
 			if slices.Equal(have.Spec.ForProvider.Items, strs(w.items)) {
 				continue
 			}
-			have.Spec.ForProvider.Items = strs(w.items)
-			if err := r.kube.Update(ctx, have); err != nil {
+			if err := r.update(ctx, have, func() { have.Spec.ForProvider.Items = strs(w.items) }); err != nil {
 				return errors.Wrapf(err, "cannot update AddressGroup %s", have.GetName())
 			}
 			continue
@@ -287,8 +284,7 @@ func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllow
 				return err
 			}
 		case ruleExpression(have) != w.expression:
-			have.Spec.ForProvider.Match.Expr.Expression = w.expression
-			if err := r.kube.Update(ctx, have); err != nil {
+			if err := r.update(ctx, have, func() { have.Spec.ForProvider.Match.Expr.Expression = w.expression }); err != nil {
 				return errors.Wrapf(err, "cannot update SecurityPolicyRule %s", have.GetName())
 			}
 		}
@@ -304,8 +300,9 @@ func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllow
 			}
 		case !slices.Equal(ruleRanges(have), rule.Ranges) || have.Spec.ForProvider.Match.Config == nil ||
 			len(have.Spec.ForProvider.Match.Config.SrcIpRanges) != len(rule.Ranges):
-			have.Spec.ForProvider.Match.Config = &v1beta1.RuleMatcherConfig{SrcIpRanges: ipRanges(rule.Ranges)}
-			if err := r.kube.Update(ctx, have); err != nil {
+			if err := r.update(ctx, have, func() {
+				have.Spec.ForProvider.Match.Config = &v1beta1.RuleMatcherConfig{SrcIpRanges: ipRanges(rule.Ranges)}
+			}); err != nil {
 				return errors.Wrapf(err, "cannot update SecurityPolicyRule %s", have.GetName())
 			}
 		}
@@ -334,6 +331,17 @@ func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllow
 		}
 	}
 	return nil
+}
+
+// update writes what change makes of obj's spec as a merge patch. The
+// allowlist is the only writer of its objects' specs, so it needs no
+// resourceVersion: a status their own controller wrote a moment before no
+// longer fails the write with a conflict, which turned the allowlist
+// Synced=False and back, two events on its composite each.
+func (r *Reconciler) update(ctx context.Context, obj client.Object, change func()) error {
+	base := obj.DeepCopyObject().(client.Object)
+	change()
+	return r.kube.Patch(ctx, obj, client.MergeFrom(base))
 }
 
 func (r *Reconciler) create(ctx context.Context, o client.Object) error {
@@ -377,6 +385,11 @@ func (r *Reconciler) delete(ctx context.Context, al *v1alpha1.SecurityPolicyAllo
 // failed reports err in the Synced condition and returns it, for the error
 // backoff.
 func (r *Reconciler) failed(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, err error) error {
+	if kerrors.IsConflict(err) {
+		// The cache was behind: the retry sees the object as it is. Not an
+		// error worth a Synced flip, which Crossplane would see twice.
+		return err
+	}
 	al.Status.SetConditions(xpv2.ReconcileError(err).WithObservedGeneration(al.GetGeneration()))
 	_ = r.kube.Status().Update(ctx, al)
 	return err

@@ -1,13 +1,19 @@
 package securitypolicyallowlist
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -119,6 +125,44 @@ func TestReady(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantRecheck, recheck); diff != "" {
 				t.Errorf("%s\nready(...) recheck: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestFailed(t *testing.T) {
+	conflict := kerrors.NewConflict(schema.GroupResource{Group: "cloudarmor.armorplane.io", Resource: "securitypolicyrules"}, "web-1000", errors.New("modified"))
+	cases := map[string]struct {
+		reason     string
+		err        error
+		wantSynced corev1.ConditionStatus
+	}{
+		"ConflictIsNotReported": {
+			reason:     "A conflict means the cache was behind: the retry settles it, and a Synced flip would be two events on the composite.",
+			err:        errors.Wrap(conflict, "cannot update SecurityPolicyRule web-1000"),
+			wantSynced: corev1.ConditionTrue,
+		},
+		"OtherErrorsAreReported": {
+			reason:     "Any other error is the allowlist's Synced=False, with its message.",
+			err:        errors.New("cannot create SecurityPolicyRule web-1000: forbidden"),
+			wantSynced: corev1.ConditionFalse,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			al := allowlist("rules", nil, 1009, "203.0.113.0/24")
+			al.Status.SetConditions(xpv2.ReconcileSuccess())
+			g := newGCP(t, false, al)
+			got := g.r.failed(context.Background(), al, tc.err)
+			if diff := cmp.Diff(tc.err.Error(), got.Error()); diff != "" {
+				t.Errorf("%s\nfailed(...) error: -want, +got:\n%s", tc.reason, diff)
+			}
+			stored := &v1alpha1.SecurityPolicyAllowlist{}
+			if err := g.kube.Get(context.Background(), client.ObjectKeyFromObject(al), stored); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantSynced, stored.Status.GetCondition(xpv2.TypeSynced).Status); diff != "" {
+				t.Errorf("%s\nSynced: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
