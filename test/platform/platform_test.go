@@ -390,11 +390,21 @@ func (e *env) xrCondition(ctx context.Context, t *testing.T, typ string) (status
 
 // xrSays is the IPAllowlist's conditions, for a failure's message: whether
 // Crossplane's circuit breaker holds it (Responsive) and what it waits for.
+// A deleted IPAllowlist says so: Crossplane removes it before its composed
+// resources have finished deleting.
 func (e *env) xrSays(t *testing.T) string {
 	t.Helper()
+	xr := &unstructured.Unstructured{}
+	xr.SetGroupVersionKind(xrGVK)
+	if err := e.cp.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: e.xr}, xr); err != nil {
+		if kerrors.IsNotFound(err) {
+			return "the IPAllowlist is gone"
+		}
+		t.Fatal(err)
+	}
 	var out []string
 	for _, typ := range []string{"Ready", "Synced", "Responsive", "Current"} {
-		st, reason, msg := e.xrCondition(context.Background(), t, typ)
+		st, reason, msg := platform.ConditionOf(xr, typ)
 		out = append(out, fmt.Sprintf("%s=%s %s %q", typ, st, reason, msg))
 	}
 	return strings.Join(out, "; ")
