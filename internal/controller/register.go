@@ -62,7 +62,7 @@ func controllers(nodes bool) []adder {
 				addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK)
 		},
 		func(mgr ctrl.Manager, o setup.Options) error {
-			return addressset.Setup(mgr, o.Options, nodes, sets)
+			return addressset.Setup(mgr, o, nodes, sets)
 		},
 		func(mgr ctrl.Manager, o setup.Options) error {
 			return securitypolicyallowlist.Setup(mgr, o.Options, sets)

@@ -22,30 +22,15 @@ const (
 // named as the IPAllowlist. read are the CIDRs of each private-cluster source that yields any,
 // by source name, in spec order (readNames).
 func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, read map[string][]string) *composed.Unstructured {
-	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(readNames))
+	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(readNames))
 	for _, src := range s.StaticSources {
 		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
 	}
 	for _, src := range s.NodeSources {
-		nodes := map[string]any{}
-		if len(src.MatchLabels) > 0 {
-			l := make(map[string]any, len(src.MatchLabels))
-			for k, v := range src.MatchLabels {
-				l[k] = v
-			}
-			nodes["matchLabels"] = l
-		}
-		if src.IncludeInternalIP {
-			nodes["includeInternalIP"] = true
-		}
-		if src.ShrinkHoldSeconds != nil {
-			nodes["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
-		}
-		out := map[string]any{"name": src.Name, "nodes": nodes}
-		if src.Required {
-			out["required"] = true
-		}
-		sources = append(sources, out)
+		sources = append(sources, nodeSource(src))
+	}
+	for _, src := range s.InstanceSources {
+		sources = append(sources, instanceSource(src))
 	}
 	required := map[string]bool{}
 	for _, src := range s.readSources() {
@@ -147,4 +132,64 @@ func providerConfig(spec map[string]any, ref *ProviderConfigRef) {
 		kind = "ClusterProviderConfig"
 	}
 	spec["providerConfigRef"] = map[string]any{"kind": kind, "name": ref.Name}
+}
+
+// nodeSource is the allowlist's source of a node source.
+func nodeSource(src NodeSource) map[string]any {
+	nodes := map[string]any{}
+	if len(src.MatchLabels) > 0 {
+		nodes["matchLabels"] = stringMap(src.MatchLabels)
+	}
+	if src.IncludeInternalIP {
+		nodes["includeInternalIP"] = true
+	}
+	if src.ShrinkHoldSeconds != nil {
+		nodes["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
+	}
+	if c := src.Cluster; c != nil {
+		ref := map[string]any{"name": c.KubeconfigSecretRef.Name}
+		if c.KubeconfigSecretRef.Key != "" {
+			ref["key"] = c.KubeconfigSecretRef.Key
+		}
+		cluster := map[string]any{"kubeconfigSecretRef": ref}
+		if c.Identity != "" {
+			cluster["identity"] = c.Identity
+		}
+		nodes["cluster"] = cluster
+	}
+	out := map[string]any{"name": src.Name, "nodes": nodes}
+	if src.Required {
+		out["required"] = true
+	}
+	return out
+}
+
+// instanceSource is the allowlist's source of an instance source.
+func instanceSource(src InstanceSource) map[string]any {
+	in := map[string]any{"matchLabels": stringMap(src.MatchLabels)}
+	if src.Project != "" {
+		in["project"] = src.Project
+	}
+	if src.IncludeInternalIP {
+		in["includeInternalIP"] = true
+	}
+	if src.PollSeconds != nil {
+		in["pollSeconds"] = *src.PollSeconds
+	}
+	if src.ShrinkHoldSeconds != nil {
+		in["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
+	}
+	out := map[string]any{"name": src.Name, "instances": in}
+	if src.Required {
+		out["required"] = true
+	}
+	return out
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

@@ -30,6 +30,9 @@ type Spec struct {
 	ProviderConfigRef *ProviderConfigRef `json:"providerConfigRef,omitempty"`
 	StaticSources     []StaticSource     `json:"staticSources,omitempty"`
 	NodeSources       []NodeSource       `json:"nodeSources,omitempty"`
+	// InstanceSources are Compute Engine instances listed by the provider with the
+	// ProviderConfig's credentials.
+	InstanceSources []InstanceSource `json:"instanceSources,omitempty"`
 	// Mode is ModeRules (rules of ten ranges) or ModeAddressGroup (an address group and one
 	// rule); "" means ModeRules.
 	Mode         string     `json:"mode,omitempty"`
@@ -87,6 +90,34 @@ type NodeSource struct {
 	Required bool `json:"required,omitempty"`
 	// ShrinkHoldSeconds is passed to the source's AddressSet; nil leaves its default.
 	ShrinkHoldSeconds *int64 `json:"shrinkHoldSeconds,omitempty"`
+	// Cluster reads the Nodes of another cluster; nil is the cluster Crossplane runs in.
+	Cluster *NodeCluster `json:"cluster,omitempty"`
+}
+
+// NodeCluster is another cluster, reached through the kubeconfig a Secret of the IPAllowlist's
+// namespace holds.
+type NodeCluster struct {
+	KubeconfigSecretRef SecretKey `json:"kubeconfigSecretRef"`
+	// Identity is Kubeconfig (its token or certificate) or ProviderConfig (a Google access
+	// token of the ProviderConfig, as GKE accepts); "" is Kubeconfig.
+	Identity string `json:"identity,omitempty"`
+}
+
+// SecretKey is a key of a Secret in the IPAllowlist's namespace.
+type SecretKey struct {
+	Name string `json:"name"`
+	Key  string `json:"key,omitempty"`
+}
+
+// InstanceSource selects Compute Engine instances by label and allows their addresses.
+type InstanceSource struct {
+	Name              string            `json:"name"`
+	Project           string            `json:"project,omitempty"`
+	MatchLabels       map[string]string `json:"matchLabels"`
+	IncludeInternalIP bool              `json:"includeInternalIP,omitempty"`
+	PollSeconds       *int64            `json:"pollSeconds,omitempty"`
+	Required          bool              `json:"required,omitempty"`
+	ShrinkHoldSeconds *int64            `json:"shrinkHoldSeconds,omitempty"`
 }
 
 // Modes of an IPAllowlist.
@@ -125,9 +156,15 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("every source needs a name")
 		}
 		if seen[n] {
-			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources", n)
+			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources", n)
 		}
 		seen[n] = true
+	}
+	for _, src := range s.InstanceSources {
+		if len(src.MatchLabels) == 0 {
+			// Admission refuses it too; a render without the XRD does not.
+			return fmt.Errorf("instance source %q needs matchLabels: listing every instance of a project is rarely what an allowlist means", src.Name)
+		}
 	}
 	if s.groupMode() && (s.AddressGroup == nil || s.AddressGroup.Name == "") {
 		return fmt.Errorf("mode %s needs spec.addressGroup.name", ModeAddressGroup)
@@ -144,6 +181,9 @@ func (s Spec) sourceNames() []string {
 		names = append(names, src.Name)
 	}
 	for _, src := range s.NodeSources {
+		names = append(names, src.Name)
+	}
+	for _, src := range s.InstanceSources {
 		names = append(names, src.Name)
 	}
 	for _, src := range s.readSources() {

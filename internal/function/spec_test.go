@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 				s.NodeSources = []NodeSource{{Name: "web"}}
 				return s
 			},
-			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, serviceSources, objectSources and configMapSources`,
+			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`,
 		},
 		"AttachTo": {
 			spec: func(s Spec) Spec {

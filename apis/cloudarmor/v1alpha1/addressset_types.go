@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"reflect"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -9,10 +10,28 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
-// AddressSetSpec says which addresses the set holds.
+// AddressSetSpec says which addresses the set holds: those of Kubernetes
+// Nodes (of the cluster the provider runs in, or of another cluster), or
+// those of Compute Engine instances.
+// +kubebuilder:validation:XValidation:rule="has(self.nodes) != has(self.instances)",message="an AddressSet has exactly one of nodes and instances"
+// +kubebuilder:validation:XValidation:rule="!has(self.instances) || has(self.providerConfigRef)",message="instances are listed with a ProviderConfig's credentials: set providerConfigRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodes) || !has(self.nodes.cluster) || !has(self.nodes.cluster.identity) || self.nodes.cluster.identity != 'ProviderConfig' || has(self.providerConfigRef)",message="cluster identity ProviderConfig needs providerConfigRef"
 type AddressSetSpec struct {
 	// Nodes selects the Kubernetes Nodes whose addresses the set holds.
-	Nodes NodeSelector `json:"nodes"`
+	// +optional
+	Nodes *NodeSelector `json:"nodes,omitempty"`
+
+	// Instances selects Compute Engine instances (a GKE node pool, a
+	// managed instance group) by label, for clusters whose API server the
+	// provider cannot reach.
+	// +optional
+	Instances *InstanceSelector `json:"instances,omitempty"`
+
+	// ProviderConfigRef names the credentials that list instances, or that
+	// authenticate to a cluster with identity ProviderConfig. A
+	// ProviderConfig is read from the AddressSet's own namespace.
+	// +optional
+	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 
 	// ShrinkHoldSeconds is how long a sudden shrink is held back: when the
 	// set would hold fewer than half of the most addresses it held within
@@ -39,6 +58,104 @@ type NodeSelector struct {
 	// ExternalIP addresses.
 	// +optional
 	IncludeInternalIP bool `json:"includeInternalIP,omitempty"`
+
+	// Cluster reads the Nodes of another cluster, whose kubeconfig a Secret
+	// of the same namespace holds. Unset: the cluster the provider runs in.
+	// +optional
+	Cluster *NodeCluster `json:"cluster,omitempty"`
+}
+
+// Identities a remote cluster is read with.
+const (
+	// IdentityKubeconfig: the token or client certificate of the kubeconfig.
+	IdentityKubeconfig = "Kubeconfig"
+	// IdentityProviderConfig: a Google OAuth access token of the
+	// ProviderConfig's credentials, as a GKE API server accepts.
+	IdentityProviderConfig = "ProviderConfig"
+)
+
+// NodeCluster is another Kubernetes cluster, reached through a kubeconfig.
+type NodeCluster struct {
+	// KubeconfigSecretRef names the Secret, in the namespace of the object
+	// that names it, whose key holds a kubeconfig: a provider-gcp GKE
+	// Cluster's connection Secret (key kubeconfig) or Cluster API's
+	// <cluster>-kubeconfig Secret (key value). The kubeconfig's current
+	// context is used. Exec plugins and auth providers are refused: the
+	// provider's pod runs no gcloud or cloud CLI.
+	KubeconfigSecretRef LocalSecretKey `json:"kubeconfigSecretRef"`
+
+	// Identity is how the provider authenticates to the cluster: Kubeconfig
+	// (the kubeconfig's token or client certificate) or ProviderConfig (a
+	// Google OAuth access token of the ProviderConfig's credentials, which a
+	// GKE API server accepts as a bearer token; the kubeconfig then gives
+	// only the server and its CA).
+	// +optional
+	// +kubebuilder:default=Kubeconfig
+	// +kubebuilder:validation:Enum=Kubeconfig;ProviderConfig
+	Identity string `json:"identity,omitempty"`
+}
+
+// LocalSecretKey is a key of a Secret in the referrer's own namespace.
+type LocalSecretKey struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key of the kubeconfig in the Secret.
+	// +optional
+	// +kubebuilder:default=kubeconfig
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// KeyOrDefault is Key, or "kubeconfig" when unset.
+func (k LocalSecretKey) KeyOrDefault() string {
+	if k.Key == "" {
+		return "kubeconfig"
+	}
+	return k.Key
+}
+
+// IdentityOrDefault is Identity, or Kubeconfig when unset.
+func (c NodeCluster) IdentityOrDefault() string {
+	if c.Identity == "" {
+		return IdentityKubeconfig
+	}
+	return c.Identity
+}
+
+// InstanceSelector selects Compute Engine instances of a project by label,
+// listed with one instances.aggregatedList call per poll.
+type InstanceSelector struct {
+	// Project to list; unset: the ProviderConfig's.
+	// +optional
+	Project string `json:"project,omitempty"`
+
+	// MatchLabels are the labels an instance must have, such as
+	// goog-k8s-node-pool-name for a GKE node pool. At least one: a project's
+	// every instance is rarely what an allowlist means.
+	// +kubebuilder:validation:MinProperties=1
+	MatchLabels map[string]string `json:"matchLabels"`
+
+	// IncludeInternalIP adds the instances' internal addresses (networkIP)
+	// to their external ones (accessConfigs' natIP).
+	// +optional
+	IncludeInternalIP bool `json:"includeInternalIP,omitempty"`
+
+	// PollSeconds is how often the instances are listed.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=3600
+	PollSeconds *int32 `json:"pollSeconds,omitempty"`
+}
+
+// Poll is PollSeconds as a duration, 30 s when unset.
+func (s InstanceSelector) Poll() time.Duration {
+	if s.PollSeconds == nil {
+		return 30 * time.Second
+	}
+	return time.Duration(*s.PollSeconds) * time.Second
 }
 
 // SkippedNode is a selected Node whose addresses the set leaves out.

@@ -118,7 +118,7 @@ type AllowlistPriorityRange struct {
 
 // AllowlistSource is one named source of ranges: fixed CIDRs, or the
 // addresses of the Nodes a selector matches.
-// +kubebuilder:validation:XValidation:rule="has(self.cidrs) != has(self.nodes)",message="a source has exactly one of cidrs and nodes"
+// +kubebuilder:validation:XValidation:rule="(has(self.cidrs) ? 1 : 0) + (has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) == 1",message="a source has exactly one of cidrs, nodes and instances"
 type AllowlistSource struct {
 	// Name of the source, as status and messages call it.
 	// +kubebuilder:validation:MinLength=1
@@ -139,6 +139,12 @@ type AllowlistSource struct {
 	// +optional
 	Nodes *AllowlistNodes `json:"nodes,omitempty"`
 
+	// Instances selects Compute Engine instances whose addresses are
+	// allowed, listed with the allowlist's ProviderConfig. The provider
+	// keeps an AddressSet for it too (<allowlist>-nodes-<source>).
+	// +optional
+	Instances *AllowlistInstances `json:"instances,omitempty"`
+
 	// Required holds the rules as they are when the source yields no
 	// address, instead of leaving it out with a warning.
 	// +optional
@@ -148,6 +154,17 @@ type AllowlistSource struct {
 // AllowlistNodes selects Nodes, as an AddressSet does.
 type AllowlistNodes struct {
 	NodeSelector `json:",inline"`
+
+	// ShrinkHoldSeconds is the AddressSet's; its default when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	ShrinkHoldSeconds *int32 `json:"shrinkHoldSeconds,omitempty"`
+}
+
+// AllowlistInstances selects instances, as an AddressSet does.
+type AllowlistInstances struct {
+	InstanceSelector `json:",inline"`
 
 	// ShrinkHoldSeconds is the AddressSet's; its default when unset.
 	// +optional

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -53,7 +52,7 @@ const ReasonShrinkHeld xpv2.ConditionReason = "ShrinkHeld"
 // whether the provider may list and watch Nodes: Crossplane's RBAC manager
 // does not grant it, so without the extra ClusterRole the controller still
 // runs, to say so on every AddressSet, and keeps their last addresses.
-func Setup(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Registry) error {
+func Setup(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) error {
 	o.Gate.Register(func() {
 		if err := add(mgr, o, canListNodes, reg); err != nil {
 			panic(errors.Wrap(err, "cannot set up AddressSet controller"))
@@ -62,7 +61,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Regis
 	return nil
 }
 
-func add(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Registry) error {
+func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) error {
 	name := "addressset"
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
@@ -75,6 +74,8 @@ func add(mgr ctrl.Manager, o controller.Options, canListNodes bool, reg *Registr
 		registry: reg,
 		pacer:    pace.New(pace.DefaultQuiet, pace.DefaultMax),
 	}
+	r.clusters = newClusters(mgr, o)
+	r.instances = newInstances(o.Connector)
 	co := o.ForControllerRuntime()
 	// A handful of AddressSets, each recomputed in microseconds.
 	co.MaxConcurrentReconciles = 1
@@ -111,6 +112,11 @@ type Reconciler struct {
 	// write them to GCP; the status follows at the pacer's bounded rate.
 	registry *Registry
 	pacer    *pace.Pacer
+
+	// clusters reads the Nodes of other clusters, instances Compute
+	// Engine instances.
+	clusters  Reader
+	instances Reader
 }
 
 // Reconcile publishes the addresses of the Nodes an AddressSet selects: to
@@ -130,25 +136,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	prev := r.previous(as)
 	want := as.Status.DeepCopy()
 
-	if !r.nodes {
+	got, again, err := r.read(ctx, as)
+	var pending *Pending
+	var unread *Unreadable
+	switch {
+	case errors.As(err, &pending):
+		return reconcile.Result{RequeueAfter: pending.After}, nil
+	case errors.As(err, &unread):
+		return r.hold(ctx, as, prev, want, unread.Error(), unread.After)
+	case errors.Is(err, errNodesUnreadable):
 		// The last addresses stay: an allowlist must not empty because a
 		// permission is missing.
-		want.SetConditions(xpv2.Unavailable().WithMessage(MsgNodesUnreadable).WithObservedGeneration(as.GetGeneration()),
-			xpv2.ReconcileError(errNodesUnreadable).WithObservedGeneration(as.GetGeneration()))
-		prev.UID, prev.Generation, prev.Held = as.GetUID(), as.GetGeneration(), MsgNodesUnreadable
-		r.registry.publish(req.NamespacedName, prev)
-		return reconcile.Result{}, r.write(ctx, as, want)
-	}
-
-	// Read-only: the cache's own objects, not a copy of every selected Node per look.
-	nodes := &corev1.NodeList{}
-	if err := r.kube.List(ctx, nodes, client.MatchingLabels(as.Spec.Nodes.MatchLabels), client.UnsafeDisableDeepCopy); err != nil {
-		err = errors.Wrap(err, "cannot list Nodes")
+		return r.hold(ctx, as, prev, want, MsgNodesUnreadable, 0)
+	case err != nil:
 		want.SetConditions(xpv2.ReconcileError(err).WithObservedGeneration(as.GetGeneration()))
 		_ = r.write(ctx, as, want)
 		return reconcile.Result{}, err
 	}
-	got := Collect(nodes.Items, as.Spec.Nodes.IncludeInternalIP)
 	d := Decide(prev.Addresses, prev.peak, prev.heldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
 	want.Addresses = d.Addresses
@@ -160,12 +164,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want.Peak = d.Peak
 	want.ObservedGeneration = as.GetGeneration()
 	ready := xpv2.Available()
-	var result reconcile.Result
+	result := reconcile.Result{RequeueAfter: again}
 	if d.Held != nil {
 		ready = xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonShrinkHeld, LastTransitionTime: d.Held.Since,
 			Message: fmt.Sprintf("holding back a shrink from %d to %d addresses, seen since %s: applied at %s unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once",
 				d.Held.From, d.Held.To, d.Held.Since.UTC().Format(time.RFC3339), d.Held.Since.Add(time.Duration(as.Spec.ShrinkHold())*time.Second).UTC().Format(time.RFC3339))}
-		result.RequeueAfter = d.RetryAfter
+		result.RequeueAfter = sooner(result.RequeueAfter, d.RetryAfter)
 	}
 	want.SetConditions(ready.WithObservedGeneration(as.GetGeneration()), xpv2.ReconcileSuccess().WithObservedGeneration(as.GetGeneration()))
 
@@ -187,9 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if as.Status.ObservedGeneration == want.ObservedGeneration && equality.Semantic.DeepEqual(as.Status.Conditions, want.Conditions) {
 		due, after := r.pacer.Due(req.NamespacedName, fp, equality.Semantic.DeepEqual(&as.Status, want), r.now())
 		if !due {
-			if after > 0 && (result.RequeueAfter == 0 || after < result.RequeueAfter) {
-				result.RequeueAfter = after
-			}
+			result.RequeueAfter = sooner(result.RequeueAfter, after)
 			return result, nil
 		}
 	}
@@ -198,6 +200,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.pacer.Written(req.NamespacedName, fp, r.now())
 	return result, nil
+}
+
+// read reads what as selects: the Nodes of the provider's own cluster from
+// the manager's cache, anything else from its Reader.
+func (r *Reconciler) read(ctx context.Context, as *v1alpha1.AddressSet) (Collected, time.Duration, error) {
+	key := client.ObjectKeyFromObject(as)
+	switch {
+	case as.Spec.Instances != nil:
+		r.clusters.Forget(key)
+		return r.instances.Read(ctx, as)
+	case as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil:
+		r.instances.Forget(key)
+		return r.clusters.Read(ctx, as)
+	}
+	r.clusters.Forget(key)
+	r.instances.Forget(key)
+	if as.Spec.Nodes == nil {
+		return Collected{}, 0, errors.New("the AddressSet selects neither nodes nor instances")
+	}
+	if !r.nodes {
+		return Collected{}, 0, errNodesUnreadable
+	}
+	// Read-only: the cache's own objects, not a copy of every selected Node per look.
+	nodes := &corev1.NodeList{}
+	if err := r.kube.List(ctx, nodes, client.MatchingLabels(as.Spec.Nodes.MatchLabels), client.UnsafeDisableDeepCopy); err != nil {
+		return Collected{}, 0, errors.Wrap(err, "cannot list Nodes")
+	}
+	return Collect(nodes.Items, as.Spec.Nodes.IncludeInternalIP), 0, nil
+}
+
+// hold keeps the addresses as published last, and says why in Ready.
+func (r *Reconciler) hold(ctx context.Context, as *v1alpha1.AddressSet, prev Published, want *v1alpha1.AddressSetStatus, why string, after time.Duration) (reconcile.Result, error) {
+	g := as.GetGeneration()
+	want.SetConditions(xpv2.Unavailable().WithMessage(why).WithObservedGeneration(g), xpv2.ReconcileError(errors.New(why)).WithObservedGeneration(g))
+	prev.UID, prev.Generation, prev.Held = as.GetUID(), g, why
+	r.registry.publish(client.ObjectKeyFromObject(as), prev)
+	return reconcile.Result{RequeueAfter: after}, r.write(ctx, as, want)
+}
+
+// sooner is the sooner of two requeue delays, 0 being none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // previous is what the AddressSet published last: the registry's, or after a
@@ -214,6 +261,8 @@ func (r *Reconciler) previous(as *v1alpha1.AddressSet) Published {
 }
 
 func (r *Reconciler) forget(key types.NamespacedName) {
+	r.clusters.Forget(key)
+	r.instances.Forget(key)
 	r.registry.forget(key)
 	r.pacer.Forget(key)
 }
@@ -249,6 +298,9 @@ func (r *Reconciler) enqueueSelecting(ctx context.Context, q queue, sets ...map[
 	}
 	for i := range list.Items {
 		as := &list.Items[i]
+		if as.Spec.Nodes == nil || as.Spec.Nodes.Cluster != nil {
+			continue
+		}
 		sel := labels.SelectorFromSet(as.Spec.Nodes.MatchLabels)
 		if slices.ContainsFunc(sets, func(l map[string]string) bool { return sel.Matches(labels.Set(l)) }) {
 			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(as)})

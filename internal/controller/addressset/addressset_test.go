@@ -2,6 +2,7 @@ package addressset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func labelled(n corev1.Node, l map[string]string) *corev1.Node {
 func set(hold int32, status v1alpha1.AddressSetStatus) *v1alpha1.AddressSet {
 	return &v1alpha1.AddressSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", Generation: 2},
-		Spec:       v1alpha1.AddressSetSpec{Nodes: v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}, ShrinkHoldSeconds: ptr.To(hold)},
+		Spec:       v1alpha1.AddressSetSpec{Nodes: &v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}, ShrinkHoldSeconds: ptr.To(hold)},
 		Status:     status,
 	}
 }
@@ -132,7 +133,7 @@ func TestReconcile(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(append(tc.nodes, tc.as)...).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
 			rec := &recorded{}
 			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now }, nodes: tc.canList,
-				registry: NewRegistry(), pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax)}
+				registry: NewRegistry(), pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: unusedReader{}, instances: unusedReader{}}
 
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}})
 			if err != nil {
@@ -239,7 +240,7 @@ func TestPublishThenPace(t *testing.T) {
 	var told []string
 	reg.Subscribe(func(k types.NamespacedName) { told = append(told, k.Name) })
 	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now }, nodes: true,
-		registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax)}
+		registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: unusedReader{}, instances: unusedReader{}}
 	status := func() []string {
 		got := &v1alpha1.AddressSet{}
 		if err := kube.Get(context.Background(), req.NamespacedName, got); err != nil {
@@ -313,3 +314,12 @@ func TestPublishThenPace(t *testing.T) {
 		t.Errorf("subscriber calls after delete: want 4, got %d", len(told))
 	}
 }
+
+// unusedReader is the Reader of sources a test does not use.
+type unusedReader struct{}
+
+func (unusedReader) Read(context.Context, *v1alpha1.AddressSet) (Collected, time.Duration, error) {
+	return Collected{}, 0, errors.New("this test reads no remote source")
+}
+
+func (unusedReader) Forget(types.NamespacedName) {}

@@ -226,11 +226,12 @@ func (r *Reconciler) keepPolicy(ctx context.Context, al *v1alpha1.SecurityPolicy
 	return errors.Wrapf(r.update(ctx, k.policy, func() { k.policy.Spec.ForProvider = want }), "cannot update SecurityPolicy %s", k.policy.GetName())
 }
 
-// keepSets makes one AddressSet per node source and removes the others.
+// keepSets makes one AddressSet per node or instance source and removes the
+// others.
 func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) error {
 	want := map[string]bool{}
 	for _, src := range al.Spec.Sources {
-		if src.Nodes == nil {
+		if src.Nodes == nil && src.Instances == nil {
 			continue
 		}
 		as := addressSet(al, src)

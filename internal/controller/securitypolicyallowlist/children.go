@@ -20,6 +20,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
+	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
@@ -315,15 +316,39 @@ func policyParameters(al *v1alpha1.SecurityPolicyAllowlist, fp v1beta1.SecurityP
 	return fp
 }
 
-// addressSet is a new AddressSet of a node source.
+// addressSet is a new AddressSet of a node or instance source.
 func addressSet(al *v1alpha1.SecurityPolicyAllowlist, src v1alpha1.AllowlistSource) *v1alpha1.AddressSet {
 	as := &v1alpha1.AddressSet{ObjectMeta: objectMeta(al, SetName(al.GetName(), src.Name), RoleNodes)}
-	as.Spec = setSpec(src)
+	as.Spec = setSpec(src, al.Spec.ProviderConfigRef)
 	return as
 }
 
-func setSpec(src v1alpha1.AllowlistSource) v1alpha1.AddressSetSpec {
-	return v1alpha1.AddressSetSpec{Nodes: src.Nodes.NodeSelector, ShrinkHoldSeconds: src.Nodes.ShrinkHoldSeconds}
+// setSpec is the AddressSet spec of a node or instance source, with the
+// defaults the CRD would add written out, so that the spec read back equals
+// the spec wanted. Only a source that reads GCP (instances, or a cluster with
+// identity ProviderConfig) gets the allowlist's ProviderConfig: a plain node
+// source's AddressSet is as it was before remote sources existed.
+func setSpec(src v1alpha1.AllowlistSource, pc *xpv2.ProviderConfigReference) v1alpha1.AddressSetSpec {
+	if pc == nil {
+		pc = &xpv2.ProviderConfigReference{Kind: pcv1beta1.ClusterProviderConfigKind, Name: "default"}
+	}
+	if src.Instances != nil {
+		in := src.Instances.InstanceSelector
+		in.PollSeconds = ptr.To(int32(in.Poll().Seconds()))
+		return v1alpha1.AddressSetSpec{Instances: &in, ShrinkHoldSeconds: src.Instances.ShrinkHoldSeconds, ProviderConfigRef: pc}
+	}
+	nodes := src.Nodes.NodeSelector
+	spec := v1alpha1.AddressSetSpec{Nodes: &nodes, ShrinkHoldSeconds: src.Nodes.ShrinkHoldSeconds}
+	if c := nodes.Cluster; c != nil {
+		c = c.DeepCopy()
+		c.Identity = c.IdentityOrDefault()
+		c.KubeconfigSecretRef.Key = c.KubeconfigSecretRef.KeyOrDefault()
+		nodes.Cluster = c
+		if c.Identity == v1alpha1.IdentityProviderConfig {
+			spec.ProviderConfigRef = pc
+		}
+	}
+	return spec
 }
 
 func ipRanges(ps []netip.Prefix) []v1beta1.IPRange {

@@ -43,7 +43,7 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	out := resolved{}
 	var ranges []netip.Prefix
 	for _, src := range al.Spec.Sources {
-		if src.Nodes == nil {
+		if src.Nodes == nil && src.Instances == nil {
 			if len(src.CIDRs) == 0 {
 				out.unmatched = append(out.unmatched, src.Name)
 				continue
@@ -86,7 +86,7 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 		if found > 0 {
 			continue
 		}
-		msg := fmt.Sprintf("node source %q: no address: %d node(s) match labels %s", src.Name, p.Nodes, labelString(src.Nodes.MatchLabels))
+		msg := noAddress(src, p.Nodes)
 		if src.Required {
 			return resolved{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
 		}
@@ -95,6 +95,18 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	}
 	out.ranges = iprange.Minimal(ranges)
 	return out, nil
+}
+
+// noAddress says why src, a node or instance source, yields no address.
+func noAddress(src v1alpha1.AllowlistSource, matched int) string {
+	if src.Instances != nil {
+		return fmt.Sprintf("instance source %q: no address: %d instance(s) match labels %s", src.Name, matched, labelString(src.Instances.MatchLabels))
+	}
+	where := ""
+	if c := src.Nodes.Cluster; c != nil {
+		where = fmt.Sprintf(" in the cluster of Secret %s", c.KubeconfigSecretRef.Name)
+	}
+	return fmt.Sprintf("node source %q: no address: %d node(s)%s match labels %s", src.Name, matched, where, labelString(src.Nodes.MatchLabels))
 }
 
 func skippedWarning(source string, p addressset.Published) string {
