@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 	"google.golang.org/api/impersonate"
 	"google.golang.org/api/option"
 
@@ -62,6 +63,8 @@ const (
 	errCredsImpersonate   = "cannot impersonate service account"
 	errCredsUnknownSource = "cannot use credentials: unknown source"
 	errEndpointInvalid    = "cannot parse endpoint: want an absolute http or https URL"
+	errCredsDefault       = "cannot find Application Default Credentials"
+	errCredsNoToken       = "cannot get an access token: credentials source None sends no credentials"
 )
 
 const (
@@ -191,21 +194,27 @@ func authOptions(ctx context.Context, c Credentials) ([]option.ClientOption, err
 // credentials type, as WithAuthCredentialsJSON requires. Malformed JSON gets
 // our own message: encoding/json's syntax errors quote input bytes.
 func jsonCredentials(data []byte) (option.ClientOption, error) {
+	data, t, err := typedJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return option.WithAuthCredentialsJSON(t, data), nil
+}
+
+// typedJSON returns credentials JSON, trimmed, and its "type".
+func typedJSON(data []byte) ([]byte, option.CredentialsType, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return nil, errors.New(errCredsEmpty)
+		return nil, "", errors.New(errCredsEmpty)
 	}
 	var head struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, errors.New(errCredsNotJSON)
+		return nil, "", errors.New(errCredsNotJSON)
 	}
 	t, err := credentialsType(head.Type)
-	if err != nil {
-		return nil, err
-	}
-	return option.WithAuthCredentialsJSON(t, data), nil
+	return data, t, err
 }
 
 func credentialsType(t string) (option.CredentialsType, error) {
@@ -224,9 +233,19 @@ func credentialsType(t string) (option.CredentialsType, error) {
 	return "", errors.New(errCredsUnknownType)
 }
 
-// impersonation builds a token source for the target service account from
-// Data, or from Application Default Credentials when Data is empty.
+// impersonation passes a token source for the target service account.
 func impersonation(ctx context.Context, c Credentials) ([]option.ClientOption, error) {
+	ts, err := impersonatedTokenSource(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return []option.ClientOption{option.WithTokenSource(ts)}, nil
+}
+
+// impersonatedTokenSource builds a token source for the target service
+// account from Data, or from Application Default Credentials when Data is
+// empty.
+func impersonatedTokenSource(ctx context.Context, c Credentials) (oauth2.TokenSource, error) {
 	target := strings.TrimSpace(c.ImpersonateServiceAccount)
 	if target == "" {
 		return nil, errors.New(errCredsNoTarget)
@@ -247,7 +266,7 @@ func impersonation(ctx context.Context, c Credentials) ([]option.ClientOption, e
 		// The library's errors name files and fields, never key bytes.
 		return nil, errors.Wrap(err, errCredsImpersonate)
 	}
-	return []option.ClientOption{option.WithTokenSource(ts)}, nil
+	return ts, nil
 }
 
 func accessToken(data []byte) ([]option.ClientOption, error) {
@@ -257,6 +276,43 @@ func accessToken(data []byte) ([]option.ClientOption, error) {
 	}
 	ts := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"})
 	return []option.ClientOption{option.WithTokenSource(ts)}, nil
+}
+
+// TokenSource returns a source of Google OAuth2 access tokens of c, for a
+// server that takes them but is not reached through a GCP client library: a
+// GKE cluster's API server accepts one as a bearer token. Source None has no
+// token and is refused. Errors never contain credential bytes.
+func TokenSource(ctx context.Context, c Credentials) (oauth2.TokenSource, error) {
+	ctx = context.WithoutCancel(ctx)
+	switch c.Source {
+	case SourceSecret, SourceEnvironment, SourceFilesystem:
+		data, t, err := typedJSON(c.Data)
+		if err != nil {
+			return nil, err
+		}
+		creds, err := google.CredentialsFromJSONWithType(ctx, data, google.CredentialsType(t), ScopeCloudPlatform)
+		if err != nil {
+			return nil, errors.New(errCredsNotJSON)
+		}
+		return creds.TokenSource, nil
+	case SourceInjectedIdentity:
+		creds, err := google.FindDefaultCredentials(ctx, ScopeCloudPlatform)
+		if err != nil {
+			return nil, errors.Wrap(err, errCredsDefault)
+		}
+		return creds.TokenSource, nil
+	case SourceImpersonateServiceAccount:
+		return impersonatedTokenSource(ctx, c)
+	case SourceAccessToken:
+		tok := strings.TrimSpace(string(c.Data))
+		if tok == "" {
+			return nil, errors.New(errCredsEmptyToken)
+		}
+		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
+	case SourceNone:
+		return nil, errors.New(errCredsNoToken)
+	}
+	return nil, errors.New(errCredsUnknownSource)
 }
 
 // NormalizeEndpoint turns a user's endpoint into the compute client's base

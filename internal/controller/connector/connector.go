@@ -162,6 +162,35 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	return &Connection{Client: cl, Project: cfg.project}, nil
 }
 
+// ConnectNamespace is Connect for an object of namespace that is not a
+// managed resource but reads GCP for one (an AddressSet listing instances
+// for its allowlist): the same config, admission and credentials, and no
+// usage recorded, which the managed resource that owns the object records.
+func (c *Connector) ConnectNamespace(ctx context.Context, namespace string, ref *xpv2.ProviderConfigReference) (*Connection, gcp.Credentials, error) {
+	if ref == nil {
+		return nil, gcp.Credentials{}, errors.New(errNoConfigRef)
+	}
+	cfg, err := resolve(ctx, c.kube, namespace, ref)
+	if err != nil {
+		return nil, gcp.Credentials{}, err
+	}
+	if err := c.admit(ctx, cfg, namespace); err != nil {
+		return nil, gcp.Credentials{}, err
+	}
+	creds, err := c.credentials(ctx, cfg)
+	if err != nil {
+		return nil, gcp.Credentials{}, err
+	}
+	key := gcp.IdentityKey(cfg.uid, strconv.FormatInt(cfg.generation, 10), creds.Hash())
+	cl, err := c.clients.Get(ctx, cfg.uid, key, func(ctx context.Context) (*gcp.Client, error) {
+		return c.build(ctx, creds)
+	})
+	if err != nil {
+		return nil, gcp.Credentials{}, errors.Wrap(err, errBuildClient)
+	}
+	return &Connection{Client: cl, Project: cfg.project}, creds, nil
+}
+
 // OrgPolicies connects mg, a resource that changes what every project below
 // an organization or folder enforces (an organization policy, its
 // association or rule), and returns the client for the organization
