@@ -13,9 +13,12 @@
 --                yet, Creating, Deleting, an XR's composed resources not ready,
 --                a ProviderConfig whose deletion waits for its users
 --   Degraded     Synced=False, with its message (create/update/delete failed,
---                GCP refused the policy, quota, credentials, ...), or
+--                GCP refused the policy, quota, credentials, ...),
 --                RuleConflict=True (an inline rule the spec declares is not
---                applied because a SecurityPolicyRule claims its priority)
+--                applied because a SecurityPolicyRule claims its priority), or
+--                Current=False SourceUnreadable (an IPAllowlist whose cluster,
+--                project or Secret cannot be read: GCP keeps that source's last
+--                addresses, which may be stale until someone looks)
 --   Healthy      Ready=True (observe-only resources say so in the message); a
 --                (Cluster)ProviderConfig or usage, which have no Ready or
 --                Synced: only status.users
@@ -104,6 +107,13 @@ local conflict = condition("RuleConflict")
 if conflict ~= nil and conflict.status == "True" then
   hs.status = "Degraded"
   hs.message = describe(conflict)
+  return hs
+end
+
+local current = condition("Current")
+if current ~= nil and current.status == "False" and current.reason == "SourceUnreadable" then
+  hs.status = "Degraded"
+  hs.message = describe(current)
   return hs
 end
 

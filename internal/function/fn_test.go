@@ -322,6 +322,18 @@ func TestRunFunction(t *testing.T) {
 			wantAttached: &condition{"True", ReasonAttached, "backend service web names policy web-allowlist"},
 			wantTTL:      WaitingTTL,
 		},
+		"SourceUnreadableWarned": {
+			reason: "A source the provider cannot read is the allowlist's Current reason and a warning: its last addresses stay in GCP, maybe stale.",
+			xr:     xrSpec(true, false),
+			observed: map[string]map[string]any{
+				"allowlist": observedAllowlist(true, 1, 1, currentCondition("False", "SourceUnreadable", "cannot read the cluster of Secret default/eu-1"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)}),
+			},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantStatus:   map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"False", "SourceUnreadable", "cannot read the cluster of Secret default/eu-1"},
+			wantWarnings: []string{"cannot read the cluster of Secret default/eu-1"},
+			wantTTL:      WaitingTTL,
+		},
 		"TargetRemoved": {
 			reason: "A target gone from attachTo loses its attachment (Crossplane deletes it, which detaches), and the IPAllowlist says so.",
 			xr: func() map[string]any {

@@ -24,12 +24,16 @@ import (
 const TypeCurrent = "Current"
 
 // Reasons of the Current condition. The SecurityPolicyAllowlist gives the others (Composed,
-// SourceHeld, CannotCompose, Switching), which the IPAllowlist shows as they are.
+// SourceHeld, SourceUnreadable, CannotCompose, Switching), which the IPAllowlist shows as they
+// are.
 const (
 	ReasonComposed       = "Composed"
 	ReasonSourcesPending = "SourcesPending"
 	ReasonCannotCompose  = "CannotCompose"
-	ReasonInvalidSpec    = "InvalidSpec"
+	// ReasonSourceUnreadable: a cluster, project or Secret a source names cannot be read; GCP
+	// keeps its last addresses.
+	ReasonSourceUnreadable = "SourceUnreadable"
+	ReasonInvalidSpec      = "InvalidSpec"
 )
 
 // reported is what the observed SecurityPolicyAllowlist says of GCP.
@@ -152,8 +156,9 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 		response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
 		return nil
 	}
-	if r.current.Reason == ReasonCannotCompose {
-		// As when the function itself cannot compose: the team sees why in an event.
+	if r.current.Reason == ReasonCannotCompose || r.current.Reason == ReasonSourceUnreadable {
+		// As when the function itself cannot compose: the team sees why in an event. A source
+		// out of reach needs someone too: its addresses in GCP may be stale.
 		response.Warning(rsp, errors.New(r.current.Message)).TargetComposite()
 	}
 	response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()

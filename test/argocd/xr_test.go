@@ -79,6 +79,15 @@ func TestHealthOfIPAllowlist(t *testing.T) {
 			xr: withCondition(ready, map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError",
 				"message": "cannot compose resources: function armorplane-function-ipallowlist returned a fatal result"}),
 			want: health{Status: "Degraded", Message: "cannot compose resources: function armorplane-function-ipallowlist returned a fatal result"}},
+		"FleetFirstPass": {reason: "A fleet's IPAllowlist (Nodes of two clusters, instances) whose allowlist has not reported is Progressing.",
+			xr: renderedAllowlist(t, "fleet-first-pass.golden.yaml"), want: health{Status: "Progressing", Message: "Unready resources: allowlist"}},
+		"SourceUnreadable": {reason: "An IPAllowlist holding the last addresses of a cluster it cannot read is Degraded, saying which and why.",
+			xr: renderedAllowlist(t, "fleet-cluster-unreachable.golden.yaml"),
+			want: health{Status: "Degraded", Message: `node source "workload-eu": AddressSet fleet-web-nodes-workload-eu: cannot read the cluster of Secret ` +
+				`default/workload-eu-kubeconfig (https://10.0.0.2:6443) since 2026-01-01T00:00:00Z: Get "https://10.0.0.2:6443/api/v1/nodes": ` +
+				`dial tcp 10.0.0.2:6443: connect: connection refused; the addresses shown are the last known`}},
+		"SourceHeld": {reason: "An IPAllowlist holding back a shrink is Progressing: the hold ends by itself.",
+			xr: renderedAllowlist(t, "allowlist-source-held.golden.yaml"), want: health{Status: "Progressing", Message: "Unready resources: allowlist"}},
 		"Paused": {reason: "A paused IPAllowlist is Suspended.",
 			xr: paused, want: health{Status: "Suspended", Message: `Reconciliation is paused (crossplane.io/paused: "true")`}},
 	}

@@ -387,15 +387,15 @@ func (f *fleet) waitReady(ctx context.Context, t *testing.T, ips int) {
 	})
 }
 
-// waitHeld waits until the IPAllowlist says a source is held, with msg in
-// the message, and is not Ready.
+// waitHeld waits until the IPAllowlist says a source cannot be read, with msg
+// in the message, and is not Ready.
 func (f *fleet) waitHeld(ctx context.Context, t *testing.T, msg string) {
 	t.Helper()
 	wait.Eventually(t, converge, "the IPAllowlist to say a source is held", func() error {
 		xr := f.xr(ctx, t)
 		s, reason, m := platform.ConditionOf(xr, "Current")
-		if s != "False" || reason != "SourceHeld" || !strings.Contains(m, msg) {
-			return fmt.Errorf("Current=%s %s %q, want False SourceHeld with %q", s, reason, m, msg)
+		if s != "False" || reason != "SourceUnreadable" || !strings.Contains(m, msg) {
+			return fmt.Errorf("Current=%s %s %q, want False SourceUnreadable with %q", s, reason, m, msg)
 		}
 		if s, _ := platform.Condition(xr, "Ready"); s == "True" {
 			return fmt.Errorf("Ready=True while a source is held")

@@ -56,8 +56,8 @@ func TestRenderFleet(t *testing.T) {
 		`dial tcp 10.0.0.2:6443: connect: connection refused; the addresses shown are the last known`
 	status := map[string]any{"ipCount": float64(7), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "fleet-web-allowlist"}
 	objs := e.renderOK(t, dir, withStatus(t, example(t, fleetFile, nil), status),
-		observedFrom(t, first, &report{ipCount: 7, ruleCount: 1, current: "False", reason: "SourceHeld", message: held}))
+		observedFrom(t, first, &report{ipCount: 7, ruleCount: 1, current: "False", reason: "SourceUnreadable", message: held}))
 	golden(t, "fleet-cluster-unreachable", objs)
 	e.validate(t, dir, objs)
-	want{status: status, current: "False", reason: "SourceHeld", message: held, ready: "False"}.check(t, "a workload cluster out of reach", objs)
+	want{status: status, current: "False", reason: "SourceUnreadable", message: held, ready: "False", warnings: []string{held}}.check(t, "a workload cluster out of reach", objs)
 }

@@ -267,9 +267,13 @@ const (
 	// ReasonSourcesPending: a source has not been computed yet; GCP keeps
 	// what it holds.
 	ReasonSourcesPending xpv2.ConditionReason = "SourcesPending"
-	// ReasonSourceHeld: a node source holds back a shrink, or may not read
-	// Nodes; GCP follows what it publishes.
+	// ReasonSourceHeld: a node source holds back a shrink; GCP follows what
+	// it publishes.
 	ReasonSourceHeld xpv2.ConditionReason = "SourceHeld"
+	// ReasonSourceUnreadable: a source cannot be read (a cluster or project
+	// out of reach, a Secret gone, Nodes the provider may not list); GCP
+	// keeps its last addresses until it can be read again.
+	ReasonSourceUnreadable xpv2.ConditionReason = "SourceUnreadable"
 	// ReasonCannotCompose: the sources cannot be made into rules or groups;
 	// GCP keeps what it holds.
 	ReasonCannotCompose xpv2.ConditionReason = "CannotCompose"

@@ -230,11 +230,12 @@ func (r *Reconciler) read(ctx context.Context, as *v1alpha1.AddressSet) (Collect
 	return Collect(nodes.Items, as.Spec.Nodes.IncludeInternalIP), 0, nil
 }
 
-// hold keeps the addresses as published last, and says why in Ready.
+// hold keeps the addresses as published last, because the source cannot be
+// read, and says why in Ready.
 func (r *Reconciler) hold(ctx context.Context, as *v1alpha1.AddressSet, prev Published, want *v1alpha1.AddressSetStatus, why string, after time.Duration) (reconcile.Result, error) {
 	g := as.GetGeneration()
 	want.SetConditions(xpv2.Unavailable().WithMessage(why).WithObservedGeneration(g), xpv2.ReconcileError(errors.New(why)).WithObservedGeneration(g))
-	prev.UID, prev.Generation, prev.Held = as.GetUID(), g, why
+	prev.UID, prev.Generation, prev.Held, prev.Unreadable = as.GetUID(), g, why, true
 	r.registry.publish(client.ObjectKeyFromObject(as), prev)
 	return reconcile.Result{RequeueAfter: after}, r.write(ctx, as, want)
 }

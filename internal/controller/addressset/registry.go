@@ -27,6 +27,8 @@ type Published struct {
 	// Held says why the set keeps addresses its Nodes no longer have (a
 	// shrink held back, Nodes it may not read); "" when it keeps none.
 	Held string
+	// Unreadable says Held is because the source cannot be read.
+	Unreadable bool
 
 	// The shrink hold's memory, kept here so that a status written at a
 	// bounded rate never makes it forget.
@@ -101,6 +103,6 @@ func (r *Registry) forget(key types.NamespacedName) {
 // samePublication reports whether readers would see no difference.
 func samePublication(a, b Published) bool {
 	return a.UID == b.UID && a.Generation == b.Generation && a.Nodes == b.Nodes &&
-		a.SkippedCount == b.SkippedCount && a.Held == b.Held &&
+		a.SkippedCount == b.SkippedCount && a.Held == b.Held && a.Unreadable == b.Unreadable &&
 		slices.Equal(a.Addresses, b.Addresses) && slices.Equal(a.Skipped, b.Skipped)
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -419,13 +420,17 @@ func TestResolve(t *testing.T) {
 		return v1alpha1.AllowlistSource{Name: "pool", Required: required, Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}}}
 	}
 	office := v1alpha1.AllowlistSource{Name: "office", CIDRs: []string{"203.0.113.0/24", "2001:db8::/48"}}
+	instances := v1alpha1.AllowlistSource{Name: "pool", Instances: &v1alpha1.AllowlistInstances{InstanceSelector: v1alpha1.InstanceSelector{MatchLabels: map[string]string{"goog-k8s-node-pool-name": "batch"}}}}
+	remote := nodes(false)
+	remote.Nodes.Cluster = &v1alpha1.NodeCluster{KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1-kubeconfig"}}
 	type want struct {
-		ranges    []string
-		unmatched []string
-		warnings  []string
-		pending   []string
-		held      []string
-		err       string
+		ranges     []string
+		unmatched  []string
+		warnings   []string
+		pending    []string
+		held       []string
+		unreadable bool
+		err        string
 	}
 	cases := map[string]struct {
 		reason  string
@@ -473,6 +478,30 @@ func TestResolve(t *testing.T) {
 				warnings: []string{`node source "pool": 1 node(s) left out, the others kept: n2 (no ExternalIP)`},
 				held:     []string{`node source "pool": AddressSet web-nodes-pool: holding back a shrink`}},
 		},
+		"InstancesUnreadable": {
+			reason:  "An instance source that cannot be listed keeps its last addresses, held because unreadable.",
+			sources: []v1alpha1.AllowlistSource{instances},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Addresses: []string{"192.0.2.1/32"}, Nodes: 1, Held: "cannot read the instances of project p", Unreadable: true}},
+			want: want{ranges: []string{"192.0.2.1/32"}, unreadable: true,
+				held: []string{`instance source "pool": AddressSet web-nodes-pool: cannot read the instances of project p`}},
+		},
+		"InstancesNoAddress": {
+			reason:  "An instance source without address says how many instances match.",
+			sources: []v1alpha1.AllowlistSource{office, instances},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Nodes: 3}},
+			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
+				warnings: []string{`instance source "pool": no address: 3 instance(s) match labels {goog-k8s-node-pool-name=batch}`}},
+		},
+		"RemoteClusterNoAddress": {
+			reason:  "A node source of another cluster names the cluster's Secret when it yields nothing.",
+			sources: []v1alpha1.AllowlistSource{office, remote},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1}},
+			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
+				warnings: []string{`node source "pool": no address: 0 node(s) in the cluster of Secret eu-1-kubeconfig match labels {pool=web}`}},
+		},
 		"InvalidCIDR": {
 			reason:  "A CIDR with host bits set is refused, naming the source.",
 			sources: []v1alpha1.AllowlistSource{{Name: "office", CIDRs: []string{"203.0.113.7/24"}}},
@@ -493,7 +522,7 @@ func TestResolve(t *testing.T) {
 			for _, p := range got.ranges {
 				gotRanges = append(gotRanges, p.String())
 			}
-			w := want{ranges: gotRanges, unmatched: got.unmatched, warnings: got.warnings, pending: got.pending, held: got.held}
+			w := want{ranges: gotRanges, unmatched: got.unmatched, warnings: got.warnings, pending: got.pending, held: got.held, unreadable: got.unreadable}
 			if diff := cmp.Diff(tc.want, w, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nresolve(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -521,6 +550,56 @@ func TestSetName(t *testing.T) {
 			}
 			if len(got) > 253 {
 				t.Errorf("SetName: %d characters", len(got))
+			}
+		})
+	}
+}
+
+// TestSetSpec: the AddressSet of each kind of source, with the defaults the CRD would add
+// written out, and the allowlist's ProviderConfig only where the set reads GCP.
+func TestSetSpec(t *testing.T) {
+	pc := &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}
+	def := &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
+	web := map[string]string{"pool": "web"}
+	cluster := func(identity string) *v1alpha1.NodeCluster {
+		return &v1alpha1.NodeCluster{KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1"}, Identity: identity}
+	}
+	cases := map[string]struct {
+		reason string
+		src    v1alpha1.AllowlistSource
+		pc     *xpv2.ProviderConfigReference
+		want   v1alpha1.AddressSetSpec
+	}{
+		"LocalNodes": {
+			reason: "The Nodes of the provider's cluster: no ProviderConfig, as before remote sources existed.",
+			src:    v1alpha1.AllowlistSource{Name: "pool", Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{MatchLabels: web}, ShrinkHoldSeconds: ptr.To[int32](0)}},
+			pc:     pc,
+			want:   v1alpha1.AddressSetSpec{Nodes: &v1alpha1.NodeSelector{MatchLabels: web}, ShrinkHoldSeconds: ptr.To[int32](0)},
+		},
+		"RemoteKubeconfig": {
+			reason: "Another cluster read with its kubeconfig's own credentials: the key and identity defaulted, no ProviderConfig.",
+			src:    v1alpha1.AllowlistSource{Name: "eu", Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{MatchLabels: web, Cluster: cluster("")}}},
+			pc:     pc,
+			want: v1alpha1.AddressSetSpec{Nodes: &v1alpha1.NodeSelector{MatchLabels: web, Cluster: &v1alpha1.NodeCluster{
+				KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1", Key: "kubeconfig"}, Identity: v1alpha1.IdentityKubeconfig}}},
+		},
+		"RemoteProviderConfig": {
+			reason: "Another cluster read as the ProviderConfig: the allowlist's ProviderConfig goes with it.",
+			src:    v1alpha1.AllowlistSource{Name: "eu", Nodes: &v1alpha1.AllowlistNodes{NodeSelector: v1alpha1.NodeSelector{Cluster: cluster(v1alpha1.IdentityProviderConfig)}}},
+			pc:     pc,
+			want: v1alpha1.AddressSetSpec{ProviderConfigRef: pc, Nodes: &v1alpha1.NodeSelector{Cluster: &v1alpha1.NodeCluster{
+				KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1", Key: "kubeconfig"}, Identity: v1alpha1.IdentityProviderConfig}}},
+		},
+		"Instances": {
+			reason: "Instances are listed with the allowlist's ProviderConfig, the default ClusterProviderConfig when it names none; the poll defaulted.",
+			src:    v1alpha1.AllowlistSource{Name: "batch", Instances: &v1alpha1.AllowlistInstances{InstanceSelector: v1alpha1.InstanceSelector{MatchLabels: web}}},
+			want:   v1alpha1.AddressSetSpec{ProviderConfigRef: def, Instances: &v1alpha1.InstanceSelector{MatchLabels: web, PollSeconds: ptr.To[int32](30)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, setSpec(tc.src, tc.pc)); diff != "" {
+				t.Errorf("%s\nsetSpec(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -29,6 +29,9 @@ type resolved struct {
 	// held says, for each node source that keeps addresses its Nodes no
 	// longer have, why.
 	held []string
+	// unreadable says whether a held source is held because it cannot be
+	// read, rather than by its shrink hold.
+	unreadable bool
 }
 
 // sets is what the AddressSets publish, by name.
@@ -81,7 +84,8 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 			out.warnings = append(out.warnings, skippedWarning(src.Name, p))
 		}
 		if p.Held != "" {
-			out.held = append(out.held, fmt.Sprintf("node source %q: AddressSet %s: %s", src.Name, name, p.Held))
+			out.held = append(out.held, fmt.Sprintf("%s source %q: AddressSet %s: %s", sourceKind(src), src.Name, name, p.Held))
+			out.unreadable = out.unreadable || p.Unreadable
 		}
 		if found > 0 {
 			continue
@@ -95,6 +99,14 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	}
 	out.ranges = iprange.Minimal(ranges)
 	return out, nil
+}
+
+// sourceKind is "node" or "instance", as messages call a source.
+func sourceKind(src v1alpha1.AllowlistSource) string {
+	if src.Instances != nil {
+		return "instance"
+	}
+	return "node"
 }
 
 // noAddress says why src, a node or instance source, yields no address.

@@ -74,6 +74,9 @@ func (o *outcome) follow(al *v1alpha1.SecurityPolicyAllowlist, src resolved, c c
 		// The AddressSet holds its last addresses on purpose; GCP follows
 		// them, and the allowlist is not Ready until it stops.
 		o.reason, o.message = v1alpha1.ReasonSourceHeld, strings.Join(src.held, "; ")
+		if src.unreadable {
+			o.reason = v1alpha1.ReasonSourceUnreadable
+		}
 	}
 }
 
