@@ -182,7 +182,7 @@ test-gcp: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build ## e2e a
 ##@ Bench
 
 .PHONY: bench
-bench: tools build xpkg ## Ours against the null provider (the floor), the growth curve, node-change latency and the IPAllowlist with 1,000 and 5,000 Nodes (test/platform), targets; BENCH_ARGS='-policies 10 -rules 100 -growth=false -platform=false'.
+bench: tools build xpkg ## Ours against the null provider (the floor), the growth curve, remote sources (heap per remote cluster and per 1,000 remote Nodes, CPU at the kubelets' report rate, Compute calls per poll), node-change latency and the IPAllowlist with 1,000 and 5,000 Nodes (test/platform), targets; BENCH_ARGS='-policies 10 -rules 100 -growth=false -platform=false'.
 	CGO_ENABLED=0 go build -tags bench -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/nullprovider ./test/bench/nullprovider
 	$(TOOL_ENV) go run -tags bench ./test/bench --bin-dir $(BIN_DIR) --out $(OUTPUT_DIR) $(BENCH_ARGS)
 

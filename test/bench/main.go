@@ -37,32 +37,36 @@ import (
 
 // config holds the command line.
 type config struct {
-	policies     int
-	rules        int
-	latency      time.Duration
-	poll         time.Duration
-	steadyPolls  int
-	variants     string
-	floor        bool
-	floorOnly    bool
-	limits       bool
-	growth       bool
-	growthRules  string
-	growthPols   string
-	growthInline int
-	growthPoll   time.Duration
-	growthPolls  int
-	platform     bool
-	scale        string
-	doc          string
-	binDir       string
-	outDir       string
-	crds         string
-	providerArgs string
-	providerEnv  string
-	profile      bool
-	render       string
-	timeout      time.Duration
+	policies       int
+	rules          int
+	latency        time.Duration
+	poll           time.Duration
+	steadyPolls    int
+	variants       string
+	floor          bool
+	floorOnly      bool
+	limits         bool
+	growth         bool
+	growthRules    string
+	growthPols     string
+	growthInline   int
+	growthPoll     time.Duration
+	growthPolls    int
+	platform       bool
+	fleet          bool
+	fleetClusters  int
+	fleetNodes     int
+	fleetInstances int
+	scale          string
+	doc            string
+	binDir         string
+	outDir         string
+	crds           string
+	providerArgs   string
+	providerEnv    string
+	profile        bool
+	render         string
+	timeout        time.Duration
 }
 
 func parseFlags(args []string) (config, error) {
@@ -83,6 +87,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.growthInline, "growth-inline-rules", 10, "growth curve: inline rules per policy")
 	fs.DurationVar(&c.growthPoll, "growth-poll", time.Minute, "growth curve: the provider's --poll (the default's, so steady CPU is what a user sees)")
 	fs.IntVar(&c.growthPolls, "growth-steady-polls", 2, "growth curve: steady-state window, in poll intervals")
+	fs.BoolVar(&c.fleet, "fleet", true, "measure remote sources: heap per remote cluster and per 1,000 remote Nodes, CPU at the kubelets' report rate, Compute calls per poll")
+	fs.IntVar(&c.fleetClusters, "fleet-clusters", 4, "remote clusters (each its own kube-apiserver and etcd), with -fleet")
+	fs.IntVar(&c.fleetNodes, "fleet-nodes", 1000, "Nodes per remote cluster, with -fleet")
+	fs.IntVar(&c.fleetInstances, "fleet-instances", 1000, "emulated instances (half selected), with -fleet")
 	fs.BoolVar(&c.platform, "platform", true, "run the live composition suite (test/platform) last and print its node-change latency table")
 	fs.StringVar(&c.scale, "platform-scale", "1000,5000", "Node counts for the IPAllowlist at scale (test/platform TestScale, with -platform); empty skips it")
 	fs.StringVar(&c.doc, "doc", "docs/performance.md", "where the last committed figures are (read from git HEAD, else the file)")
@@ -96,6 +104,9 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.timeout, "phase-timeout", 10*time.Minute, "give up on a phase after this long")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.fleet && (c.fleetClusters < 1 || c.fleetNodes < 0 || c.fleetInstances < 0) {
+		return c, fmt.Errorf("-fleet-clusters must be at least 1, -fleet-nodes and -fleet-instances at least 0")
 	}
 	if c.policies < 1 || c.rules < 1 || c.steadyPolls < 1 || c.growthPolls < 1 {
 		return c, fmt.Errorf("-policies, -rules and -steady-polls must be at least 1")
@@ -279,6 +290,14 @@ func run(ctx context.Context, cfg config) error {
 	rep.compare()
 	rep.curve()
 	rep.targets(lastFigures(cfg.doc))
+	if cfg.fleet {
+		fmt.Fprintf(os.Stderr, ">> fleet: %d remote clusters of %d Nodes, %d instances (load average %s)\n", cfg.fleetClusters, cfg.fleetNodes, cfg.fleetInstances, loadAvg())
+		f, err := runFleet(ctx, cfg, bin)
+		if err != nil {
+			f = &fleetReport{Clusters: cfg.fleetClusters, NodesPerCluster: cfg.fleetNodes, Err: err.Error()}
+		}
+		rep.Fleet = f
+	}
 	if cfg.platform {
 		rep.Platform, rep.PlatformErr = runPlatform(ctx, cfg.outDir, cfg.scale)
 	}

@@ -111,6 +111,7 @@ type report struct {
 	Floor       []floorRow   `json:"floor,omitempty"`
 	Curve       []curvePoint `json:"growth,omitempty"`
 	Targets     []target     `json:"targets,omitempty"`
+	Fleet       *fleetReport `json:"fleet,omitempty"`
 	Platform    string       `json:"platformLatency,omitempty"`
 	PlatformErr string       `json:"platformError,omitempty"`
 }
@@ -483,6 +484,9 @@ func (rep *report) printTable(out io.Writer) {
 		_ = w.Flush()
 	}
 
+	if rep.Fleet != nil {
+		rep.Fleet.print(out)
+	}
 	if rep.Platform != "" || rep.PlatformErr != "" {
 		fmt.Fprintln(out, "\nnode-change latency (test/platform: from a Node write to the GCP rule being right):")
 		fmt.Fprint(out, rep.Platform)
