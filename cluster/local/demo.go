@@ -46,8 +46,9 @@ const (
 
 // The example folders `make run` applies, in order. examples/allowlist is
 // composed by Crossplane from the Nodes startDemo creates (through the
-// AddressSet the provider keeps from them).
-var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist",
+// AddressSet the provider keeps from them); examples/allowlist/fleet reads
+// what prepareFleet makes.
+var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet",
 	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
 	"features/organization-policy-rule.yaml", "features/attachment.yaml"}
 
@@ -129,6 +130,11 @@ func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root stri
 		}
 		logf("created %d Node objects (3 in pool web, unschedulable) besides %s", len(demoNodes), t.nodeName)
 	}
+
+	if err := prepareFleet(ctx, d.kube, d.emulator); err != nil {
+		return nil, nil, err
+	}
+	logf("made the fleet example's workload kubeconfig Secret and seeded %d instances", len(fleetInstances))
 
 	var paths []string
 	for _, e := range demoExamples {
