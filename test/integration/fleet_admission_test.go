@@ -1,0 +1,104 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// TestFleetSourceAdmission asserts what the API server admits of the remote
+// sources, on the IPAllowlist (the XRD's schema as Crossplane serves it) and
+// on the AddressSet the provider makes of each: a mistake is refused at
+// admission, before any controller reads it.
+func TestFleetSourceAdmission(t *testing.T) {
+	e := startControlPlane(t)
+	ctx := context.Background()
+	if err := e.kube.Create(ctx, xrdAsCRD(t)); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		reason   string
+		manifest string
+		wantErr  string // "" means accepted
+	}{
+		"RemoteCluster": {
+			reason: "A node source of another cluster, by a Secret of the namespace.",
+			manifest: xrWith(`nodeSources: [{name: eu, matchLabels: {pool: web},
+    cluster: {kubeconfigSecretRef: {name: eu-kubeconfig, key: value}, identity: ProviderConfig}}]`),
+		},
+		"RemoteClusterWithoutSecret": {
+			reason:   "A cluster is named by its kubeconfig Secret.",
+			manifest: xrWith(`nodeSources: [{name: eu, cluster: {identity: Kubeconfig}}]`),
+			wantErr:  "spec.nodeSources[0].cluster.kubeconfigSecretRef: Required value",
+		},
+		"UnknownIdentity": {
+			reason:   "Only the kubeconfig's own credentials or the ProviderConfig's.",
+			manifest: xrWith(`nodeSources: [{name: eu, cluster: {kubeconfigSecretRef: {name: eu}, identity: Exec}}]`),
+			wantErr:  `spec.nodeSources[0].cluster.identity: Unsupported value: "Exec"`,
+		},
+		"Instances": {
+			reason:   "An instance source by label.",
+			manifest: xrWith(`instanceSources: [{name: batch, matchLabels: {goog-k8s-node-pool-name: batch}, pollSeconds: 60}]`),
+		},
+		"InstancesWithoutLabels": {
+			reason:   "Every instance of a project is rarely what an allowlist means.",
+			manifest: xrWith(`instanceSources: [{name: batch, matchLabels: {}}]`),
+			wantErr:  "spec.instanceSources[0].matchLabels: Invalid value: 0: spec.instanceSources[0].matchLabels in body should have at least 1 properties",
+		},
+		"PollTooOften": {
+			reason:   "A poll under 5 s would spend the project's read quota.",
+			manifest: xrWith(`instanceSources: [{name: batch, matchLabels: {pool: batch}, pollSeconds: 1}]`),
+			wantErr:  "spec.instanceSources[0].pollSeconds: Invalid value: 1: spec.instanceSources[0].pollSeconds in body should be greater than or equal to 5",
+		},
+		"AddressSetBoth": {
+			reason:   "An AddressSet reads Nodes or instances, not both.",
+			manifest: addressSetWith(`{nodes: {}, instances: {matchLabels: {pool: web}}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
+			wantErr:  "an AddressSet has exactly one of nodes and instances",
+		},
+		"AddressSetInstancesWithoutConfig": {
+			reason:   "Instances are listed with a ProviderConfig's credentials.",
+			manifest: addressSetWith(`{instances: {matchLabels: {pool: web}}}`),
+			wantErr:  "instances are listed with a ProviderConfig's credentials: set providerConfigRef",
+		},
+		"AddressSetIdentityWithoutConfig": {
+			reason:   "Identity ProviderConfig names the ProviderConfig.",
+			manifest: addressSetWith(`{nodes: {cluster: {kubeconfigSecretRef: {name: eu}, identity: ProviderConfig}}}`),
+			wantErr:  "cluster identity ProviderConfig needs providerConfigRef",
+		},
+		"AddressSetRemote": {
+			reason:   "An AddressSet of another cluster's Nodes.",
+			manifest: addressSetWith(`{nodes: {matchLabels: {pool: web}, cluster: {kubeconfigSecretRef: {name: eu}}}}`),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(fmt.Sprintf(tc.manifest, strings.ToLower(name))), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			err := createWhenServed(ctx, e.kube, u)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
+				t.Errorf("%s\ncreate: got error %q, want one containing %q", tc.reason, got, tc.wantErr)
+			}
+		})
+	}
+}
+
+// xrWith is an IPAllowlist manifest (its name a %s) with sources.
+func xrWith(sources string) string {
+	return "apiVersion: platform.armorplane.io/v1alpha1\nkind: IPAllowlist\nmetadata: {name: %s, namespace: default}\n" +
+		"spec:\n  policy: {name: web}\n  priorityRange: {first: 1000, last: 1009}\n  " + sources + "\n"
+}
+
+// addressSetWith is an AddressSet manifest (its name a %s) with spec.
+func addressSetWith(spec string) string {
+	return "apiVersion: cloudarmor.armorplane.io/v1alpha1\nkind: AddressSet\nmetadata: {name: %s, namespace: default}\nspec: " + spec + "\n"
+}
