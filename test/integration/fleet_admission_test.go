@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
 // TestFleetSourceAdmission asserts what the API server admits of the remote
@@ -76,18 +73,7 @@ func TestFleetSourceAdmission(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal([]byte(fmt.Sprintf(tc.manifest, strings.ToLower(name))), &u.Object); err != nil {
-				t.Fatal(err)
-			}
-			err := createWhenServed(ctx, e.kube, u)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
-				t.Errorf("%s\ncreate: got error %q, want one containing %q", tc.reason, got, tc.wantErr)
-			}
+			wantAdmission(ctx, t, e.kube, fmt.Sprintf(tc.manifest, strings.ToLower(name)), tc.wantErr, tc.reason)
 		})
 	}
 }

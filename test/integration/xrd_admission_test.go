@@ -72,21 +72,29 @@ func TestIPAllowlistAdmission(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			u := &unstructured.Unstructured{}
 			manifest := fmt.Sprintf("apiVersion: platform.armorplane.io/v1alpha1\nkind: IPAllowlist\nmetadata: {name: %s, namespace: default}\n"+
 				"spec:\n  policy: %s\n  priorityRange: {first: 1000, last: 1009}\n  attachTo: %s\n", strings.ToLower(name), tc.policy, tc.attach)
-			if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
-				t.Fatal(err)
-			}
-			err := createWhenServed(ctx, e.kube, u)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
-				t.Errorf("%s\ncreate: got error %q, want one containing %q", tc.reason, got, tc.wantErr)
-			}
+			wantAdmission(ctx, t, e.kube, manifest, tc.wantErr, tc.reason)
 		})
+	}
+}
+
+// wantAdmission creates the object of manifest and checks that the API
+// server admits it (wantErr "") or refuses it with an error containing
+// wantErr.
+func wantAdmission(ctx context.Context, t *testing.T, kube client.Client, manifest, wantErr, reason string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	err := createWhenServed(ctx, kube, u)
+	got := ""
+	if err != nil {
+		got = err.Error()
+	}
+	if (wantErr == "") != (got == "") || !strings.Contains(got, wantErr) {
+		t.Errorf("%s\ncreate: got error %q, want one containing %q", reason, got, wantErr)
 	}
 }
 

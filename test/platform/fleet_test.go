@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,12 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
-	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
 
@@ -229,23 +226,13 @@ func startWorkload(ctx context.Context, t *testing.T, e *env) *workload {
 // source polled every fleetPoll.
 func (f *fleet) applyXR(ctx context.Context, t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile(repo.Path("examples", "allowlist", "fleet", "ipallowlist.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(b, &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	u.SetNamespace(fleetNamespace)
-	srcs, _, _ := unstructured.NestedSlice(u.Object, "spec", "instanceSources")
-	srcs[0].(map[string]any)["pollSeconds"] = int64(fleetPoll.Seconds())
-	if err := unstructured.SetNestedSlice(u.Object, srcs, "spec", "instanceSources"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.e.cp.Client.Create(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	f.e.createExample(ctx, t, fleetNamespace, func(u *unstructured.Unstructured) {
+		srcs, _, _ := unstructured.NestedSlice(u.Object, "spec", "instanceSources")
+		srcs[0].(map[string]any)["pollSeconds"] = int64(fleetPoll.Seconds())
+		if err := unstructured.SetNestedSlice(u.Object, srcs, "spec", "instanceSources"); err != nil {
+			t.Fatal(err)
+		}
+	}, "fleet", "ipallowlist.yaml")
 }
 
 func (f *fleet) xr(ctx context.Context, t *testing.T) *unstructured.Unstructured {

@@ -214,7 +214,14 @@ func (e *env) wantResponsive(ctx context.Context, t *testing.T) {
 // applyPrivateXR applies examples/allowlist/private-cluster/ipallowlist.yaml in namespace teamA.
 func (e *env) applyPrivateXR(ctx context.Context, t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile(repo.Path("examples", "allowlist", "private-cluster", "ipallowlist.yaml"))
+	e.createExample(ctx, t, teamA, nil, "private-cluster", "ipallowlist.yaml")
+}
+
+// createExample creates the IPAllowlist of examples/allowlist/<path> in
+// namespace, after edit (if not nil) changed it.
+func (e *env) createExample(ctx context.Context, t *testing.T, namespace string, edit func(*unstructured.Unstructured), path ...string) {
+	t.Helper()
+	b, err := os.ReadFile(repo.Path(append([]string{"examples", "allowlist"}, path...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +229,10 @@ func (e *env) applyPrivateXR(ctx context.Context, t *testing.T) {
 	if err := yaml.Unmarshal(b, &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	u.SetNamespace(teamA)
+	u.SetNamespace(namespace)
+	if edit != nil {
+		edit(u)
+	}
 	if err := e.cp.Client.Create(ctx, u); err != nil {
 		t.Fatal(err)
 	}
