@@ -89,22 +89,6 @@ func (s *Server) insertBucket(w http.ResponseWriter, r *http.Request, c *call) {
 	s.finishObject(w, c, m, b.path(), op, err)
 }
 
-func (s *Server) getBucket(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
-	s.store.mu.Lock()
-	b, ok := s.store.more.buckets[path]
-	var out map[string]any
-	if ok {
-		out = renderBucket(b)
-	}
-	s.store.mu.Unlock()
-	if !ok {
-		core.WriteError(w, core.ErrNotFound(path))
-		return
-	}
-	core.WriteJSON(w, http.StatusOK, out)
-}
-
 func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 	var items []map[string]any
 	s.store.mu.Lock()
@@ -114,15 +98,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 	}
 	s.store.mu.Unlock()
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#backendBucketList"
-	page.body["id"] = c.scope.base() + "/backendBuckets"
-	page.body["selfLink"] = apiRoot + c.scope.base() + "/backendBuckets"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#backendBucketList", c.scope.base()+"/backendBuckets", true)
 }
 
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the
@@ -158,11 +134,5 @@ func (s *Server) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c *
 // BackendBuckets returns every backend bucket as GET would return it, keyed
 // by its path ("projects/p/global/backendBuckets/n").
 func (s *Server) BackendBuckets() map[string]map[string]any {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	out := map[string]map[string]any{}
-	for k, b := range s.store.more.buckets {
-		out[k] = renderBucket(b)
-	}
-	return out
+	return renderAll(s, s.bucketMap, renderBucket)
 }

@@ -108,15 +108,10 @@ func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string
 func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.BackendService
 	raw, err := s.decode(w, r, &in, "backend_service")
+	if err == nil {
+		err = checkNew(c.scope, in.Name, in.Region)
+	}
 	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	if err := validateName(in.Name); err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	if err := checkRegion(c.scope, in.Region); err != nil {
 		core.WriteError(w, err)
 		return
 	}
@@ -161,17 +156,6 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 	s.finishObject(w, c, m, b.path(), op, err)
 }
 
-func (s *Server) backend(sc scope, name string) (*backendService, error) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	path := sc.objectPath("backendServices", name)
-	b, ok := s.store.more.backends[path]
-	if !ok {
-		return nil, core.ErrNotFound(path)
-	}
-	return b.clone(), nil
-}
-
 // backends returns copies of the backend services of a project, by path:
 // every scope with all, else only sc.
 func (s *Server) backends(sc scope, all bool) []*backendService {
@@ -187,29 +171,12 @@ func (s *Server) backends(sc scope, all bool) []*backendService {
 	return out
 }
 
-func (s *Server) getBackend(w http.ResponseWriter, r *http.Request, c *call) {
-	b, err := s.backend(c.scope, r.PathValue("backendService"))
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	core.WriteJSON(w, http.StatusOK, renderBackend(b))
-}
-
 func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
 	var items []map[string]any
 	for _, b := range s.backends(c.scope, false) {
 		items = append(items, renderBackend(b))
 	}
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#backendServiceList"
-	page.body["id"] = c.scope.base() + "/backendServices"
-	page.body["selfLink"] = apiRoot + c.scope.base() + "/backendServices"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#backendServiceList", c.scope.base()+"/backendServices", true)
 }
 
 // aggregatedBackends lists the global and regional backend services of a
@@ -267,11 +234,5 @@ func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *cal
 // BackendServices returns every backend service as GET would return it,
 // keyed by its path ("projects/p/global/backendServices/n").
 func (s *Server) BackendServices() map[string]map[string]any {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	out := map[string]map[string]any{}
-	for k, b := range s.store.more.backends {
-		out[k] = renderBackend(b)
-	}
-	return out
+	return renderAll(s, s.backendMap, renderBackend)
 }

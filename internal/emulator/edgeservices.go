@@ -78,15 +78,11 @@ func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error
 
 func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.NetworkEdgeSecurityService
-	if _, err := s.decode(w, r, &in, "network_edge_security_service"); err != nil {
-		core.WriteError(w, err)
-		return
+	_, err := s.decode(w, r, &in, "network_edge_security_service")
+	if err == nil {
+		err = checkNew(c.scope, in.Name, in.Region)
 	}
-	if err := validateName(in.Name); err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	if err := checkRegion(c.scope, in.Region); err != nil {
+	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
@@ -108,22 +104,6 @@ func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 		}}, nil
 	})
 	s.finishObject(w, c, m, e.path(), op, err)
-}
-
-func (s *Server) getEdge(w http.ResponseWriter, r *http.Request, c *call) {
-	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
-	s.store.mu.Lock()
-	e, ok := s.store.more.edges[path]
-	var body map[string]any
-	if ok {
-		body = renderEdge(e)
-	}
-	s.store.mu.Unlock()
-	if !ok {
-		core.WriteError(w, core.ErrNotFound(path))
-		return
-	}
-	core.WriteJSON(w, http.StatusOK, body)
 }
 
 // patchEdge changes description and securityPolicy. With an updateMask (or
@@ -217,11 +197,5 @@ func (s *Server) aggregatedEdges(w http.ResponseWriter, r *http.Request, c *call
 // as GET would return it, keyed by its path
 // ("projects/p/regions/r/networkEdgeSecurityServices/n").
 func (s *Server) NetworkEdgeSecurityServices() map[string]map[string]any {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	out := map[string]map[string]any{}
-	for k, e := range s.store.more.edges {
-		out[k] = renderEdge(e)
-	}
-	return out
+	return renderAll(s, s.edgeMap, renderEdge)
 }

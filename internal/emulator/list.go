@@ -58,6 +58,24 @@ func paginate(r *http.Request, items []map[string]any) (page, error) {
 	return page{body: body}, nil
 }
 
+// writeList answers a compute list call: the page of items the request's
+// filter, maxResults and pageToken select, as a list of kind named id.
+// withSelfLink adds the list's selfLink (apiRoot + id); the security policy
+// lists are answered without one.
+func writeList(w http.ResponseWriter, r *http.Request, items []map[string]any, kind, id string, withSelfLink bool) {
+	page, err := paginate(r, items)
+	if err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	page.body["kind"] = kind
+	page.body["id"] = id
+	if withSelfLink {
+		page.body["selfLink"] = apiRoot + id
+	}
+	core.WriteJSON(w, http.StatusOK, page.body)
+}
+
 // filterExpr is the subset of compute's filter syntax the emulator supports:
 // one comparison "field op value", op one of = != eq ne (eq/ne are RE2
 // full-match regular expressions, as in compute).
@@ -114,14 +132,7 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, c *call) {
 	for _, p := range s.store.list(c.scope, false) {
 		items = append(items, renderPolicy(p))
 	}
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#securityPolicyList"
-	page.body["id"] = c.scope.base() + "/securityPolicies"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#securityPolicyList", c.scope.base()+"/securityPolicies", false)
 }
 
 // aggregatedPolicies lists every scope of the project. Scopes are the global

@@ -115,6 +115,45 @@ func deleteObject[T any](s *Server, collection, param string, objects func() map
 	}
 }
 
+// getObject serves the get of the object of collection that the path value
+// param names, in the store's map that objects returns, rendered under the
+// store's lock: 404 when it is not there.
+func getObject[T any](s *Server, collection, param string, objects func() map[string]T, render func(T) map[string]any) handler {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		path := c.scope.objectPath(collection, r.PathValue(param))
+		s.store.mu.Lock()
+		o, ok := objects()[path]
+		var body map[string]any
+		if ok {
+			body = render(o)
+		}
+		s.store.mu.Unlock()
+		if !ok {
+			core.WriteError(w, core.ErrNotFound(path))
+			return
+		}
+		core.WriteJSON(w, http.StatusOK, body)
+	}
+}
+
+// renderAll returns every object of the store's map that objects returns
+// as GET would return it, keyed by its path.
+func renderAll[T any](s *Server, objects func() map[string]T, render func(T) map[string]any) map[string]map[string]any {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	out := map[string]map[string]any{}
+	for k, o := range objects() {
+		out[k] = render(o)
+	}
+	return out
+}
+
+// The maps of the objects served by deleteObject, getObject and renderAll,
+// read under the store's lock.
+func (s *Server) backendMap() map[string]*backendService { return s.store.more.backends }
+func (s *Server) bucketMap() map[string]*backendBucket   { return s.store.more.buckets }
+func (s *Server) edgeMap() map[string]*edgeService       { return s.store.more.edges }
+
 // objectMutation prepares an objMutation for a call.
 func (s *Server) objectMutation(r *http.Request, c *call, opType string, keys ...string) objMutation {
 	m := s.mutation(r, c, "", opType)
@@ -266,9 +305,9 @@ func (s *Server) moreRoutes() {
 	} {
 		s.route("POST", b.path, b.prefix+"insert", s.insertBackend)
 		s.route("GET", b.path, b.prefix+"list", s.listBackends)
-		s.route("GET", b.path+"/{backendService}", b.prefix+"get", s.getBackend)
+		s.route("GET", b.path+"/{backendService}", b.prefix+"get", getObject(s, "backendServices", "backendService", s.backendMap, renderBackend))
 		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", deleteObject(s, "backendServices", "backendService",
-			func() map[string]*backendService { return s.store.more.backends }, func(o *backendService) uint64 { return o.ID }))
+			s.backendMap, func(o *backendService) uint64 { return o.ID }))
 		s.route("POST", b.path+"/{backendService}/setSecurityPolicy", b.prefix+"setSecurityPolicy", s.setBackendPolicy)
 	}
 	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
@@ -278,17 +317,17 @@ func (s *Server) moreRoutes() {
 	const bb = "/projects/{project}/global/backendBuckets"
 	s.route("POST", bb, "backendBuckets.insert", s.insertBucket)
 	s.route("GET", bb, "backendBuckets.list", s.listBuckets)
-	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", s.getBucket)
+	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", getObject(s, "backendBuckets", "backendBucket", s.bucketMap, renderBucket))
 	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", deleteObject(s, "backendBuckets", "backendBucket",
-		func() map[string]*backendBucket { return s.store.more.buckets }, func(o *backendBucket) uint64 { return o.ID }))
+		s.bucketMap, func(o *backendBucket) uint64 { return o.ID }))
 	s.route("POST", bb+"/{backendBucket}/setEdgeSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy", s.setBucketEdgePolicy)
 
 	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
 	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
-	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", s.getEdge)
+	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", getObject(s, "networkEdgeSecurityServices", "edgeService", s.edgeMap, renderEdge))
 	s.route("PATCH", e+"/{edgeService}", "networkEdgeSecurityServices.patch", s.patchEdge)
 	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", deleteObject(s, "networkEdgeSecurityServices", "edgeService",
-		func() map[string]*edgeService { return s.store.more.edges }, func(o *edgeService) uint64 { return o.ID }))
+		s.edgeMap, func(o *edgeService) uint64 { return o.ID }))
 	s.route("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
 		"networkEdgeSecurityServices.aggregatedList", s.aggregatedEdges)
 }

@@ -76,15 +76,7 @@ func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
 	for _, op := range s.store.listOps(c.scope, false) {
 		items = append(items, renderOp(op, now, false))
 	}
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#operationList"
-	page.body["id"] = c.scope.base() + "/operations"
-	page.body["selfLink"] = apiRoot + c.scope.base() + "/operations"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#operationList", c.scope.base()+"/operations", true)
 }
 
 func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) {
@@ -122,13 +114,5 @@ func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
 		}
 	}
 	s.store.mu.Unlock()
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#operationList"
-	page.body["id"] = "locations/global/operations"
-	page.body["selfLink"] = apiRoot + "locations/global/operations"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#operationList", "locations/global/operations", true)
 }

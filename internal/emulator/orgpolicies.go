@@ -352,14 +352,7 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 	for _, o := range s.store.orgPolicies(parent) {
 		items = append(items, renderOrgPolicy(o))
 	}
-	page, err := paginate(r, items)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	page.body["kind"] = "compute#securityPolicyList"
-	page.body["id"] = "locations/global/securityPolicies"
-	core.WriteJSON(w, http.StatusOK, page.body)
+	writeList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
 }
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the

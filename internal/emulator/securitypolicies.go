@@ -95,10 +95,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 
 // newPolicy validates an insert body and builds the policy it describes.
 func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]any) (*policy, error) {
-	if err := validateName(in.Name); err != nil {
-		return nil, err
-	}
-	if err := checkRegion(sc, in.Region); err != nil {
+	if err := checkNew(sc, in.Name, in.Region); err != nil {
 		return nil, err
 	}
 	if in.Type == "" {
@@ -122,6 +119,15 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 		p.addRule(defaultPriority, defaultRule())
 	}
 	return p, nil
+}
+
+// checkNew checks the name and the region of an insert body, whose
+// request is for scope sc.
+func checkNew(sc scope, name, region string) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
+	return checkRegion(sc, region)
 }
 
 // checkRegion accepts a body region that names the path's region (as a

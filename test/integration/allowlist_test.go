@@ -16,7 +16,6 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 )
@@ -27,7 +26,7 @@ import (
 // a bounded number of status writes; rules an IPAllowlist composition made
 // before allowlists existed are adopted in place; delete removes the rules.
 func TestSecurityPolicyAllowlist(t *testing.T) {
-	e := startProvider(t, emulator.Options{}, func(o *armorcontroller.Options) { o.NodesReadable = true })
+	e := startProvider(t, emulator.Options{})
 	ctx := context.Background()
 	for i := 1; i <= 25; i++ {
 		e.createNode(t, i, "web")

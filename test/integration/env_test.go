@@ -8,30 +8,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/api/compute/v1"
 	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	armorcontroller "github.com/armorplane/provider-cloudarmor/internal/controller"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
-	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/cmd/provider/app"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/kube"
@@ -61,9 +49,11 @@ func startControlPlane(t *testing.T) *env {
 	return &env{kube: cp.Client, cp: cp}
 }
 
-// startProvider adds an emulator and runs the provider's controllers
-// in-process against both, with a short poll so drift tests finish quickly.
-func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*armorcontroller.Options)) *env {
+// startProvider adds an emulator and runs the provider in-process against
+// both, built by the provider's own wiring (app.NewManager, as cmd/provider
+// runs it) from the command line providerArgs, with a short poll so drift
+// tests finish quickly.
+func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	t.Helper()
 	e := startControlPlane(t)
 	emuOpts.Auth, emuOpts.Token = emulator.AuthToken, token
@@ -76,50 +66,29 @@ func startProvider(t *testing.T, emuOpts emulator.Options, opts ...func(*armorco
 	}
 	e.gcp = svc
 
-	// Several tests of this package each start a provider: controller names
-	// repeat across their managers.
-	mgr, err := ctrl.NewManager(e.cp.Config, ctrl.Options{Scheme: e.kube.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
+	// Several tests of this package each start a provider: each registers
+	// its metrics in a registry of its own, and controller names repeat
+	// across their managers.
+	p := app.Process{Config: e.cp.Config, Metrics: prometheus.NewRegistry(), ManyManagers: true}
+	mgr, closeProvider, err := app.NewManager(providerArgs, app.Provider(), p, logging.NewNopLogger())
 	if err != nil {
 		t.Fatal(err)
-	}
-	o := controller.Options{
-		Logger:                  logging.NewNopLogger(),
-		MaxConcurrentReconciles: 10,
-		PollInterval:            poll,
-		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-		Features:                &feature.Flags{},
-		Gate:                    new(gate.Gate[schemaGVK]),
-	}
-	o.Features.Enable(feature.EnableBetaManagementPolicies)
-	snapshots := gcp.NewSnapshotCache(gcp.WithSnapshotTTL(time.Second))
-	queue := gcp.NewWriteQueue()
-	build := func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error) {
-		return gcp.NewClientForCredentials(ctx, creds, snapshots, queue, gcp.WithProjectReadTTL(poll))
-	}
-	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
-	conn := connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build)
-	so := armorcontroller.Options{Options: setup.Options{Options: o, Connector: conn, Timeout: 30 * time.Second,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler("integration"), PolicyWake: setup.NewWake()}}
-	for _, fn := range opts {
-		fn(&so)
-	}
-	if err := armorcontroller.SetupGated(mgr, so); err != nil {
-		t.Fatal(err)
-	}
-	// No CRD gate controller runs here: the CRDs exist before the manager
-	// starts, so open the gates directly.
-	for _, gvk := range managedKinds() {
-		o.Gate.Set(gvk, true)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; closeProvider() })
 
 	e.createProviderConfig(t)
 	return e
+}
+
+// providerArgs is the provider's command line in these tests: a poll short
+// enough for drift tests, no jitter, snapshots that expire within a second,
+// and no metrics or health endpoints (several providers run in one process).
+var providerArgs = []string{
+	"--poll=" + poll.String(), "--poll-jitter=0s", "--snapshot-ttl=1s", "--timeout=30s",
+	"--max-concurrent-reconciles=10", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 }
 
 func (e *env) createProviderConfig(t *testing.T) {

@@ -10,27 +10,14 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
-	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
-
-type schemaGVK = schema.GroupVersionKind
-
-func managedKinds() []schema.GroupVersionKind {
-	return []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1beta1.SecurityPolicyRuleGroupVersionKind,
-		v1alpha1.ProjectCloudArmorTierGroupVersionKind, v1alpha1.OrganizationSecurityPolicyGroupVersionKind,
-		v1alpha1.OrganizationSecurityPolicyAssociationGroupVersionKind, v1alpha1.OrganizationSecurityPolicyRuleGroupVersionKind,
-		v1alpha1.AddressGroupGroupVersionKind, v1alpha1.AddressSetGroupVersionKind, v1alpha1.SecurityPolicyAllowlistGroupVersionKind,
-		v1alpha1.SecurityPolicyAttachmentGroupVersionKind}
-}
 
 func staticToken(tok string) oauth2.TokenSource {
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})

@@ -13,11 +13,14 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -25,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -64,12 +68,67 @@ func Main(o Options) {
 	log := newLogger(f.debug)
 	gcp.Version = version.Version
 	setGC(f.gcPercent, f.memoryLimit, func() (int64, bool) { return cgroupMemoryLimit("/sys/fs/cgroup") })
-	mgr := newManager(f)
-	co, closeChangeLogs := controllerOptions(f, log)
+	cfg, err := ctrl.GetConfig()
+	kingpin.FatalIfError(err, "Cannot get API server rest config")
+	mgr, closeChangeLogs, err := newProvider(f, o, Process{Config: cfg, Metrics: metrics.Registry}, log)
+	kingpin.FatalIfError(err, "")
 	defer closeChangeLogs()
-	setupControllers(mgr, f, o, co, log)
 	log.Info("Starting", "version", version.Version, "poll", f.poll, "snapshotTTL", f.snapshotTTL)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
+}
+
+// Process is what a provider shares with the process it runs in: Main's
+// is the command's, the API server of its kubeconfig and the registry the
+// metrics endpoint serves. A test that runs providers in its own process
+// gives each its own (NewManager).
+type Process struct {
+	// Config reaches the API server.
+	Config *rest.Config
+	// Metrics is where the provider's metrics are registered: once per
+	// registry, so once per provider.
+	Metrics prometheus.Registerer
+	// ManyManagers says that more than one manager of these controllers
+	// runs in the process, one after another or at once: controller-runtime
+	// refuses a controller name it has seen unless told.
+	ManyManagers bool
+}
+
+// NewManager returns the provider that the command line args (flags of the
+// run command) configure, wired with o exactly as Main wires it, in process
+// p, logging to log: a manager to start. The function it returns releases
+// what the provider holds (the change logs connection), once the manager has
+// stopped. It is for tests that run the provider in their own process; it
+// leaves the process's own settings (garbage collection, the controller-runtime
+// logger) as they are.
+func NewManager(args []string, o Options, p Process, log logging.Logger) (ctrl.Manager, func(), error) {
+	app, f, validate, _ := newApp("provider")
+	command, err := app.Parse(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if command == validate.FullCommand() {
+		return nil, nil, errors.New("the validate command runs no provider")
+	}
+	return newProvider(f, o, p, log)
+}
+
+// newProvider returns the manager of the provider f configures, with the
+// CRD gate and every controller wired with o, and what closes the change
+// logs connection.
+func newProvider(f *flags, o Options, p Process, log logging.Logger) (ctrl.Manager, func(), error) {
+	mgr, err := newManager(f, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	co, closeChangeLogs, err := controllerOptions(f, p.Metrics, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := setupControllers(mgr, f, o, co, p.Metrics, log); err != nil {
+		closeChangeLogs()
+		return nil, nil, err
+	}
+	return mgr, closeChangeLogs, nil
 }
 
 // flags are the provider's command line flags.
@@ -198,24 +257,34 @@ func managerOptions(f *flags, scheme *runtime.Scheme) ctrl.Options {
 	}
 }
 
-// newManager returns the controller manager, rate limited to
-// --max-reconcile-rate, with its health and readiness probes.
-func newManager(f *flags) ctrl.Manager {
-	cfg, err := ctrl.GetConfig()
-	kingpin.FatalIfError(err, "Cannot get API server rest config")
+// newManager returns the controller manager of p's API server, rate
+// limited to --max-reconcile-rate, with its health and readiness probes.
+func newManager(f *flags, p Process) (ctrl.Manager, error) {
 	scheme, err := newScheme()
-	kingpin.FatalIfError(err, "Cannot build the scheme")
-	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, f.maxReconcileRate), managerOptions(f, scheme))
-	kingpin.FatalIfError(err, "Cannot create controller manager")
-	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add health check")
-	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }), "Cannot add readiness check")
-	return mgr
+	if err != nil {
+		return nil, errors.Wrap(err, "Cannot build the scheme")
+	}
+	mo := managerOptions(f, scheme)
+	if p.ManyManagers {
+		mo.Controller.SkipNameValidation = ptr.To(true)
+	}
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(p.Config, f.maxReconcileRate), mo)
+	if err != nil {
+		return nil, errors.Wrap(err, "Cannot create controller manager")
+	}
+	if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+		return nil, errors.Wrap(err, "Cannot add health check")
+	}
+	if err := mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+		return nil, errors.Wrap(err, "Cannot add readiness check")
+	}
+	return mgr, nil
 }
 
 // controllerOptions are the options every controller shares, with the
-// managed resource metrics registered and the features the flags enable.
-// The function it returns closes the change logs connection, if any.
-func controllerOptions(f *flags, log logging.Logger) (controller.Options, func()) {
+// managed resource metrics registered in reg and the features the flags
+// enable. The function it returns closes the change logs connection, if any.
+func controllerOptions(f *flags, reg prometheus.Registerer, log logging.Logger) (controller.Options, func(), error) {
 	o := controller.Options{
 		Logger:                  log,
 		MaxConcurrentReconciles: f.maxConcurrent,
@@ -223,34 +292,51 @@ func controllerOptions(f *flags, log logging.Logger) (controller.Options, func()
 		GlobalRateLimiter:       ratelimiter.NewGlobal(f.maxReconcileRate),
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
-		MetricOptions:           managedMetrics(f),
+	}
+	var err error
+	if o.MetricOptions, err = managedMetrics(f, reg); err != nil {
+		return o, nil, err
 	}
 	if f.managementPolicies {
 		o.Features.Enable(feature.EnableBetaManagementPolicies)
 		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
 	}
 	if !f.changeLogs {
-		return o, func() {}
+		return o, func() {}, nil
 	}
 	cl, conn, err := newChangeLogger(f.changeLogsSocket)
-	kingpin.FatalIfError(err, "Cannot set up change logs")
+	if err != nil {
+		return o, nil, errors.Wrap(err, "Cannot set up change logs")
+	}
 	o.Features.Enable(feature.EnableAlphaChangeLogs)
 	o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: cl}
 	log.Info("Alpha feature enabled", "flag", feature.EnableAlphaChangeLogs, "socket", f.changeLogsSocket)
-	return o, func() { _ = conn.Close() }
+	return o, func() { _ = conn.Close() }, nil
 }
 
 // managedMetrics registers crossplane-runtime's managed resource metrics
-// with the registry the manager's metrics endpoint serves.
-func managedMetrics(f *flags) *controller.MetricOptions {
+// in reg: the registry the manager's metrics endpoint serves.
+func managedMetrics(f *flags, reg prometheus.Registerer) (*controller.MetricOptions, error) {
 	mrMetrics := managed.NewMRMetricRecorder()
 	stateMetrics := statemetrics.NewMRStateMetrics()
-	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
+	if err := register(reg, mrMetrics, stateMetrics); err != nil {
+		return nil, err
+	}
 	return &controller.MetricOptions{
 		PollStateMetricInterval: f.pollStateMetric,
 		MRMetrics:               mrMetrics,
 		MRStateMetrics:          stateMetrics,
+	}, nil
+}
+
+// register registers cs in reg.
+func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return errors.Wrap(err, "Cannot register metrics")
+		}
 	}
+	return nil
 }
 
 // gcpShared is what every GCP client shares: one call counter, snapshot
@@ -262,12 +348,10 @@ type gcpShared struct {
 }
 
 // newGCPShared returns what the GCP clients share, with its metrics and
-// the ownership counters registered.
-func newGCPShared(f *flags) gcpShared {
+// the ownership counters registered in reg.
+func newGCPShared(f *flags, reg prometheus.Registerer) (gcpShared, error) {
 	g := gcpShared{calls: gcp.NewCallCounter(), snapshots: gcp.NewSnapshotCache(gcp.WithSnapshotTTL(f.snapshotTTL)), queue: gcp.NewWriteQueue()}
-	metrics.Registry.MustRegister(gcp.NewCollector(g.calls, g.snapshots, g.queue))
-	metrics.Registry.MustRegister(ownership.Collectors()...)
-	return g
+	return g, register(reg, append([]prometheus.Collector{gcp.NewCollector(g.calls, g.snapshots, g.queue)}, ownership.Collectors()...)...)
 }
 
 // newConnector returns the connector that resolves ProviderConfigs into
@@ -312,15 +396,21 @@ func nodesReadable(mgr ctrl.Manager, log logging.Logger) bool {
 	return nodes
 }
 
-// setupControllers adds the CRD gate and every controller to mgr.
-func setupControllers(mgr ctrl.Manager, f *flags, o Options, co controller.Options, log logging.Logger) {
-	g := newGCPShared(f)
+// setupControllers adds the CRD gate and every controller to mgr, with
+// the GCP clients' metrics registered in reg.
+func setupControllers(mgr ctrl.Manager, f *flags, o Options, co controller.Options, reg prometheus.Registerer, log logging.Logger) error {
+	g, err := newGCPShared(f, reg)
+	if err != nil {
+		return err
+	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := newConnector(mgr, f, g, usage, log)
 	cluster := clusterOwner(mgr, log)
 	nodes := nodesReadable(mgr, log)
-	kingpin.FatalIfError(customresourcesgate.Setup(mgr, co), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(armorcontroller.SetupGated(mgr, controllers(f, o, co, wiring{conn: conn, writes: g.queue, usage: usage, cluster: cluster, nodes: nodes})),
+	if err := customresourcesgate.Setup(mgr, co); err != nil {
+		return errors.Wrap(err, "Cannot set up the CRD gate")
+	}
+	return errors.Wrap(armorcontroller.SetupGated(mgr, controllers(f, o, co, wiring{conn: conn, writes: g.queue, usage: usage, cluster: cluster, nodes: nodes})),
 		"Cannot set up controllers")
 }
 

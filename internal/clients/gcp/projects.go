@@ -118,9 +118,8 @@ func (c *projectClient) SetTier(ctx context.Context, project, tier string) error
 }
 
 func (c *projectClient) Users(ctx context.Context, project string) (PolicyUsers, error) {
-	v, err := c.reads.get(ctx, "backends/"+project, false, func(ctx context.Context) (any, error) {
-		u := PolicyUsers{}
-		err := c.svc.BackendServices.AggregatedList(project).Context(ctx).Pages(ctx, func(l *compute.BackendServiceAggregatedList) error {
+	return c.usersOf(ctx, "backends/"+project, MethodBackendAggregatedList, func(ctx context.Context, u PolicyUsers) error {
+		return c.svc.BackendServices.AggregatedList(project).Context(ctx).Pages(ctx, func(l *compute.BackendServiceAggregatedList) error {
 			for _, scoped := range l.Items {
 				for _, b := range scoped.BackendServices {
 					u.add(b.SecurityPolicy, PolicyUser{Name: RelativeName(b.SelfLink), Field: "securityPolicy"})
@@ -129,17 +128,12 @@ func (c *projectClient) Users(ctx context.Context, project string) (PolicyUsers,
 			}
 			return nil
 		})
-		c.calls.record(MethodBackendAggregatedList, err)
-		return u.sorted(), err
 	})
-	u, _ := v.(PolicyUsers)
-	return u, err
 }
 
 func (c *projectClient) EdgeServices(ctx context.Context, project string) (PolicyUsers, error) {
-	v, err := c.reads.get(ctx, "edges/"+project, false, func(ctx context.Context) (any, error) {
-		u := PolicyUsers{}
-		err := c.svc.NetworkEdgeSecurityServices.AggregatedList(project).Context(ctx).Pages(ctx, func(l *compute.NetworkEdgeSecurityServiceAggregatedList) error {
+	return c.usersOf(ctx, "edges/"+project, MethodEdgeAggregatedList, func(ctx context.Context, u PolicyUsers) error {
+		return c.svc.NetworkEdgeSecurityServices.AggregatedList(project).Context(ctx).Pages(ctx, func(l *compute.NetworkEdgeSecurityServiceAggregatedList) error {
 			for _, scoped := range l.Items {
 				for _, s := range scoped.NetworkEdgeSecurityServices {
 					u.add(s.SecurityPolicy, PolicyUser{Name: RelativeName(s.SelfLink), Field: "securityPolicy"})
@@ -147,23 +141,28 @@ func (c *projectClient) EdgeServices(ctx context.Context, project string) (Polic
 			}
 			return nil
 		})
-		c.calls.record(MethodEdgeAggregatedList, err)
-		return u.sorted(), err
 	})
-	u, _ := v.(PolicyUsers)
-	return u, err
 }
 
 func (c *projectClient) Buckets(ctx context.Context, project string) (PolicyUsers, error) {
-	v, err := c.reads.get(ctx, "buckets/"+project, false, func(ctx context.Context) (any, error) {
-		u := PolicyUsers{}
-		err := c.svc.BackendBuckets.List(project).Context(ctx).Pages(ctx, func(l *compute.BackendBucketList) error {
+	return c.usersOf(ctx, "buckets/"+project, MethodBucketList, func(ctx context.Context, u PolicyUsers) error {
+		return c.svc.BackendBuckets.List(project).Context(ctx).Pages(ctx, func(l *compute.BackendBucketList) error {
 			for _, b := range l.Items {
 				u.add(b.EdgeSecurityPolicy, PolicyUser{Name: RelativeName(b.SelfLink), Field: "edgeSecurityPolicy"})
 			}
 			return nil
 		})
-		c.calls.record(MethodBucketList, err)
+	})
+}
+
+// usersOf is a project-wide read of policy users, kept under key like
+// every project read: list adds the users it reads to u, as the call m,
+// which is counted.
+func (c *projectClient) usersOf(ctx context.Context, key string, m Method, list func(ctx context.Context, u PolicyUsers) error) (PolicyUsers, error) {
+	v, err := c.reads.get(ctx, key, false, func(ctx context.Context) (any, error) {
+		u := PolicyUsers{}
+		err := list(ctx, u)
+		c.calls.record(m, err)
 		return u.sorted(), err
 	})
 	u, _ := v.(PolicyUsers)

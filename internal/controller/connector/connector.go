@@ -1,7 +1,7 @@
 // Package connector turns a managed resource's ProviderConfig or
-// ClusterProviderConfig into a GCP client. Both managed resource controllers
-// share it, so usage tracking, credential reading and client caching behave
-// the same for every kind.
+// ClusterProviderConfig into a GCP client. Every managed resource kind's
+// controller shares it, so usage tracking, credential reading and client
+// caching behave the same for every kind.
 package connector
 
 import (
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -206,6 +207,19 @@ func (c *Connector) OrgPolicies(ctx context.Context, mg resource.ModernManaged, 
 		return nil, errors.Wrap(err, errOrgClient)
 	}
 	return policies, nil
+}
+
+// OrgPolicyConnector is the connector of a kind whose external system is
+// the organization policies of the parent parent(cr) names (see
+// OrgPolicies): each Connect hands their client to external.
+func OrgPolicyConnector[T resource.ModernManaged](c *Connector, parent func(T) string, external func(gcp.OrgPolicyClient) managed.TypedExternalClient[T]) managed.TypedExternalConnector[T] {
+	return managed.TypedExternalConnectorFn[T](func(ctx context.Context, cr T) (managed.TypedExternalClient[T], error) {
+		policies, err := c.OrgPolicies(ctx, cr, parent(cr))
+		if err != nil {
+			return nil, err
+		}
+		return external(policies), nil
+	})
 }
 
 // connectOrganizationWide is Connect for a resource that changes what every

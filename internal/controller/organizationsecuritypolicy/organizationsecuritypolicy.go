@@ -75,8 +75,15 @@ var Kind = setup.Kind[*v1alpha1.OrganizationSecurityPolicy]{
 	}),
 }
 
+// newConnector connects each reconcile to GCP through a
+// ClusterProviderConfig only (connector.Connector.OrgPolicies), to the
+// policies of spec.forProvider.parent.
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.OrganizationSecurityPolicy] {
-	return &externalConnector{conn: e.Connector}
+	return connector.OrgPolicyConnector(e.Connector,
+		func(cr *v1alpha1.OrganizationSecurityPolicy) string { return cr.Spec.ForProvider.Parent },
+		func(p gcp.OrgPolicyClient) managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicy] {
+			return &external{policies: p}
+		})
 }
 
 // PollGroup is the GCP policy an object observes: its id once it has one,
@@ -86,20 +93,6 @@ func PollGroup(mg resource.Managed) string {
 		return "organizationsecuritypolicy/" + id
 	}
 	return "organizationsecuritypolicy/" + mg.GetNamespace() + "/" + mg.GetName()
-}
-
-// An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.Connector.OrgPolicies).
-type externalConnector struct {
-	conn *connector.Connector
-}
-
-func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicy], error) {
-	policies, err := c.conn.OrgPolicies(ctx, cr, cr.Spec.ForProvider.Parent)
-	if err != nil {
-		return nil, err
-	}
-	return &external{policies: policies}, nil
 }
 
 // external manages one organization policy.

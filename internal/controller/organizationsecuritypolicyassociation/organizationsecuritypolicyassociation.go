@@ -72,8 +72,15 @@ var Kind = setup.Kind[*v1alpha1.OrganizationSecurityPolicyAssociation]{
 	}),
 }
 
+// newConnector connects each reconcile to GCP through a
+// ClusterProviderConfig only (connector.Connector.OrgPolicies). The policy
+// is known by id: no parent is needed to read or attach it.
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.OrganizationSecurityPolicyAssociation] {
-	return &externalConnector{conn: e.Connector}
+	return connector.OrgPolicyConnector(e.Connector,
+		func(*v1alpha1.OrganizationSecurityPolicyAssociation) string { return "" },
+		func(p gcp.OrgPolicyClient) managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyAssociation] {
+			return &external{policies: p}
+		})
 }
 
 // PollGroup is the policy an association reads, polled with the policy's
@@ -83,21 +90,6 @@ func PollGroup(mg resource.Managed) string {
 		return "organizationsecuritypolicy/" + *cr.Spec.ForProvider.SecurityPolicy
 	}
 	return "organizationsecuritypolicyassociation/" + mg.GetNamespace() + "/" + mg.GetName()
-}
-
-// An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.Connector.OrgPolicies).
-type externalConnector struct {
-	conn *connector.Connector
-}
-
-func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyAssociation) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyAssociation], error) {
-	// The policy is known by id: no parent is needed to read or attach it.
-	policies, err := c.conn.OrgPolicies(ctx, cr, "")
-	if err != nil {
-		return nil, err
-	}
-	return &external{policies: policies}, nil
 }
 
 // external manages one association.
