@@ -1,8 +1,11 @@
 package gcp
 
 import (
+	"context"
+	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/compute/v1"
@@ -118,5 +121,41 @@ func TestInstancesAdd(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("Instances: -want, +got:\n%s", diff)
+	}
+}
+
+// TestInstancesList lists the emulator's instances through the official
+// client: the label filter ANDs, every page is a call, counted.
+func TestInstancesList(t *testing.T) {
+	ctx := context.Background()
+	c, svc, em := emulatorClient(t, time.Hour)
+	insert := func(zone, name string, labels map[string]string) {
+		t.Helper()
+		i := &compute.Instance{Name: name, MachineType: "e2-small", Labels: labels,
+			NetworkInterfaces: []*compute.NetworkInterface{{AccessConfigs: []*compute.AccessConfig{{}}}}}
+		if _, err := svc.Instances.Insert("p", zone, i).Do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 501 instances: more than a page of 500.
+	for n := range 501 {
+		insert("us-central1-a", fmt.Sprintf("a-%03d", n), map[string]string{"pool": "a", "env": "prod"})
+	}
+	insert("us-east1-b", "a-dev", map[string]string{"pool": "a", "env": "dev"})
+	insert("us-east1-b", "b", map[string]string{"pool": "b", "env": "prod"})
+
+	got, err := c.Instances().List(ctx, "p", map[string]string{"pool": "a", "env": "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != 501 || got.Items[0].Name != "a-000" || got.Items[500].Name != "a-500" || len(got.Unreachable) != 0 {
+		t.Errorf("pool=a env=prod: want a-000..a-500, got %d items, unreachable %v", len(got.Items), got.Unreachable)
+	}
+	if n := c.calls.Count(MethodInstanceAggregatedList); n != 2 || em.Stats().Methods["instances.aggregatedList"] != 2 {
+		t.Errorf("501 instances: want 2 pages, 2 calls counted, got %d (emulator %d)", n, em.Stats().Methods["instances.aggregatedList"])
+	}
+	one := got.Items[0]
+	if one.Zone != "us-central1-a" || one.Status != StatusRunning || len(one.External) != 1 || len(one.Internal) != 1 {
+		t.Errorf("an instance: want its zone, status and one address of each kind, got %+v", one)
 	}
 }
