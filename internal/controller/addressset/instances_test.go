@@ -46,7 +46,7 @@ func TestCollectInstances(t *testing.T) {
 			want:     Collected{Nodes: 1, Addresses: []netip.Prefix{p("10.0.0.1/32"), p("203.0.113.1/32")}},
 		},
 		"SharedAddressOnce": {
-			in: []gcp.Instance{run("z", "a", []netip.Prefix{p("203.0.113.1/32")}, nil), run("z", "b", []netip.Prefix{p("203.0.113.1/32")}, nil)},
+			in:   []gcp.Instance{run("z", "a", []netip.Prefix{p("203.0.113.1/32")}, nil), run("z", "b", []netip.Prefix{p("203.0.113.1/32")}, nil)},
 			want: Collected{Nodes: 2, Addresses: []netip.Prefix{p("203.0.113.1/32")}},
 		},
 		"NotRunningSkipped": {
@@ -71,7 +71,7 @@ func TestCollectInstances(t *testing.T) {
 			want:     Collected{Nodes: 1, Skipped: []v1alpha1.SkippedNode{{Name: "z/none", Reason: "no external or internal address"}}},
 		},
 		"InvalidSkipped": {
-			in: []gcp.Instance{{Name: "bad", Zone: "z", Status: gcp.StatusRunning, External: []netip.Prefix{p("203.0.113.1/32")}, Invalid: []string{`natIP "x"`}}},
+			in:   []gcp.Instance{{Name: "bad", Zone: "z", Status: gcp.StatusRunning, External: []netip.Prefix{p("203.0.113.1/32")}, Invalid: []string{`natIP "x"`}}},
 			want: Collected{Nodes: 1, Skipped: []v1alpha1.SkippedNode{{Name: "z/bad", Reason: `invalid address: natIP "x"`}}},
 		},
 	}
