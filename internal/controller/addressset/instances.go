@@ -24,6 +24,10 @@ import (
 // credentials, never the provider's own.
 const errNoConfigRef = "spec.providerConfigRef is required to list instances: they are listed with that ProviderConfig's credentials"
 
+// listTimeout bounds one list: the AddressSet controller has one worker,
+// so a project that answers slowly must not hold up every other set.
+const listTimeout = 15 * time.Second
+
 // connectFn returns what lists the instances of as, and the project of its
 // ProviderConfig.
 type connectFn func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error)
@@ -35,6 +39,7 @@ type connectFn func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceC
 type instances struct {
 	connect connectFn
 	now     func() time.Time
+	timeout time.Duration // of one list
 
 	mu   sync.Mutex
 	sets map[types.NamespacedName]*instanceSet
@@ -64,7 +69,7 @@ func newInstances(c *connector.Connector) *instances {
 }
 
 func newInstanceReader(connect connectFn, now func() time.Time) *instances {
-	return &instances{connect: connect, now: now, sets: map[types.NamespacedName]*instanceSet{}}
+	return &instances{connect: connect, now: now, timeout: listTimeout, sets: map[types.NamespacedName]*instanceSet{}}
 }
 
 // Read returns what the last poll found while it is younger than the poll
@@ -92,11 +97,15 @@ func (i *instances) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collecte
 	if sel.Project != "" {
 		project = sel.Project
 	}
-	s.poll(ctx, lister, project, sel, now)
+	lctx, cancel := context.WithTimeout(ctx, min(i.timeout, sel.Poll()))
+	defer cancel()
+	s.poll(lctx, lister, project, sel, now)
 	return s.answer(sel.Poll())
 }
 
 // set returns the state of key, new when key selects something else now.
+// The caller changes it without the lock: the controller reconciles one
+// key at a time, and Forget comes from that same reconcile.
 func (i *instances) set(key types.NamespacedName, selector string) *instanceSet {
 	i.mu.Lock()
 	defer i.mu.Unlock()

@@ -239,3 +239,25 @@ func TestInstancesReaderProject(t *testing.T) {
 		t.Errorf("no providerConfigRef: want %q, got %v", errNoConfigRef, err)
 	}
 }
+
+// TestInstancesReaderTimeout: a list slower than the reader's timeout is
+// an outage, so a slow project does not hold up the controller's worker.
+func TestInstancesReaderTimeout(t *testing.T) {
+	ctx := context.Background()
+	em := emulator.Start(t, emulator.Options{})
+	svc, _ := em.NewService(ctx)
+	c := gcp.NewClient(svc, nil, nil)
+	r := newInstanceReader(func(context.Context, *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
+		return c.Instances(), "p", nil
+	}, time.Now)
+	r.timeout = 100 * time.Millisecond
+	if err := em.SetFaults(emulator.Faults{Methods: map[string]emulator.FaultRule{"instances.aggregatedList": {Latency: emulator.Duration(2 * time.Second)}}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err := r.Read(ctx, instanceSetOf("slow"))
+	var u *Unreadable
+	if !errors.As(err, &u) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+		t.Errorf("a list slower than the timeout: want Unreadable (deadline exceeded) within about 100ms, got %v after %s", err, time.Since(start))
+	}
+}
