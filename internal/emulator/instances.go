@@ -41,3 +41,7 @@ func (h instancesHost) Mutated(format string, args ...any) {
 	h.s.stats.mutation()
 	h.s.logf(format, args...)
 }
+
+// SetUnreachableZones makes zones unreachable to instances.aggregatedList
+// (none: every zone answers again); see instances.API.SetUnreachable.
+func (s *Server) SetUnreachableZones(zones ...string) { s.instances.SetUnreachable(zones...) }

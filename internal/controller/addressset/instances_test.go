@@ -261,3 +261,48 @@ func TestInstancesReaderTimeout(t *testing.T) {
 		t.Errorf("a list slower than the timeout: want Unreadable (deadline exceeded) within about 100ms, got %v after %s", err, time.Since(start))
 	}
 }
+
+// TestInstancesReaderUnreachableZone: the instances of a zone GCP cannot
+// list for a while are kept, even one deleted meanwhile, until the zone
+// answers again.
+func TestInstancesReaderUnreachableZone(t *testing.T) {
+	ctx := context.Background()
+	em := emulator.Start(t, emulator.Options{})
+	svc, _ := em.NewService(ctx)
+	c := gcp.NewClient(svc, nil, nil)
+	now := time.Now()
+	r := newInstanceReader(func(context.Context, *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
+		return c.Instances(), "p", nil
+	}, func() time.Time { return now })
+	insertInstance(t, svc, "us-central1-a", "a1", "a", "203.0.113.1")
+	insertInstance(t, svc, "us-central1-b", "b1", "a", "203.0.113.2")
+	as := instanceSetOf("web")
+	addresses := func() []string {
+		t.Helper()
+		now = now.Add(time.Minute)
+		got, _, err := r.Read(ctx, as)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range got.Addresses {
+			out = append(out, p.String())
+		}
+		return out
+	}
+	both := []string{"203.0.113.1/32", "203.0.113.2/32"}
+	if diff := cmp.Diff(both, addresses()); diff != "" {
+		t.Fatalf("both zones: -want, +got:\n%s", diff)
+	}
+	em.SetUnreachableZones("us-central1-a")
+	if _, err := svc.Instances.Delete("p", "us-central1-a", "a1").Do(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(both, addresses()); diff != "" {
+		t.Errorf("us-central1-a unreachable: its instance kept, -want, +got:\n%s", diff)
+	}
+	em.SetUnreachableZones()
+	if diff := cmp.Diff([]string{"203.0.113.2/32"}, addresses()); diff != "" {
+		t.Errorf("us-central1-a back: its deleted instance gone, -want, +got:\n%s", diff)
+	}
+}

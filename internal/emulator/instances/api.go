@@ -42,6 +42,8 @@ type API struct {
 	ops       map[string]*operation // by path
 	// next numbers the addresses handed out, per project.
 	next map[string]uint32
+	// unreachable are the zones an aggregated list cannot read now.
+	unreachable map[string]bool
 }
 
 // New returns an empty API.
@@ -58,6 +60,20 @@ func (a *API) Reset() {
 	a.instances = map[string]*instance{}
 	a.ops = map[string]*operation{}
 	a.next = map[string]uint32{}
+	a.unreachable = map[string]bool{}
+}
+
+// SetUnreachable makes zones unreachable to aggregated lists (none: all
+// reachable again), as a zone GCP cannot read for a while is: with
+// returnPartialSuccess the list names them in unreachables and leaves
+// their instances out, without it the list fails.
+func (a *API) SetUnreachable(zones ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unreachable = map[string]bool{}
+	for _, z := range zones {
+		a.unreachable[z] = true
+	}
 }
 
 // A Handler serves one method.

@@ -331,3 +331,31 @@ func TestGrantsAndFaults(t *testing.T) {
 		t.Errorf("with a fault: want 503, got %d", code)
 	}
 }
+
+// TestUnreachableZones: with returnPartialSuccess a zone that cannot be
+// read is named in unreachables and its instances are left out; without it
+// the whole list fails.
+func TestUnreachableZones(t *testing.T) {
+	svc, em := start(t, emulator.Options{})
+	insert(t, svc, "us-central1-a", vm("a", nil))
+	insert(t, svc, "us-central1-b", vm("b", nil))
+	em.SetUnreachableZones("us-central1-a")
+
+	l, err := svc.Instances.AggregatedList(project).Do(googleapi.QueryParameter("returnPartialSuccess", "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := names(l)
+	if _, listed := l.Items["zones/us-central1-a"]; listed || !slices.Equal(got, []string{"us-central1-b/b"}) ||
+		!slices.Equal(l.Unreachables, []string{"zones/us-central1-a"}) {
+		t.Errorf("partial success: want b alone and zones/us-central1-a unreachable, got %v, unreachables %v", got, l.Unreachables)
+	}
+	_, err = svc.Instances.AggregatedList(project).Do()
+	if code, _, _ := apiError(t, err); code != 503 {
+		t.Errorf("without partial success: want 503, got %d", code)
+	}
+	em.SetUnreachableZones()
+	if l, err := svc.Instances.AggregatedList(project).Do(); err != nil || len(l.Unreachables) != 0 {
+		t.Errorf("reachable again: want a full list, got %v, %v", l.Unreachables, err)
+	}
+}

@@ -3,6 +3,7 @@ package instances
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
@@ -87,17 +88,34 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	core.WriteJSON(w, http.StatusOK, body)
 }
 
+func (a *API) unreachableZones() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for z := range a.unreachable {
+		out = append(out, z)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // aggregatedList answers instances.aggregatedList: every zone of the
 // project under "zones/<zone>", the page's instances of it or, when it has
 // none on this page, the NO_RESULTS_ON_PAGE warning, as GCP answers.
 // maxResults counts instances, not zones.
 func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request) {
 	project := r.PathValue("project")
+	unreachable := a.unreachableZones()
+	if len(unreachable) > 0 && r.URL.Query().Get("returnPartialSuccess") != "true" {
+		core.WriteError(w, core.ErrInjected(503, 0))
+		return
+	}
 	all, err := a.matching(r, project, "")
 	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
+	all = slices.DeleteFunc(all, func(m map[string]any) bool { return slices.Contains(unreachable, lastSegment(m["zone"].(string))) })
 	start, end, err := window(r, len(all))
 	if err != nil {
 		core.WriteError(w, err)
@@ -109,8 +127,13 @@ func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request) {
 		byZone[z] = append(byZone[z], m)
 	}
 	items := make(map[string]any, len(zones))
+	var unreachables []string
 	for _, z := range zones {
 		k := "zones/" + z
+		if slices.Contains(unreachable, z) {
+			unreachables = append(unreachables, k)
+			continue
+		}
 		if list := byZone[k]; len(list) > 0 {
 			items[k] = map[string]any{"instances": list}
 			continue
@@ -125,6 +148,9 @@ func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"kind": "compute#instanceAggregatedList", "id": id, "items": items, "selfLink": core.ComputeRoot + id}
 	if end < len(all) {
 		body["nextPageToken"] = strconv.Itoa(end)
+	}
+	if len(unreachables) > 0 {
+		body["unreachables"] = unreachables
 	}
 	core.WriteJSON(w, http.StatusOK, body)
 }
