@@ -18,6 +18,7 @@ func (s *Server) Reset() {
 	s.store.mu.Lock()
 	s.store.reset()
 	s.store.mu.Unlock()
+	s.instances.Reset()
 	s.stats.reset()
 	_ = s.SetFaults(s.opts.Faults)
 	s.saveState()

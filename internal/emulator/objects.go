@@ -10,6 +10,7 @@ import (
 	compute "google.golang.org/api/compute/v1"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 )
 
 // This file holds what the objects beyond a project's security policies
@@ -165,6 +166,8 @@ func (s *Server) objectMutation(r *http.Request, c *call, opType string, keys ..
 // also counts an organization policy's calls under its path in Stats.
 func (s *Server) describe(r *http.Request, c *call) {
 	switch {
+	case strings.HasPrefix(c.method, "instances.") || strings.HasPrefix(c.method, "zoneOperations."):
+		c.resource = instances.Resource(r)
 	case strings.HasPrefix(c.method, "organizationSecurityPolicies."):
 		id := orgPolicyID(r.PathValue("orgPolicy"))
 		parent := r.URL.Query().Get("parentId")

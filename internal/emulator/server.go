@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
@@ -33,6 +34,7 @@ type Server struct {
 	persistMu sync.Mutex
 	grants    map[string]access // nil: every accepted token may do everything
 	groups    *networksecurity.API
+	instances *instances.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -50,6 +52,7 @@ func New(opts Options) (*Server, error) {
 	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
 	s.store.defaultTier = opts.DefaultTier
 	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
+	s.instances = instances.New(instancesHost{s})
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -110,6 +113,7 @@ func (s *Server) routes() {
 	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
 	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
 	s.mountNetworkSecurity()
+	s.mountInstances()
 	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)

@@ -56,6 +56,7 @@ const (
 	MethodBackendGet
 	MethodBackendSetPolicy
 	MethodBucketList
+	MethodInstanceAggregatedList
 	methodCount
 )
 
@@ -105,6 +106,9 @@ var methodNames = [methodCount]string{
 	MethodBackendGet:       "BackendGet",
 	MethodBackendSetPolicy: "BackendSetSecurityPolicy",
 	MethodBucketList:       "BackendBucketList",
+	// Compute Engine instances an AddressSet selects by label; one call
+	// per page of instances.aggregatedList.
+	MethodInstanceAggregatedList: "InstanceAggregatedList",
 }
 
 // String returns the method's name, suitable for a metric label.

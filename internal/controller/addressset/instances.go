@@ -2,23 +2,242 @@ package addressset
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 )
 
-// instances reads Compute Engine instances. IN PROGRESS: being written.
-type instances struct{}
+// errNoConfigRef: the instances are listed with a ProviderConfig's
+// credentials, never the provider's own.
+const errNoConfigRef = "spec.providerConfigRef is required to list instances: they are listed with that ProviderConfig's credentials"
 
-func newInstances(_ *connector.Connector) *instances { return &instances{} }
+// listTimeout bounds one list: the AddressSet controller has one worker,
+// so a project that answers slowly must not hold up every other set.
+const listTimeout = 15 * time.Second
 
-func (i *instances) Read(context.Context, *v1alpha1.AddressSet) (Collected, time.Duration, error) {
-	return Collected{}, 0, errors.New("instances are not read yet")
+// connectFn returns what lists the instances of as, and the project of its
+// ProviderConfig.
+type connectFn func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error)
+
+// instances reads Compute Engine instances by label: one
+// instances.aggregatedList per AddressSet per poll, what it found kept in
+// memory between polls, so a reconcile woken by anything else costs no call
+// to GCP.
+type instances struct {
+	connect connectFn
+	now     func() time.Time
+	timeout time.Duration // of one list
+
+	mu   sync.Mutex
+	sets map[types.NamespacedName]*instanceSet
 }
 
-func (i *instances) Forget(types.NamespacedName) {}
+// instanceSet is what one AddressSet's polls found.
+type instanceSet struct {
+	// selector is what was polled; another one polls at once.
+	selector string
+	polled   time.Time
+	last     Collected
+	// zones are the instances last seen, by scope ("zones/z"): a zone GCP
+	// cannot list for a while keeps them.
+	zones map[string][]gcp.Instance
+	// failing is the outage the last poll is part of, nil when it answered.
+	failing *Unreadable
+}
+
+func newInstances(c *connector.Connector) *instances {
+	return newInstanceReader(func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
+		conn, _, err := c.ConnectNamespace(ctx, as.GetNamespace(), as.Spec.ProviderConfigRef)
+		if err != nil {
+			return nil, "", err
+		}
+		return conn.Client.Instances(), conn.Project, nil
+	}, time.Now)
+}
+
+func newInstanceReader(connect connectFn, now func() time.Time) *instances {
+	return &instances{connect: connect, now: now, timeout: listTimeout, sets: map[types.NamespacedName]*instanceSet{}}
+}
+
+// Read returns what the last poll found while it is younger than the poll
+// interval, else polls. The delay is the time left until the next poll.
+func (i *instances) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collected, time.Duration, error) {
+	sel := as.Spec.Instances
+	if as.Spec.ProviderConfigRef == nil {
+		return Collected{}, 0, errors.New(errNoConfigRef)
+	}
+	// A filter GCP would refuse is the user's to fix, not an outage.
+	if _, err := gcp.LabelFilter(sel.MatchLabels); err != nil {
+		return Collected{}, 0, errors.Wrap(err, "spec.instances.matchLabels")
+	}
+	s := i.set(client.ObjectKeyFromObject(as), selectorOf(as))
+	now := i.now()
+	if !s.polled.IsZero() && now.Sub(s.polled) < sel.Poll() {
+		return s.answer(s.polled.Add(sel.Poll()).Sub(now))
+	}
+	lister, project, err := i.connect(ctx, as)
+	if err != nil {
+		// Nothing was asked of GCP: the ProviderConfig is the user's to fix,
+		// and the controller's backoff paces the retries.
+		return Collected{}, 0, errors.Wrap(err, "cannot connect to GCP to list instances")
+	}
+	if sel.Project != "" {
+		project = sel.Project
+	}
+	lctx, cancel := context.WithTimeout(ctx, min(i.timeout, sel.Poll()))
+	defer cancel()
+	s.poll(lctx, lister, project, sel, now)
+	return s.answer(sel.Poll())
+}
+
+// set returns the state of key, new when key selects something else now.
+// The caller changes it without the lock: the controller reconciles one
+// key at a time, and Forget comes from that same reconcile.
+func (i *instances) set(key types.NamespacedName, selector string) *instanceSet {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	s, ok := i.sets[key]
+	if !ok || s.selector != selector {
+		s = &instanceSet{selector: selector}
+		i.sets[key] = s
+	}
+	return s
+}
+
+// selectorOf identifies what as polls: a change of any of it polls at once.
+func selectorOf(as *v1alpha1.AddressSet) string {
+	sel, ref := as.Spec.Instances, as.Spec.ProviderConfigRef
+	return fmt.Sprintf("%s|%s|%t|%s/%s", sel.Project, labelsString(sel.MatchLabels), sel.IncludeInternalIP, ref.Kind, ref.Name)
+}
+
+// poll lists the instances once and keeps the result, or the outage.
+func (s *instanceSet) poll(ctx context.Context, lister gcp.InstanceClient, project string, sel *v1alpha1.InstanceSelector, now time.Time) {
+	s.polled = now
+	got, err := lister.List(ctx, project, sel.MatchLabels)
+	if err != nil {
+		if s.failing == nil {
+			s.failing = &Unreadable{Source: fmt.Sprintf("the instances of project %s labelled %s", project, labelsString(sel.MatchLabels)), Since: now}
+		}
+		s.failing.Err = err
+		return
+	}
+	s.failing = nil
+	s.zones = keepUnreachable(got, s.zones)
+	s.last = CollectInstances(slices.Concat(mapValues(s.zones)...), sel.IncludeInternalIP)
+}
+
+// answer is what the set holds now, due again after.
+func (s *instanceSet) answer(after time.Duration) (Collected, time.Duration, error) {
+	if s.failing != nil {
+		u := *s.failing
+		u.After = after
+		return Collected{}, after, &u
+	}
+	return s.last, after, nil
+}
+
+// keepUnreachable returns got's instances by zone, with the instances a
+// zone held before for every zone GCP could not list this time: missing
+// from the answer is not gone.
+func keepUnreachable(got gcp.Instances, before map[string][]gcp.Instance) map[string][]gcp.Instance {
+	out := map[string][]gcp.Instance{}
+	for _, in := range got.Items {
+		out["zones/"+in.Zone] = append(out["zones/"+in.Zone], in)
+	}
+	for _, z := range got.Unreachable {
+		if _, ok := out[z]; !ok && len(before[z]) > 0 {
+			out[z] = before[z]
+		}
+	}
+	return out
+}
+
+func (i *instances) Forget(key types.NamespacedName) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.sets, key)
+}
+
+// CollectInstances gathers the addresses of instances (already selected by
+// label): the external ones, and the internal ones too when internal is
+// set, of every RUNNING instance. An instance in any other status has no
+// address in use (a stopped one gives its ephemeral address back); it is
+// counted and listed as skipped, with why, as are instances without a
+// usable address.
+func CollectInstances(in []gcp.Instance, internal bool) Collected {
+	out := Collected{Nodes: len(in)}
+	seen := map[netip.Prefix]bool{}
+	for _, i := range in {
+		addrs, why := instanceAddresses(i, internal)
+		if why != "" {
+			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: i.Zone + "/" + i.Name, Reason: why})
+			continue
+		}
+		for _, p := range addrs {
+			if !seen[p] {
+				seen[p] = true
+				out.Addresses = append(out.Addresses, p)
+			}
+		}
+	}
+	slices.SortFunc(out.Addresses, netip.Prefix.Compare)
+	slices.SortFunc(out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// instanceAddresses are the addresses of i the set holds, or why it holds
+// none.
+func instanceAddresses(i gcp.Instance, internal bool) ([]netip.Prefix, string) {
+	addrs := i.External
+	if internal {
+		addrs = slices.Concat(i.External, i.Internal)
+	}
+	switch {
+	case i.Status != gcp.StatusRunning:
+		return nil, "status " + i.Status + ": not RUNNING, no address in use"
+	case len(i.Invalid) > 0:
+		return nil, "invalid address: " + strings.Join(i.Invalid, ", ")
+	case len(addrs) == 0 && internal:
+		return nil, "no external or internal address"
+	case len(addrs) == 0:
+		return nil, "no external address (accessConfigs natIP or ipv6AccessConfigs externalIpv6)"
+	}
+	return addrs, ""
+}
+
+// labelsString is k=v,k2=v2, sorted by key.
+func labelsString(l map[string]string) string {
+	parts := make([]string, 0, len(l))
+	for k, v := range l {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// mapValues are m's values, in key order.
+func mapValues[V any](m map[string]V) []V {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]V, len(keys))
+	for n, k := range keys {
+		out[n] = m[k]
+	}
+	return out
+}

@@ -128,7 +128,9 @@ func (r *Reconciler) reads(al *v1alpha1.SecurityPolicyAllowlist) {
 	defer r.mu.Unlock()
 	key := client.ObjectKeyFromObject(al)
 	for _, src := range al.Spec.Sources {
-		if src.Nodes != nil {
+		// Instance sources too: their AddressSets publish on every poll
+		// that changes them, with no Node event to wake anyone.
+		if src.Nodes != nil || src.Instances != nil {
 			r.readers[types.NamespacedName{Namespace: al.GetNamespace(), Name: SetName(al.GetName(), src.Name)}] = key
 		}
 	}

@@ -604,3 +604,23 @@ func TestSetSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestReadersOf: the registry's news of an AddressSet of a node source and
+// of an instance source wake the allowlist that reads it; a CIDR source
+// has none.
+func TestReadersOf(t *testing.T) {
+	r := NewReconciler(nil, nil, nil, nil)
+	al := &v1alpha1.SecurityPolicyAllowlist{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "al"},
+		Spec: v1alpha1.SecurityPolicyAllowlistSpec{Sources: []v1alpha1.AllowlistSource{
+			{Name: "office", CIDRs: []string{"203.0.113.0/24"}},
+			{Name: "nodes", Nodes: &v1alpha1.AllowlistNodes{}},
+			{Name: "vms", Instances: &v1alpha1.AllowlistInstances{}},
+		}}}
+	r.reads(al)
+	for set, want := range map[string]bool{"nodes": true, "vms": true, "office": false} {
+		got, ok := r.readerOf(types.NamespacedName{Namespace: "ns", Name: SetName("al", set)})
+		if ok != want || (ok && got != (types.NamespacedName{Namespace: "ns", Name: "al"})) {
+			t.Errorf("readerOf(AddressSet of source %s): want found %t, got %v %t", set, want, got, ok)
+		}
+	}
+}

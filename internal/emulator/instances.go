@@ -1,0 +1,47 @@
+package emulator
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
+)
+
+// The instances API's methods beyond the verbs permissionOf knows, and
+// the response types of all of them, for fields=.
+func init() {
+	for name, p := range instances.Permissions {
+		otherPermissions[name] = permission{name: p.Name, write: p.Write}
+	}
+	for name, t := range instances.ResponseTypes {
+		otherResponseTypes[name] = t
+	}
+}
+
+// mountInstances serves the instances API's routes through serve, at the
+// root and under /compute/v1 like every compute route.
+func (s *Server) mountInstances() {
+	for _, rt := range s.instances.Routes() {
+		h := rt.Handle
+		s.route(rt.Verb, rt.Pattern, rt.Name, func(w http.ResponseWriter, r *http.Request, _ *call) { h(w, r) })
+	}
+}
+
+// instancesHost is what the server gives the instances API.
+type instancesHost struct{ s *Server }
+
+func (h instancesHost) Now() time.Time           { return h.s.now() }
+func (h instancesHost) Gen() *core.Gen           { return h.s.store.gen }
+func (h instancesHost) OpLatency() time.Duration { return h.s.opts.OpLatency }
+func (h instancesHost) MaxBodyBytes() int64      { return h.s.opts.MaxBodyBytes }
+func (h instancesHost) User() string             { return h.s.opts.User }
+
+func (h instancesHost) Mutated(format string, args ...any) {
+	h.s.stats.mutation()
+	h.s.logf(format, args...)
+}
+
+// SetUnreachableZones makes zones unreachable to instances.aggregatedList
+// (none: every zone answers again); see instances.API.SetUnreachable.
+func (s *Server) SetUnreachableZones(zones ...string) { s.instances.SetUnreachable(zones...) }
