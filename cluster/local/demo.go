@@ -46,9 +46,9 @@ const (
 
 // The example folders `make run` applies, in order. examples/allowlist is
 // composed by Crossplane from the Nodes startDemo creates (through the
-// AddressSet the provider keeps from them); examples/allowlist/fleet reads
-// what prepareFleet makes.
-var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet",
+// AddressSet the provider keeps from them); examples/allowlist/fleet and
+// instances read what prepareFleet makes.
+var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet", "allowlist/instances",
 	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
 	"features/organization-policy-rule.yaml", "features/attachment.yaml"}
 

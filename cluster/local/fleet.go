@@ -33,11 +33,13 @@ const (
 	fleetTokenAfter = time.Minute
 )
 
-// fleetInstances are the private node pool's instances, and one of another
-// pool the example must not allow.
+// fleetInstances are the private node pools' instances (batch for the fleet
+// example, web for the instances example), and one of a pool neither must
+// allow.
 var fleetInstances = []struct{ name, pool, natIP string }{
 	{"gke-batch-1", "batch", "35.30.0.1"},
 	{"gke-batch-2", "batch", "35.30.0.2"},
+	{"gke-web-1", "web", "35.30.1.1"}, // examples/allowlist/instances
 	{"gke-other-1", "other", "35.30.9.1"},
 }
 
