@@ -118,34 +118,52 @@ func watchParent(ppid int, every time.Duration, done <-chan struct{}) {
 	}
 }
 
-// live is every node of this process that is up, for DownOnSignal.
+// live is every node of this process that is up or coming up, for
+// DownOnSignal; stopping is set once it tears them down, so that no test
+// starts another meanwhile.
 var live = struct {
 	sync.Mutex
-	nodes map[*Node]bool
+	nodes    map[*Node]bool
+	stopping bool
 }{nodes: map[*Node]bool{}}
 
-func track(n *Node, up bool) {
+// track adds n to live (up) or removes it. It refuses to add one once
+// DownOnSignal is stopping the process.
+func track(n *Node, up bool) bool {
 	live.Lock()
 	defer live.Unlock()
-	if up {
-		live.nodes[n] = true
-		return
+	if !up {
+		delete(live.nodes, n)
+		return true
 	}
-	delete(live.nodes, n)
+	if live.stopping {
+		return false
+	}
+	live.nodes[n] = true
+	return true
+}
+
+// stopTracking lists the nodes in live and refuses any more.
+func stopTracking() []*Node {
+	live.Lock()
+	defer live.Unlock()
+	live.stopping = true
+	nodes := make([]*Node, 0, len(live.nodes))
+	for n := range live.nodes {
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
 
 // DownOnSignal is for a process that boots nodes with Up and has no teardown
 // of its own on a signal, such as a test binary: at the first of StopSignals
-// (or when its parent is gone) it tears down every node still up and exits with status 1. stop ends it.
+// (or when its parent is gone) it stops every Up in progress, tears down every
+// node still up and exits with status 1. stop ends it.
 func DownOnSignal() (stop func()) {
 	return onStopSignal(func() {
-		live.Lock()
-		nodes := make([]*Node, 0, len(live.nodes))
-		for n := range live.nodes {
-			nodes = append(nodes, n)
-		}
-		live.Unlock()
+		nodes := stopTracking()
 		for _, n := range nodes {
+			n.abortUp()
 			if err := n.Down(); err != nil {
 				_, _ = fmt.Fprintf(os.Stderr, "node teardown: %v\n", err)
 			}

@@ -150,3 +150,24 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && !strings.HasPrefix(string(b)[i+1:], " Z")
 }
+
+// TestTrackWhileStopping: once DownOnSignal has listed the nodes to tear
+// down, no other may start (Up fails rather than boot beside the teardown).
+func TestTrackWhileStopping(t *testing.T) {
+	t.Cleanup(func() {
+		live.Lock()
+		live.stopping = false
+		live.Unlock()
+	})
+	a, b := &Node{}, &Node{}
+	if !track(a, true) {
+		t.Fatal("tracking a node before any signal was refused")
+	}
+	if got := stopTracking(); len(got) != 1 || got[0] != a {
+		t.Errorf("stopTracking = %v, want the one node tracked", got)
+	}
+	if track(b, true) {
+		t.Error("a node was tracked after stopTracking: it would boot beside the teardown")
+	}
+	track(a, false)
+}
