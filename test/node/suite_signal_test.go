@@ -71,8 +71,8 @@ func TestSuiteSignalTeardown(t *testing.T) {
 			t.Logf("%q %s after the start", tc.at, time.Since(start).Round(100*time.Millisecond))
 			stopped := time.Now()
 			h.stop()
-			if !h.gone(3 * time.Minute) {
-				t.Fatal("the helper did not end within 3 minutes of being stopped")
+			if !h.gone(time.Minute) {
+				t.Fatal("the helper did not end within a minute of being stopped (its teardown takes seconds)")
 			}
 			t.Logf("the helper ended %s after it was stopped", time.Since(stopped).Round(100*time.Millisecond))
 			compare(t, before, snapshot(t, tools.Debs))
