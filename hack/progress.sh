@@ -23,8 +23,25 @@ now_building() {
   echo "${list[*]}" | sed 's/,/, /g'
 }
 
-"$@" &
+# The command runs as a job of its own (its own process group), and a stop
+# signal to this script goes to all of it: make passes SIGTERM only to its own
+# child, and a background command of a script starts with SIGINT ignored, so
+# either way the builds ran on after make had given up.
+set -m
+"$@" </dev/null &
 pid=$!
+set +m
+stop() {
+	trap '' INT TERM HUP
+	kill -"$1" -- -"$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	exit "$2"
+}
+trap 'stop INT 130' INT
+trap 'stop TERM 143' TERM
+trap 'stop HUP 129' HUP
+# A gone stderr loses the progress lines, not the build.
+trap '' PIPE
 start=$SECONDS
 while true; do
   next=$((SECONDS + every))
@@ -37,6 +54,6 @@ while true; do
   done
   now=$(now_building)
   if [ -n "$now" ]; then
-    echo ">> $((SECONDS - start)) s into building tools; still building: $now" >&2
+    echo ">> $((SECONDS - start)) s into building tools; still building: $now" >&2 || true
   fi
 done

@@ -28,12 +28,31 @@ pid=$!
 # The node's teardown is waited for, whatever stops this script: Ctrl-C, kill,
 # a closed terminal, or a stdout that went away (with SIGPIPE ignored a write
 # to it fails, and set -e ends the script); a second signal does not cut the
-# wait short.
+# wait short. The command goes first: its tests use the node.
 stop() {
 	trap '' INT TERM HUP
+	stop_command
 	kill -TERM "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	tail -3 "$log" | sed 's/^/shared node: /' || true
+}
+
+# stop_command stops the command, if it still runs, as Ctrl-C would: go test
+# catches SIGINT and waits for its test binary, which SIGINT ends. One that
+# is not gone within 30 s is killed.
+stop_command() {
+	[ -n "${cmd:-}" ] || return 0
+	# shellcheck disable=SC2046 # one PID a word
+	kill -INT "$cmd" $(pgrep -P "$cmd") 2>/dev/null || true
+	(
+		sleep 30
+		# shellcheck disable=SC2046
+		kill -KILL "$cmd" $(pgrep -P "$cmd") 2>/dev/null
+	) &
+	local killer=$!
+	wait "$cmd" 2>/dev/null || true
+	# KILL: it ignores TERM, as stop() set. Its sleep may linger, harmless.
+	kill -KILL "$killer" 2>/dev/null || true
 }
 trap stop EXIT
 trap 'exit 130' INT TERM HUP
@@ -63,4 +82,16 @@ until [ -f "$ready" ]; do
 done
 if (( locked > 0 )); then echo ">> waited $locked s for another run's node"; fi
 echo ">> shared node up in $((SECONDS - start)) s"
-NODE_ATTACH=$ready "$@"
+# In the background, so that a signal to this script is acted on at once
+# (bash runs a trap only once its foreground command has ended, up to 45
+# minutes on), with SIGINT as a foreground command has it (a background one
+# starts with it ignored).
+(
+	trap - INT QUIT
+	NODE_ATTACH=$ready exec "$@"
+) &
+cmd=$!
+status=0
+wait "$cmd" || status=$?
+cmd=
+exit "$status"

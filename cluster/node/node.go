@@ -103,6 +103,12 @@ type Node struct {
 	servers   []*http.Server
 	client    *http.Client
 	start     time.Time
+	// cancelUp ends Up's context and upDone closes when Up has returned:
+	// a teardown on a signal (DownOnSignal) stops an Up in progress and
+	// waits for it, rather than tearing down beside it while it goes on
+	// making namespaces, processes and sysctl changes.
+	cancelUp context.CancelFunc
+	upDone   chan struct{}
 	// downMu makes a second Down, from a signal handler say, wait for the
 	// first to finish.
 	downMu sync.Mutex
@@ -132,14 +138,24 @@ func Up(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := preflight(cfg.Tools, nil); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	n = &Node{cfg: cfg, l: layout{cfg.WorkDir}, start: time.Now(),
-		Kubeconfig: filepath.Join(cfg.WorkDir, "admin.kubeconfig"), HostRegistry: fmt.Sprintf("127.0.0.1:%d", RegistryPort)}
+		Kubeconfig: filepath.Join(cfg.WorkDir, "admin.kubeconfig"), HostRegistry: fmt.Sprintf("127.0.0.1:%d", RegistryPort),
+		cancelUp: cancel, upDone: make(chan struct{})}
+	// Closed last, after a failed start's teardown below.
+	defer close(n.upDone)
 	if n.lockf = cfg.Lock; n.lockf == nil {
 		if n.lockf, err = lock(ctx, LockPath, cfg.Logf); err != nil {
 			return nil, err
 		}
 	}
-	track(n, true)
+	if !track(n, true) {
+		if cfg.Lock == nil {
+			_ = n.lockf.Close()
+		}
+		return nil, errors.New("not starting a node: this process is stopping on a signal")
+	}
 	defer func() {
 		if err != nil {
 			if derr := n.Down(); derr != nil {
@@ -628,6 +644,16 @@ func (n *Node) proc(name string) *proc {
 		}
 	}
 	return nil
+}
+
+// abortUp ends an Up of n in progress and waits for it to return (having
+// torn down what it started, as it does on error).
+func (n *Node) abortUp() {
+	if n.cancelUp == nil {
+		return
+	}
+	n.cancelUp()
+	<-n.upDone
 }
 
 // Down stops the node and leaves the host as it was: no processes, mounts,

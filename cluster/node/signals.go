@@ -7,11 +7,30 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // StopSignals are the ordinary ways a long command is stopped: Ctrl-C, kill,
 // and closing its terminal. Each leads to the same full teardown.
 var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// nohup is whether this process started with SIGHUP ignored, as nohup(1)
+// starts one: its user asked it to outlive the terminal (and the shell that
+// started it), so it keeps SIGHUP ignored and does not watch its parent.
+// Read before anything calls signal.Notify, which would un-ignore it.
+var nohup = signal.Ignored(syscall.SIGHUP)
+
+// heededSignals are the StopSignals this process acts on.
+func heededSignals() []os.Signal {
+	var out []os.Signal
+	for _, s := range StopSignals {
+		if s == syscall.SIGHUP && nohup {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 var brokenPipeOnce sync.Once
 
@@ -29,11 +48,11 @@ func SurviveBrokenPipe() {
 	})
 }
 
-// NotifyContext returns a context that ends at the first of StopSignals, and
-// calls SurviveBrokenPipe. Every later one is caught and only noted on stderr
-// until stop is called: a second Ctrl-C during teardown must not end the
-// process half way, with the host's sysctls still changed (SIGKILL still
-// does; the next start then cleans up).
+// NotifyContext returns a context that ends at the first of StopSignals, or
+// when this process's parent is gone, and calls SurviveBrokenPipe. Every later
+// signal is caught and only noted on stderr until stop is called: a second
+// Ctrl-C during teardown must not end the process half way, with the host's
+// sysctls still changed (SIGKILL still does; the next start then cleans up).
 func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	stopNotify := onStopSignal(cancel)
@@ -41,12 +60,16 @@ func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
 }
 
 // onStopSignal calls first, in a goroutine of its own, at the first of
-// StopSignals, and catches every later one until stop is called.
+// StopSignals or when the parent is gone (watchParent), and catches every
+// later signal until stop is called.
 func onStopSignal(first func()) (stop func()) {
 	SurviveBrokenPipe()
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, StopSignals...)
+	signal.Notify(ch, heededSignals()...)
 	done := make(chan struct{})
+	if !nohup {
+		go watchParent(os.Getppid(), time.Second, done)
+	}
 	go func() {
 		for seen := false; ; seen = true {
 			select {
@@ -71,34 +94,76 @@ func onStopSignal(first func()) (stop func()) {
 	}
 }
 
-// live is every node of this process that is up, for DownOnSignal.
+// watchParent sends this process SIGHUP, as a closed terminal would, once its
+// parent ppid is gone (it was given another): nothing else would stop a child
+// whose parent died without passing a signal on, such as a test binary whose
+// `go test` was killed with SIGTERM (go test catches only SIGINT and relies on
+// the terminal to signal its child), or make run's program under a script
+// killed with SIGKILL. Polled: PR_SET_PDEATHSIG follows the parent's thread,
+// not its process.
+func watchParent(ppid int, every time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if os.Getppid() != ppid {
+			_, _ = fmt.Fprintf(os.Stderr, "the parent process (%d) is gone: tearing down as on SIGHUP\n", ppid)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			return
+		}
+	}
+}
+
+// live is every node of this process that is up or coming up, for
+// DownOnSignal; stopping is set once it tears them down, so that no test
+// starts another meanwhile.
 var live = struct {
 	sync.Mutex
-	nodes map[*Node]bool
+	nodes    map[*Node]bool
+	stopping bool
 }{nodes: map[*Node]bool{}}
 
-func track(n *Node, up bool) {
+// track adds n to live (up) or removes it. It refuses to add one once
+// DownOnSignal is stopping the process.
+func track(n *Node, up bool) bool {
 	live.Lock()
 	defer live.Unlock()
-	if up {
-		live.nodes[n] = true
-		return
+	if !up {
+		delete(live.nodes, n)
+		return true
 	}
-	delete(live.nodes, n)
+	if live.stopping {
+		return false
+	}
+	live.nodes[n] = true
+	return true
+}
+
+// stopTracking lists the nodes in live and refuses any more.
+func stopTracking() []*Node {
+	live.Lock()
+	defer live.Unlock()
+	live.stopping = true
+	nodes := make([]*Node, 0, len(live.nodes))
+	for n := range live.nodes {
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
 
 // DownOnSignal is for a process that boots nodes with Up and has no teardown
 // of its own on a signal, such as a test binary: at the first of StopSignals
-// it tears down every node still up and exits with status 1. stop ends it.
+// (or when its parent is gone) it stops every Up in progress, tears down every
+// node still up and exits with status 1. stop ends it.
 func DownOnSignal() (stop func()) {
 	return onStopSignal(func() {
-		live.Lock()
-		nodes := make([]*Node, 0, len(live.nodes))
-		for n := range live.nodes {
-			nodes = append(nodes, n)
-		}
-		live.Unlock()
+		nodes := stopTracking()
 		for _, n := range nodes {
+			n.abortUp()
 			if err := n.Down(); err != nil {
 				_, _ = fmt.Fprintf(os.Stderr, "node teardown: %v\n", err)
 			}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,4 +75,99 @@ func TestNotifyContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParentGone runs the helper as a shell runs a job, in the background of
+// an sh, and kills the sh with SIGKILL, which passes nothing on: the helper,
+// given another parent, must tear down as on SIGHUP. Started under nohup
+// (SIGHUP ignored from the start) it must heed neither SIGHUP nor its
+// parent's death, and still stop on SIGTERM.
+func TestParentGone(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nohup bool
+	}{
+		{name: "TearsDown"},
+		{name: "UnderNohupRunsOn", nohup: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := filepath.Join(t.TempDir(), "done")
+			script := `"$0" -test.run='^$' & echo $!; wait`
+			if tc.nohup {
+				script = `trap "" HUP; ` + script
+			}
+			sh := exec.Command("/bin/sh", "-c", script, os.Args[0])
+			sh.Env = append(os.Environ(), signalHelperEnv+"="+done)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh.Stdout, sh.Stderr = w, w
+			if err := sh.Start(); err != nil {
+				t.Fatal(err)
+			}
+			_ = w.Close()
+			br := bufio.NewReader(r)
+			pidLine, _ := br.ReadString('\n')
+			helper, err := strconv.Atoi(strings.TrimSpace(pidLine))
+			if err != nil {
+				t.Fatalf("sh said %q, want the helper's PID", pidLine)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(helper, syscall.SIGKILL) })
+			if line, err := br.ReadString('\n'); err != nil || line != "up\n" {
+				t.Fatalf("the helper said %q (%v), want up", line, err)
+			}
+			_ = r.Close()
+			_ = sh.Process.Kill()
+			_ = sh.Wait()
+			if tc.nohup {
+				_ = syscall.Kill(helper, syscall.SIGHUP)
+				// Over two of watchParent's polls.
+				time.Sleep(2500 * time.Millisecond)
+				if _, err := os.Stat(done); err == nil || !running(helper) {
+					t.Fatal("started under nohup, the helper stopped on SIGHUP or on its parent's death")
+				}
+				_ = syscall.Kill(helper, syscall.SIGTERM)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for running(helper) && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if b, _ := os.ReadFile(done); string(b) != "torn down" {
+				t.Errorf("the helper did not finish its teardown (running: %v)", running(helper))
+			}
+		})
+	}
+}
+
+// running reports whether pid is a process that has not exited (a zombie
+// has: its new parent may be slow to reap it).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && !strings.HasPrefix(string(b)[i+1:], " Z")
+}
+
+// TestTrackWhileStopping: once DownOnSignal has listed the nodes to tear
+// down, no other may start (Up fails rather than boot beside the teardown).
+func TestTrackWhileStopping(t *testing.T) {
+	t.Cleanup(func() {
+		live.Lock()
+		live.stopping = false
+		live.Unlock()
+	})
+	a, b := &Node{}, &Node{}
+	if !track(a, true) {
+		t.Fatal("tracking a node before any signal was refused")
+	}
+	if got := stopTracking(); len(got) != 1 || got[0] != a {
+		t.Errorf("stopTracking = %v, want the one node tracked", got)
+	}
+	if track(b, true) {
+		t.Error("a node was tracked after stopTracking: it would boot beside the teardown")
+	}
+	track(a, false)
 }

@@ -64,13 +64,8 @@ func removeDeadTemps(dir string, logf func(string, ...any)) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		owner, err := os.ReadFile(filepath.Join(p, ownerFile))
-		if err != nil {
-			continue
-		}
-		pid, _, _ := strings.Cut(string(owner), " ")
-		n, err := strconv.Atoi(pid)
-		if err == nil && processID(n) == string(owner) {
+		marked, live := TempOwner(p)
+		if !marked || live {
 			continue
 		}
 		logf("node: removing %s, left by a run that ended without removing it", p)
@@ -79,4 +74,16 @@ func removeDeadTemps(dir string, logf func(string, ...any)) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// TempOwner reports whether dir carries MkdirTemp's mark, and whether the
+// process it names still runs.
+func TempOwner(dir string) (marked, live bool) {
+	owner, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false, false
+	}
+	pid, _, _ := strings.Cut(string(owner), " ")
+	n, err := strconv.Atoi(pid)
+	return true, err == nil && processID(n) == string(owner)
 }

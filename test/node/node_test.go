@@ -567,14 +567,18 @@ func listeningPorts(t *testing.T) string {
 
 // harnessTemps lists the folders the harness makes in the temporary folder
 // dir: the node's work directory and what node.MkdirTemp makes for make run
-// (cluster/local) and cluster/node/cmd/node. Folders of other tests there
-// come and go.
+// (cluster/local) and cluster/node/cmd/node, but not those of runs still
+// alive: another make run on this machine makes its folder before it waits
+// for the node lock this test holds. Folders of other tests there come and go.
 func harnessTemps(t *testing.T, dir string) string {
 	t.Helper()
 	var out []string
 	for _, e := range strings.Split(dirNames(t, dir), "\n") {
-		if name, ok := strings.CutPrefix(e, node.TempPrefix); ok &&
-			(strings.HasPrefix(name, "node") || strings.HasPrefix(name, "local-") || strings.HasPrefix(name, "external-")) {
+		name, ok := strings.CutPrefix(e, node.TempPrefix)
+		if !ok || !(strings.HasPrefix(name, "node") || strings.HasPrefix(name, "local-") || strings.HasPrefix(name, "external-")) {
+			continue
+		}
+		if _, live := node.TempOwner(filepath.Join(dir, e)); !live {
 			out = append(out, e)
 		}
 	}
