@@ -2,6 +2,7 @@ package addressset
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,33 @@ func TestClustersUnresolved(t *testing.T) {
 			}
 			if len(c.remotes) != 0 {
 				t.Errorf("%s\na cluster is watched without a usable kubeconfig", tc.reason)
+			}
+		})
+	}
+}
+
+func TestStable(t *testing.T) {
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   string
+	}{
+		"URLError": {
+			reason: "A failed request loses its URL, whose query changes with every retry.",
+			err:    &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/nodes?resourceVersion=215&timeout=7m4s", Err: refused},
+			want:   refused.Error(),
+		},
+		"APIError": {
+			reason: "The API server's own answer is kept as it is.",
+			err:    errors.New("Unauthorized"),
+			want:   "Unauthorized",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, stable(tc.err).Error()); diff != "" {
+				t.Errorf("%s\nstable(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

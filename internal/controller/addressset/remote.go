@@ -2,6 +2,7 @@ package addressset
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
 
@@ -84,14 +85,26 @@ func (c *clusters) seen(ctx context.Context, r *remote, err error) {
 	case err == nil:
 		r.failSince, r.err = time.Time{}, nil
 	case r.failSince.IsZero():
-		r.failSince, r.err = c.now(), err
+		r.failSince, r.err = c.now(), stable(err)
 	default:
-		r.err = err
+		r.err = stable(err)
 	}
 	r.mu.Unlock()
 	if turned {
 		c.wakeUsers(r.key)
 	}
+}
+
+// stable is err without the request URL client-go puts around a failed
+// connection: its query (resourceVersion, timeout) changes with every retry,
+// and the message would be rewritten on every retry of an outage. The
+// server's URL is in the source's name already.
+func stable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // nodeHandler wakes the cluster's sets when a Node comes, goes, or changes
