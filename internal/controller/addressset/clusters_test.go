@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -143,5 +144,46 @@ func TestStable(t *testing.T) {
 				t.Errorf("%s\nstable(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestClustersShareAndStop checks that the AddressSets naming one cluster
+// share one informer, that a set moved to another cluster leaves the first
+// to the others, and that the last set to go stops its cluster's informer.
+func TestClustersShareAndStop(t *testing.T) {
+	c := testClusters(t, time.Now())
+	eu := &target{key: "eu-1", source: "the cluster of Secret team-a/eu-1 (https://127.0.0.1:1)", config: &rest.Config{Host: "https://127.0.0.1:1"}}
+	us := &target{key: "us-1", source: "the cluster of Secret team-a/us-1 (https://127.0.0.1:2)", config: &rest.Config{Host: "https://127.0.0.1:2"}}
+	a, b := types.NamespacedName{Namespace: "team-a", Name: "a"}, types.NamespacedName{Namespace: "team-a", Name: "b"}
+	running := func() map[string]int {
+		out := map[string]int{}
+		for k, r := range c.remotes {
+			out[k] = len(r.users)
+		}
+		return out
+	}
+	steps := []struct {
+		reason string
+		do     func()
+		want   map[string]int // readers per running informer
+	}{
+		{"Two sets naming one cluster share its informer.", func() { mustAttach(t, c, a, eu); mustAttach(t, c, b, eu) }, map[string]int{"eu-1": 2}},
+		{"A set whose Secret now names another cluster leaves the first to the other set.", func() { mustAttach(t, c, a, us) }, map[string]int{"eu-1": 1, "us-1": 1}},
+		{"The last set of a cluster gone, its informer stops.", func() { c.Forget(b) }, map[string]int{"us-1": 1}},
+		{"Forgetting a set twice is harmless.", func() { c.Forget(b) }, map[string]int{"us-1": 1}},
+		{"No set left, no informer left.", func() { c.Forget(a) }, map[string]int{}},
+	}
+	for _, s := range steps {
+		s.do()
+		if diff := cmp.Diff(s.want, running()); diff != "" {
+			t.Errorf("%s\ninformers and their readers: -want, +got:\n%s", s.reason, diff)
+		}
+	}
+}
+
+func mustAttach(t *testing.T, c *clusters, key types.NamespacedName, tg *target) {
+	t.Helper()
+	if _, err := c.attach(key, tg); err != nil {
+		t.Fatal(err)
 	}
 }
