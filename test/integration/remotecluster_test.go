@@ -142,8 +142,10 @@ func TestRemoteClusterNodes(t *testing.T) {
 		if err := f.remote.StopAPIServer(); err != nil {
 			t.Fatal(err)
 		}
+		stopped := time.Now()
 		source := fmt.Sprintf("cannot read the cluster of Secret %s/eu-1 (%s)", armor.Namespace, f.remote.URL)
 		f.waitSetUnready(t, set, source, "connection refused")
+		t.Logf("the AddressSet said Unreadable %s after kube-apiserver's process ended", time.Since(stopped).Round(time.Millisecond))
 		f.waitAllowed(t, "fleet-allowlist", 3000, 3009, want)
 		f.waitAllowlistHeld(t, al, source)
 	})
@@ -152,7 +154,9 @@ func TestRemoteClusterNodes(t *testing.T) {
 		if err := f.remote.StartAPIServer(); err != nil {
 			t.Fatal(err)
 		}
+		started := time.Now()
 		f.waitSetReady(t, set)
+		t.Logf("the AddressSet was Ready again %s after kube-apiserver served again", time.Since(started).Round(time.Millisecond))
 		f.remoteNode(t, 6, "web")
 		want = append(want, remoteRanges(6)...)
 		f.waitAllowed(t, "fleet-allowlist", 3000, 3009, want)
