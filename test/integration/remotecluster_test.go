@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,6 +139,8 @@ func TestRemoteClusterNodes(t *testing.T) {
 		t.Logf("a relabel and a delete in the second cluster reached GCP's rules in %s", took.Round(time.Millisecond))
 	})
 
+	// From the outage to the recovery GCP keeps every address.
+	missed := f.sampleMissing("fleet-allowlist", want)
 	t.Run("OutageHolds", func(t *testing.T) {
 		if err := f.remote.StopAPIServer(); err != nil {
 			t.Fatal(err)
@@ -157,17 +160,26 @@ func TestRemoteClusterNodes(t *testing.T) {
 		started := time.Now()
 		f.waitSetReady(t, set)
 		t.Logf("the AddressSet was Ready again %s after kube-apiserver served again", time.Since(started).Round(time.Millisecond))
+		if m := missed(); len(m) > 0 {
+			t.Errorf("through the outage and the recovery, GCP's rules lacked addresses they held before: %v", m)
+		}
 		f.remoteNode(t, 6, "web")
 		want = append(want, remoteRanges(6)...)
 		f.waitAllowed(t, "fleet-allowlist", 3000, 3009, want)
 	})
 
 	t.Run("SecretRotatedToAToken", func(t *testing.T) {
+		// A new watch starts with the new credentials; until it has listed
+		// the Nodes the set publishes nothing new, never an empty set.
+		missed = f.sampleMissing("fleet-allowlist", want)
 		f.putSecret(t, "eu-1", "kubeconfig", withUser(t, f.remote.Kubeconfig, &clientcmdapi.AuthInfo{Token: readerToken}))
 		f.remoteNode(t, 7, "web")
 		want = append(want, remoteRanges(7)...)
 		f.waitAllowed(t, "fleet-allowlist", 3000, 3009, want)
 		f.waitSetReady(t, set)
+		if m := missed(); len(m) > 0 {
+			t.Errorf("while the Secret changed, GCP's rules lacked addresses they held before: %v", m)
+		}
 	})
 
 	t.Run("SecretPointsElsewhere", func(t *testing.T) {
@@ -313,9 +325,9 @@ func (f *fleet) waitAllowedWithin(t *testing.T, policy string, want []string) ti
 func (f *fleet) allowedRanges(policy string, first, last int64) []string {
 	sp, err := f.gcpPolicy("", policy)
 	if err != nil {
-		return nil
+		return nil // unknown, unlike no range at all
 	}
-	var got []string
+	got := []string{}
 	for _, r := range sp.Rules {
 		if r.Priority >= first && r.Priority <= last && r.Match != nil && r.Match.Config != nil {
 			got = append(got, r.Match.Config.SrcIpRanges...)
@@ -323,6 +335,31 @@ func (f *fleet) allowedRanges(policy string, first, last int64) []string {
 	}
 	slices.Sort(got)
 	return got
+}
+
+// sampleMissing reads the policy's rules every 20 ms until the returned
+// function is called, which returns the ranges of held that any read lacked.
+func (f *fleet) sampleMissing(policy string, held []string) func() []string {
+	held = slices.Clone(held)
+	stop, done := make(chan struct{}), make(chan []string)
+	go func() {
+		missing := map[string]bool{}
+		for {
+			select {
+			case <-stop:
+				done <- slices.Sorted(maps.Keys(missing))
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			got := f.allowedRanges(policy, 3000, 3009)
+			for _, r := range held {
+				if got != nil && !slices.Contains(got, r) {
+					missing[r] = true
+				}
+			}
+		}
+	}()
+	return func() []string { close(stop); return <-done }
 }
 
 // waitSetUnready waits for the AddressSet to say Ready=False with every
