@@ -32,6 +32,13 @@
 //     one field the older writes, and the younger neither writes nor detaches
 //     when deleted; securityPolicyRef resolves in the attachment's own
 //     namespace only.
+//   - RemoteSecretStaysInNamespace, RemoteIdentityStaysInNamespace,
+//     RemoteCredentialsNeverShown: an AddressSet reads a remote cluster's
+//     kubeconfig Secret from its own namespace only, and identity
+//     ProviderConfig uses only a ProviderConfig of that namespace (never a
+//     ClusterProviderConfig's token, sent to a server the namespace names);
+//     a remote cluster's token reaches its server and no status, event or
+//     log line.
 //
 // "No GCP call at all" is measured by pointing the refused objects'
 // ClusterProviderConfigs at a counting reverse proxy in front of the

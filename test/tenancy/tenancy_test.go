@@ -192,6 +192,9 @@ spec:
 		"AttachmentNamespaceSelector":         s.testAttachmentNamespaceSelector,
 		"AttachmentOneOwner":                  s.testAttachmentOneOwner,
 		"AttachmentPolicyRefStaysInNamespace": s.testAttachmentPolicyRefStaysInNamespace,
+		"RemoteSecretStaysInNamespace":        s.testRemoteClusterSecretStaysInNamespace,
+		"RemoteIdentityStaysInNamespace":      s.testRemoteClusterIdentityStaysInNamespace,
+		"RemoteCredentialsNeverShown":         s.testRemoteClusterCredentialsNeverShown,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

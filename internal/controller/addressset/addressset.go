@@ -74,7 +74,8 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) er
 		registry: reg,
 		pacer:    pace.New(pace.DefaultQuiet, pace.DefaultMax),
 	}
-	r.clusters = newClusters(mgr, o)
+	cl := newClusters(mgr, o)
+	r.clusters = cl
 	r.instances = newInstances(o.Connector)
 	co := o.ForControllerRuntime()
 	// A handful of AddressSets, each recomputed in microseconds.
@@ -84,6 +85,7 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) er
 		WithOptions(co).
 		// Its own status writes need no reconcile; a spec change does.
 		For(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	b = cl.watch(b)
 	if canListNodes {
 		b = b.Watches(&corev1.Node{}, setup.Delayed(handler.Funcs{
 			CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q queue) {

@@ -24,9 +24,9 @@ import (
 // credentials, never the provider's own.
 const errNoConfigRef = "spec.providerConfigRef is required to list instances: they are listed with that ProviderConfig's credentials"
 
-// listTimeout bounds one list: the AddressSet controller has one worker,
+// instanceListTimeout bounds one list: the AddressSet controller has one worker,
 // so a project that answers slowly must not hold up every other set.
-const listTimeout = 15 * time.Second
+const instanceListTimeout = 15 * time.Second
 
 // connectFn returns what lists the instances of as, and the project of its
 // ProviderConfig.
@@ -69,7 +69,7 @@ func newInstances(c *connector.Connector) *instances {
 }
 
 func newInstanceReader(connect connectFn, now func() time.Time) *instances {
-	return &instances{connect: connect, now: now, timeout: listTimeout, sets: map[types.NamespacedName]*instanceSet{}}
+	return &instances{connect: connect, now: now, timeout: instanceListTimeout, sets: map[types.NamespacedName]*instanceSet{}}
 }
 
 // Read returns what the last poll found while it is younger than the poll

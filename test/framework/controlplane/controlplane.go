@@ -73,6 +73,10 @@ type Options struct {
 	// Logf, when set, receives diagnostics that are not errors (e.g. a process
 	// that had to be killed). StartT sets it to t.Logf.
 	Logf func(format string, args ...any)
+
+	// APIServerFlags are extra kube-apiserver flags, name to value, such as
+	// token-auth-file.
+	APIServerFlags map[string]string
 }
 
 // ControlPlane is a running etcd + kube-apiserver. Create it with Start and always
@@ -170,6 +174,18 @@ func newControlPlane(opts Options) (*ControlPlane, error) {
 		}
 	}
 	cp.Env = newEnvironment(opts, cp.logs)
+	// A folder of ours, not one envtest makes and forgets on stop: the
+	// serving certificate then survives StopAPIServer, and a client that
+	// trusted the API server before trusts it after StartAPIServer.
+	certs := filepath.Join(tmp, "apiserver")
+	if err := os.MkdirAll(certs, 0o700); err != nil {
+		cp.cleanupFiles()
+		return nil, fmt.Errorf("cannot create the API server's certificate folder: %w", err)
+	}
+	cp.Env.ControlPlane.APIServer.CertDir = certs
+	for k, v := range opts.APIServerFlags {
+		cp.Env.ControlPlane.APIServer.Configure().Set(k, v)
+	}
 	return cp, nil
 }
 
@@ -290,6 +306,24 @@ func (cp *ControlPlane) Stop() error {
 		cp.StopDuration = time.Since(begin)
 	})
 	return cp.stopErr
+}
+
+// StopAPIServer stops kube-apiserver alone, etcd and its data staying: an
+// outage of the cluster as its clients see it.
+func (cp *ControlPlane) StopAPIServer() error {
+	err := cp.Env.ControlPlane.APIServer.Stop()
+	if err != nil && killedAfterGrace(err) {
+		cp.opts.Logf("controlplane: kube-apiserver killed after %s grace period: %v", cp.opts.StopTimeout, err)
+		return nil
+	}
+	return err
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same address and with the same serving and client CAs, so a client's
+// kubeconfig works as before.
+func (cp *ControlPlane) StartAPIServer() error {
+	return cp.Env.ControlPlane.APIServer.Start()
 }
 
 func (cp *ControlPlane) stopEnv() error {

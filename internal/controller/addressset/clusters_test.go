@@ -1,0 +1,189 @@
+package addressset
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/apis/v1beta1"
+)
+
+func remoteSet(secret, identity string, pc *xpv2.ProviderConfigReference) *v1alpha1.AddressSet {
+	return &v1alpha1.AddressSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "fleet"},
+		Spec: v1alpha1.AddressSetSpec{ProviderConfigRef: pc, Nodes: &v1alpha1.NodeSelector{Cluster: &v1alpha1.NodeCluster{
+			KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: secret}, Identity: identity}}},
+	}
+}
+
+func testClusters(t *testing.T, now time.Time, objs ...client.Object) *clusters {
+	t.Helper()
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.SchemeBuilder.AddToScheme(s)
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &clusters{kube: kube, secrets: kube, log: logging.NewNopLogger(), now: func() time.Time { return now },
+		wake: make(chan ctrlevent.GenericEvent, wakeBuffer), ctx: ctx,
+		remotes: map[string]*remote{}, users: map[types.NamespacedName]*user{}}
+}
+
+// TestClustersUnresolved checks that a Secret or ProviderConfig that cannot
+// serve holds the set's addresses (an Unreadable error), with a message that
+// names the Secret and key and quotes no credential.
+func TestClustersUnresolved(t *testing.T) {
+	now := time.Date(2026, 11, 28, 18, 0, 0, 0, time.UTC)
+	secret := func(ns, key string, data []byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "eu-1"}, Data: map[string][]byte{key: data}}
+	}
+	exec := kubeconfigOf(t, &clientcmdapi.Cluster{Server: "https://10.0.0.1"},
+		&clientcmdapi.AuthInfo{Token: "s3cr3t", Exec: &clientcmdapi.ExecConfig{Command: "gke-gcloud-auth-plugin"}})
+	cases := map[string]struct {
+		reason string
+		objs   []client.Object
+		as     *v1alpha1.AddressSet
+		want   *Unreadable
+	}{
+		"SecretMissing": {
+			reason: "A missing Secret is an error that holds, not an empty source.",
+			as:     remoteSet("eu-1", "", nil),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.New("Secret team-a/eu-1 not found: a cluster's kubeconfig Secret is read from the AddressSet's own namespace team-a")},
+		},
+		"SecretOfAnotherNamespace": {
+			reason: "A Secret of the same name in another namespace is never read.",
+			objs:   []client.Object{secret("team-b", "kubeconfig", kubeconfigOf(t, &clientcmdapi.Cluster{Server: "https://10.0.0.1"}, &clientcmdapi.AuthInfo{Token: "t"}))},
+			as:     remoteSet("eu-1", "", nil),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.New("Secret team-a/eu-1 not found: a cluster's kubeconfig Secret is read from the AddressSet's own namespace team-a")},
+		},
+		"KeyMissing": {
+			reason: "A Secret without the key (CAPI's is value, not kubeconfig) names the key.",
+			objs:   []client.Object{secret("team-a", "value", []byte("x"))},
+			as:     remoteSet("eu-1", "", nil),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.New(`Secret team-a/eu-1 has no key "kubeconfig"`)},
+		},
+		"NotAKubeconfig": {
+			reason: "A key that holds no kubeconfig says so without quoting it.",
+			objs:   []client.Object{secret("team-a", "kubeconfig", []byte("s3cr3t: ["))},
+			as:     remoteSet("eu-1", "", nil),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.New(`key "kubeconfig" of Secret team-a/eu-1: does not parse as a kubeconfig`)},
+		},
+		"ExecRefused": {
+			reason: "An exec plugin is refused with why.",
+			objs:   []client.Object{secret("team-a", "kubeconfig", exec)},
+			as:     remoteSet("eu-1", "", nil),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.New(`key "kubeconfig" of Secret team-a/eu-1: ` + errKubeconfigExec)},
+		},
+		"ClusterProviderConfigRefused": {
+			reason: "Identity ProviderConfig does not hand a ClusterProviderConfig's token to a server the namespace names.",
+			objs:   []client.Object{secret("team-a", "kubeconfig", exec)},
+			as:     remoteSet("eu-1", v1alpha1.IdentityProviderConfig, &xpv2.ProviderConfigReference{Kind: v1beta1.ClusterProviderConfigKind, Name: "default"}),
+			want:   &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: now, After: RemoteRetry, Err: errors.Errorf(errFmtClusterPC, "team-a")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := testClusters(t, now, tc.objs...)
+			_, _, err := c.Read(context.Background(), tc.as)
+			var got *Unreadable
+			if !errors.As(err, &got) {
+				t.Fatalf("%s\nRead(...): want an Unreadable error, got %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
+				t.Errorf("%s\nRead(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("%s\nthe error quotes a credential: %v", tc.reason, err)
+			}
+			if len(c.remotes) != 0 {
+				t.Errorf("%s\na cluster is watched without a usable kubeconfig", tc.reason)
+			}
+		})
+	}
+}
+
+func TestStable(t *testing.T) {
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   string
+	}{
+		"URLError": {
+			reason: "A failed request loses its URL, whose query changes with every retry.",
+			err:    &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/nodes?resourceVersion=215&timeout=7m4s", Err: refused},
+			want:   refused.Error(),
+		},
+		"APIError": {
+			reason: "The API server's own answer is kept as it is.",
+			err:    errors.New("Unauthorized"),
+			want:   "Unauthorized",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, stable(tc.err).Error()); diff != "" {
+				t.Errorf("%s\nstable(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestClustersShareAndStop checks that the AddressSets naming one cluster
+// share one informer, that a set moved to another cluster leaves the first
+// to the others, and that the last set to go stops its cluster's informer.
+func TestClustersShareAndStop(t *testing.T) {
+	c := testClusters(t, time.Now())
+	eu := &target{key: "eu-1", source: "the cluster of Secret team-a/eu-1 (https://127.0.0.1:1)", config: &rest.Config{Host: "https://127.0.0.1:1"}}
+	us := &target{key: "us-1", source: "the cluster of Secret team-a/us-1 (https://127.0.0.1:2)", config: &rest.Config{Host: "https://127.0.0.1:2"}}
+	a, b := types.NamespacedName{Namespace: "team-a", Name: "a"}, types.NamespacedName{Namespace: "team-a", Name: "b"}
+	running := func() map[string]int {
+		out := map[string]int{}
+		for k, r := range c.remotes {
+			out[k] = len(r.users)
+		}
+		return out
+	}
+	steps := []struct {
+		reason string
+		do     func()
+		want   map[string]int // readers per running informer
+	}{
+		{"Two sets naming one cluster share its informer.", func() { mustAttach(t, c, a, eu); mustAttach(t, c, b, eu) }, map[string]int{"eu-1": 2}},
+		{"A set whose Secret now names another cluster leaves the first to the other set.", func() { mustAttach(t, c, a, us) }, map[string]int{"eu-1": 1, "us-1": 1}},
+		{"The last set of a cluster gone, its informer stops.", func() { c.Forget(b) }, map[string]int{"us-1": 1}},
+		{"Forgetting a set twice is harmless.", func() { c.Forget(b) }, map[string]int{"us-1": 1}},
+		{"No set left, no informer left.", func() { c.Forget(a) }, map[string]int{}},
+	}
+	for _, s := range steps {
+		s.do()
+		if diff := cmp.Diff(s.want, running()); diff != "" {
+			t.Errorf("%s\ninformers and their readers: -want, +got:\n%s", s.reason, diff)
+		}
+	}
+}
+
+func mustAttach(t *testing.T, c *clusters, key types.NamespacedName, tg *target) {
+	t.Helper()
+	if _, err := c.attach(key, tg); err != nil {
+		t.Fatal(err)
+	}
+}

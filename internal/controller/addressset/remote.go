@@ -1,0 +1,193 @@
+package addressset
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+)
+
+// remoteListTimeout bounds one list of a remote cluster's Nodes: a server that
+// accepts the connection and never answers is an outage too.
+const remoteListTimeout = 30 * time.Second
+
+// remote is the informer of one remote cluster's Nodes, and its health.
+type remote struct {
+	key, source string
+	informer    cache.SharedIndexInformer
+	started     time.Time
+	cancel      context.CancelFunc
+
+	// users are the AddressSets reading it; guarded by clusters.mu.
+	users map[types.NamespacedName]bool
+
+	mu        sync.Mutex
+	failSince time.Time // first failed list or watch of the current outage
+	err       error     // the API server's last error
+}
+
+// startLocked starts the informer of t's cluster.
+func (c *clusters) startLocked(t *target) (*remote, error) {
+	cs, err := kubernetes.NewForConfig(t.config)
+	if err != nil {
+		return nil, wrongSecret{errors.Wrap(err, errKubeconfigClient)}
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	r := &remote{key: t.key, source: t.source, started: c.now(), cancel: cancel, users: map[types.NamespacedName]bool{}}
+	lw := &nodeListWatch{ListWatch: &cache.ListWatch{}, nodes: cs.CoreV1().Nodes(), seen: func(err error) { c.seen(ctx, r, err) }}
+	lw.ListWithContextFunc, lw.WatchFuncWithContext = lw.list, lw.watch
+	r.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Node{}, cache.SharedIndexInformerOptions{})
+	if err := r.informer.SetTransform(TransformNodeToAddresses); err != nil {
+		cancel()
+		return nil, err
+	}
+	if _, err := r.informer.AddEventHandler(c.nodeHandler(r.key)); err != nil {
+		cancel()
+		return nil, err
+	}
+	go r.informer.RunWithContext(ctx)
+	go func() {
+		// The initial list wakes the sets once, not once per Node.
+		if cache.WaitForCacheSync(ctx.Done(), r.informer.HasSynced) {
+			c.wakeUsers(r.key)
+		}
+	}()
+	c.log.Debug("Watching the Nodes of a cluster", "source", r.source)
+	return r, nil
+}
+
+func (r *remote) stop() { r.cancel() }
+
+// seen records the outcome of a list or watch call, and wakes the cluster's
+// sets when it turns: an outage begins, or the server answers again.
+func (c *clusters) seen(ctx context.Context, r *remote, err error) {
+	if ctx.Err() != nil {
+		return // stopping: not an outage
+	}
+	r.mu.Lock()
+	turned := r.failSince.IsZero() != (err == nil)
+	switch {
+	case err == nil:
+		r.failSince, r.err = time.Time{}, nil
+	case r.failSince.IsZero():
+		r.failSince, r.err = c.now(), stable(err)
+	default:
+		r.err = stable(err)
+	}
+	r.mu.Unlock()
+	if turned {
+		c.wakeUsers(r.key)
+	}
+}
+
+// stable is err without the request URL client-go puts around a failed
+// connection: its query (resourceVersion, timeout) changes with every retry,
+// and the message would be rewritten on every retry of an outage. The
+// server's URL is in the source's name already.
+func stable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// nodeHandler wakes the cluster's sets when a Node comes, goes, or changes
+// its labels or addresses; a kubelet's status updates change neither.
+func (c *clusters) nodeHandler(key string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(_ any, initial bool) {
+			if !initial {
+				c.wakeUsers(key)
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			if nodeMoved(o, n) {
+				c.wakeUsers(key)
+			}
+		},
+		DeleteFunc: func(any) { c.wakeUsers(key) },
+	}
+}
+
+// nodeMoved reports whether a Node's labels or addresses changed.
+func nodeMoved(o, n any) bool {
+	on, ok1 := o.(*corev1.Node)
+	nn, ok2 := n.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(on.GetLabels(), nn.GetLabels()) ||
+		!equality.Semantic.DeepEqual(on.Status.Addresses, nn.Status.Addresses)
+}
+
+// read returns the addresses of the Nodes sel selects, once the informer
+// has listed them: Pending while a new cluster has not answered (up to
+// RemoteFirstSync), Unreadable while it cannot be listed or watched.
+func (r *remote) read(sel *v1alpha1.NodeSelector, now time.Time) (Collected, error) {
+	r.mu.Lock()
+	since, err := r.failSince, r.err
+	r.mu.Unlock()
+	synced := r.informer.HasSynced()
+	switch {
+	case !since.IsZero() && (synced || now.Sub(r.started) >= RemoteFirstSync):
+		return Collected{}, &Unreadable{Source: r.source, Since: since, Err: err, After: RemoteRetry}
+	case !synced && now.Sub(r.started) < RemoteFirstSync:
+		return Collected{}, &Pending{After: min(remotePoll, RemoteFirstSync-now.Sub(r.started))}
+	case !synced:
+		return Collected{}, &Unreadable{Source: r.source, Since: r.started, Err: errors.New(errNeverListed), After: RemoteRetry}
+	}
+	s := labels.SelectorFromSet(sel.MatchLabels)
+	var nodes []corev1.Node
+	for _, o := range r.informer.GetStore().List() {
+		if n, ok := o.(*corev1.Node); ok && s.Matches(labels.Set(n.GetLabels())) {
+			nodes = append(nodes, *n)
+		}
+	}
+	return Collect(nodes, sel.IncludeInternalIP), nil
+}
+
+// nodeListWatch lists and watches a remote cluster's Nodes and reports
+// every call's outcome, the informer keeping its errors to itself.
+type nodeListWatch struct {
+	*cache.ListWatch
+	nodes typedcorev1.NodeInterface
+	seen  func(error)
+}
+
+// IsWatchListSemanticsUnSupported makes the reflector list, not stream
+// its initial list through a watch: a list is one call whose outcome says
+// whether the cluster answers.
+func (l *nodeListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (l *nodeListWatch) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	ctx, cancel := context.WithTimeout(ctx, remoteListTimeout)
+	defer cancel()
+	got, err := l.nodes.List(ctx, o)
+	l.seen(err)
+	return got, err
+}
+
+// watch reports a refused watch: the reflector retries one on a refused
+// connection without listing again, so an API server that is down shows
+// only here.
+func (l *nodeListWatch) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := l.nodes.Watch(ctx, o)
+	l.seen(err)
+	return w, err
+}
