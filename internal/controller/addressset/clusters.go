@@ -19,7 +19,6 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -45,11 +44,13 @@ const (
 	// remotePoll is how often a Pending set looks again.
 	remotePoll = time.Second
 
-	// ProviderConfigRecheck is how often a set with identity ProviderConfig
-	// reads its ProviderConfig's credentials again, so a rotated access
-	// token is used within about a minute (the connector caches a
-	// credentials Secret for connector.SecretTTL).
-	ProviderConfigRecheck = connector.SecretTTL
+	// Recheck is how often a set reading another cluster reads its
+	// kubeconfig Secret (and ProviderConfig) again when nothing else wakes
+	// it: a Secret changed or deleted is seen within it, as a rotated
+	// credentials Secret is by every managed resource. The provider's role
+	// may get Secrets but not list or watch them (it cannot enumerate
+	// them), so a Secret's change is looked for rather than watched.
+	Recheck = connector.SecretTTL
 
 	// wakeBuffer bounds the Node events waiting for the controller: an
 	// informer's handler blocks beyond it rather than drop a wake.
@@ -119,35 +120,10 @@ func newClusters(mgr ctrl.Manager, o setup.Options) *clusters {
 }
 
 // watch adds to b what wakes an AddressSet reading another cluster: a Node
-// event of that cluster (after Settle, as a local Node's), and a change of a
-// Secret of its namespace, seen by metadata only so that no Secret's data is
-// cached.
+// event of that cluster, after Settle as a local Node's. Its Secret is read
+// again every Recheck instead (Read).
 func (c *clusters) watch(b *builder.Builder) *builder.Builder {
-	return b.
-		WatchesRawSource(source.Channel(c.wake, setup.Delayed(&handler.EnqueueRequestForObject{}, Settle))).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.secretUsers))
-}
-
-// secretUsers maps a Secret to the AddressSets of its namespace that read a
-// cluster through it, or with identity ProviderConfig (whose credentials
-// Secret it may be).
-func (c *clusters) secretUsers(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &v1alpha1.AddressSetList{}
-	if err := c.kube.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range list.Items {
-		as := &list.Items[i]
-		if as.Spec.Nodes == nil || as.Spec.Nodes.Cluster == nil {
-			continue
-		}
-		cl := as.Spec.Nodes.Cluster
-		if cl.KubeconfigSecretRef.Name == o.GetName() || cl.IdentityOrDefault() == v1alpha1.IdentityProviderConfig {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(as)})
-		}
-	}
-	return reqs
+	return b.WatchesRawSource(source.Channel(c.wake, setup.Delayed(&handler.EnqueueRequestForObject{}, Settle)))
 }
 
 // Read returns the addresses of the Nodes as selects in the cluster its
@@ -163,10 +139,7 @@ func (c *clusters) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collected
 		return Collected{}, 0, c.unresolved(key, as, err)
 	}
 	got, err := r.read(as.Spec.Nodes, c.now())
-	if err != nil || as.Spec.Nodes.Cluster.IdentityOrDefault() != v1alpha1.IdentityProviderConfig {
-		return got, 0, err
-	}
-	return got, ProviderConfigRecheck, nil
+	return got, Recheck, err
 }
 
 // Forget stops reading for key, and stops its cluster's informer when no
