@@ -402,13 +402,14 @@ func (f *fleet) waitSetAddresses(t *testing.T, as *v1alpha1.AddressSet, want []s
 	})
 }
 
-// waitAllowlistHeld waits for the allowlist to quote its held source.
+// waitAllowlistHeld waits for the allowlist to say a source is unreadable,
+// quoting it.
 func (f *fleet) waitAllowlistHeld(t *testing.T, al *v1alpha1.SecurityPolicyAllowlist, part string) {
 	t.Helper()
-	eventually(t, waitFor, fmt.Sprintf("allowlist %s to say SourceHeld", al.GetName()), func() error {
+	eventually(t, waitFor, fmt.Sprintf("allowlist %s to say SourceUnreadable", al.GetName()), func() error {
 		f.get(t, al)
 		c := al.Status.GetCondition(v1alpha1.TypeCurrent)
-		if c.Reason != v1alpha1.ReasonSourceHeld || !strings.Contains(c.Message, part) {
+		if c.Reason != v1alpha1.ReasonSourceUnreadable || !strings.Contains(c.Message, part) {
 			return fmt.Errorf("Current=%s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil
