@@ -101,31 +101,13 @@ func filterItems(filter string, items []map[string]any) ([]map[string]any, error
 	negate := op == "!=" || op == "ne"
 	var out []map[string]any
 	for _, it := range items {
-		if match(lookup(it, field)) != negate {
+		if match(core.Lookup(it, field)) != negate {
 			out = append(out, it)
 		}
 	}
 	return out, nil
 }
 
-// lookup returns the value at a dotted path of a rendered resource as text.
-func lookup(m map[string]any, path string) string {
-	var v any = m
-	for _, seg := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[seg]
-		case map[string]string:
-			v = x[seg]
-		default:
-			return ""
-		}
-	}
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
 
 func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, c *call) {
 	var items []map[string]any

@@ -39,8 +39,7 @@ type Collected struct {
 // others are kept: one bad Node must not stop the allowlist following the
 // rest. IPv4-mapped IPv6 addresses become IPv4 and zones are dropped.
 func Collect(nodes []corev1.Node, internal bool) Collected {
-	out := Collected{Nodes: len(nodes)}
-	seen := map[netip.Prefix]bool{}
+	out := newCollector(len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
 		var addrs []netip.Prefix
@@ -59,25 +58,47 @@ func Collect(nodes []corev1.Node, internal bool) Collected {
 		}
 		switch {
 		case len(bad) > 0:
-			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "invalid address: " + strings.Join(bad, ", ")})
-			continue
+			out.skip(n.Name, "invalid address: "+strings.Join(bad, ", "))
 		case len(addrs) == 0 && internal:
-			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "no ExternalIP or InternalIP address"})
-			continue
+			out.skip(n.Name, "no ExternalIP or InternalIP address")
 		case len(addrs) == 0:
-			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: n.Name, Reason: "no ExternalIP address"})
-			continue
-		}
-		for _, p := range addrs {
-			if !seen[p] {
-				seen[p] = true
-				out.Addresses = append(out.Addresses, p)
-			}
+			out.skip(n.Name, "no ExternalIP address")
+		default:
+			out.add(addrs)
 		}
 	}
-	slices.SortFunc(out.Addresses, netip.Prefix.Compare)
-	slices.SortFunc(out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return out.done()
+}
+
+// collector gathers what Nodes or instances hold into a Collected: every
+// address once, and those left out by name.
+type collector struct {
+	out  Collected
+	seen map[netip.Prefix]bool
+}
+
+func newCollector(matched int) *collector {
+	return &collector{out: Collected{Nodes: matched}, seen: map[netip.Prefix]bool{}}
+}
+
+func (c *collector) skip(name, why string) {
+	c.out.Skipped = append(c.out.Skipped, v1alpha1.SkippedNode{Name: name, Reason: why})
+}
+
+func (c *collector) add(addrs []netip.Prefix) {
+	for _, p := range addrs {
+		if !c.seen[p] {
+			c.seen[p] = true
+			c.out.Addresses = append(c.out.Addresses, p)
+		}
+	}
+}
+
+// done returns the addresses and those left out, sorted.
+func (c *collector) done() Collected {
+	slices.SortFunc(c.out.Addresses, netip.Prefix.Compare)
+	slices.SortFunc(c.out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
+	return c.out
 }
 
 // Decision is what the set publishes after one look at its Nodes.

@@ -178,24 +178,16 @@ func (i *instances) Forget(key types.NamespacedName) {
 // counted and listed as skipped, with why, as are instances without a
 // usable address.
 func CollectInstances(in []gcp.Instance, internal bool) Collected {
-	out := Collected{Nodes: len(in)}
-	seen := map[netip.Prefix]bool{}
+	out := newCollector(len(in))
 	for _, i := range in {
 		addrs, why := instanceAddresses(i, internal)
 		if why != "" {
-			out.Skipped = append(out.Skipped, v1alpha1.SkippedNode{Name: i.Zone + "/" + i.Name, Reason: why})
+			out.skip(i.Zone+"/"+i.Name, why)
 			continue
 		}
-		for _, p := range addrs {
-			if !seen[p] {
-				seen[p] = true
-				out.Addresses = append(out.Addresses, p)
-			}
-		}
+		out.add(addrs)
 	}
-	slices.SortFunc(out.Addresses, netip.Prefix.Compare)
-	slices.SortFunc(out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return out.done()
 }
 
 // instanceAddresses are the addresses of i the set holds, or why it holds

@@ -1,7 +1,6 @@
 package instances
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -137,29 +136,10 @@ func unquote(v string) string {
 // matches reports whether a rendered instance passes every comparison.
 func (f filter) matches(m map[string]any) bool {
 	for _, c := range f {
-		if c.match(lookup(m, c.field)) == c.negate {
+		if c.match(core.Lookup(m, c.field)) == c.negate {
 			return false
 		}
 	}
 	return true
 }
 
-// lookup returns the value at a dotted path of a rendered instance as
-// text, "" when there is none.
-func lookup(m map[string]any, path string) string {
-	var v any = m
-	for _, seg := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[seg]
-		case map[string]string:
-			v = x[seg]
-		default:
-			return ""
-		}
-	}
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
