@@ -108,7 +108,6 @@ func filterItems(filter string, items []map[string]any) ([]map[string]any, error
 	return out, nil
 }
 
-
 func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, c *call) {
 	var items []map[string]any
 	for _, p := range s.store.list(c.scope, false) {

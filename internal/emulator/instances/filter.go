@@ -142,4 +142,3 @@ func (f filter) matches(m map[string]any) bool {
 	}
 	return true
 }
-
