@@ -116,6 +116,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	t.Run("WorkloadClusterDownHolds", func(t *testing.T) {
+		defer f.logProviderOnFailure(ctx, t)
 		start := time.Now()
 		w.forward.down()
 		wantMsg := fmt.Sprintf("cannot read the cluster of Secret %s/%s", fleetNamespace, fleetSecret)
@@ -143,6 +144,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	t.Run("ComputeDownHolds", func(t *testing.T) {
+		defer f.logProviderOnFailure(ctx, t)
 		start := time.Now()
 		if err := e.emu.SetFaults(emulator.Faults{Methods: map[string]emulator.FaultRule{
 			"instances.aggregatedList": {ErrorRate: 1, ErrorCodes: []int{503}},
@@ -382,13 +384,38 @@ func (f *fleet) waitHeld(ctx context.Context, t *testing.T, msg string) {
 		xr := f.xr(ctx, t)
 		s, reason, m := platform.ConditionOf(xr, "Current")
 		if s != "False" || reason != "SourceUnreadable" || !strings.Contains(m, msg) {
-			return fmt.Errorf("Current=%s %s %q, want False SourceUnreadable with %q", s, reason, m, msg)
+			return fmt.Errorf("Current=%s %s %q, want False SourceUnreadable with %q; its sets say: %s", s, reason, m, msg, f.setsSay(ctx))
 		}
 		if s, _ := platform.Condition(xr, "Ready"); s == "True" {
 			return fmt.Errorf("Ready=True while a source is held")
 		}
 		return nil
 	})
+}
+
+// logProviderOnFailure logs the end of the provider's log if t failed:
+// what its readers saw of an outage.
+func (f *fleet) logProviderOnFailure(ctx context.Context, t *testing.T) {
+	if t.Failed() {
+		t.Logf("provider log:\n%s", f.e.plat.ProviderLog(ctx, 200))
+	}
+}
+
+// setsSay is the Ready condition of each AddressSet of the fleet's
+// namespace, for a failure's message.
+func (f *fleet) setsSay(ctx context.Context) string {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion("cloudarmor.armorplane.io/v1alpha1")
+	l.SetKind("AddressSetList")
+	if err := f.e.cp.Client.List(ctx, l, client.InNamespace(fleetNamespace)); err != nil {
+		return err.Error()
+	}
+	var says []string
+	for i := range l.Items {
+		s, reason, msg := platform.ConditionOf(&l.Items[i], "Ready")
+		says = append(says, fmt.Sprintf("%s Ready=%s %s %q", l.Items[i].GetName(), s, reason, msg))
+	}
+	return strings.Join(says, "; ")
 }
 
 // withOut is s without drop.

@@ -2,8 +2,10 @@ package addressset
 
 import (
 	"context"
+	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +133,12 @@ func TestStable(t *testing.T) {
 			reason: "A failed request loses its URL, whose query changes with every retry.",
 			err:    &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/nodes?resourceVersion=215&timeout=7m4s", Err: refused},
 			want:   refused.Error(),
+		},
+		"ConnectionReset": {
+			reason: "A reset connection loses its local port, which changes with every connection.",
+			err: &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/nodes?resourceVersion=211", Err: &net.OpError{Op: "read", Net: "tcp",
+				Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 38996}, Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6443}, Err: syscall.ECONNRESET}},
+			want: "read tcp 127.0.0.1:6443: connection reset by peer",
 		},
 		"APIError": {
 			reason: "The API server's own answer is kept as it is.",

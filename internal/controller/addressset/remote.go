@@ -2,6 +2,7 @@ package addressset
 
 import (
 	"context"
+	"net"
 	"net/url"
 	"sync"
 	"time"
@@ -14,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -49,7 +51,7 @@ func (c *clusters) startLocked(t *target) (*remote, error) {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	r := &remote{key: t.key, source: t.source, started: c.now(), cancel: cancel, users: map[types.NamespacedName]bool{}}
-	lw := &nodeListWatch{ListWatch: &cache.ListWatch{}, nodes: cs.CoreV1().Nodes(), seen: func(err error) { c.seen(ctx, r, err) }}
+	lw := &nodeListWatch{ListWatch: &cache.ListWatch{}, rest: cs.CoreV1().RESTClient(), seen: func(err error) { c.seen(ctx, r, err) }}
 	lw.ListWithContextFunc, lw.WatchFuncWithContext = lw.list, lw.watch
 	r.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Node{}, cache.SharedIndexInformerOptions{})
 	if err := r.informer.SetTransform(TransformNodeToAddresses); err != nil {
@@ -95,14 +97,19 @@ func (c *clusters) seen(ctx context.Context, r *remote, err error) {
 	}
 }
 
-// stable is err without the request URL client-go puts around a failed
-// connection: its query (resourceVersion, timeout) changes with every retry,
-// and the message would be rewritten on every retry of an outage. The
-// server's URL is in the source's name already.
+// stable is err without what changes with every retry of an outage, which
+// would rewrite the held message each time: the request URL client-go puts
+// around a failed connection (its query: resourceVersion, timeout), and a
+// broken connection's local port. The server's URL is in the source's name
+// already.
 func stable(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Source != nil {
+		return &net.OpError{Op: oe.Op, Net: oe.Net, Addr: oe.Addr, Err: oe.Err}
 	}
 	return err
 }
@@ -163,11 +170,15 @@ func (r *remote) read(sel *v1alpha1.NodeSelector, now time.Time) (Collected, err
 }
 
 // nodeListWatch lists and watches a remote cluster's Nodes and reports
-// every call's outcome, the informer keeping its errors to itself.
+// every call's outcome, the informer keeping its errors to itself. Its calls
+// are never retried inside client-go: a request's own retries of a reset
+// connection (ten, each waiting its turn) hid an outage for minutes behind a
+// Watch call that neither failed nor returned. The reflector retries, with
+// its backoff, and each failure is seen.
 type nodeListWatch struct {
 	*cache.ListWatch
-	nodes typedcorev1.NodeInterface
-	seen  func(error)
+	rest rest.Interface
+	seen func(error)
 }
 
 // IsWatchListSemanticsUnSupported makes the reflector list, not stream
@@ -178,7 +189,8 @@ func (l *nodeListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 func (l *nodeListWatch) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(ctx, remoteListTimeout)
 	defer cancel()
-	got, err := l.nodes.List(ctx, o)
+	got := &corev1.NodeList{}
+	err := l.rest.Get().Resource("nodes").VersionedParams(&o, scheme.ParameterCodec).MaxRetries(0).Do(ctx).Into(got)
 	l.seen(err)
 	return got, err
 }
@@ -187,7 +199,12 @@ func (l *nodeListWatch) list(ctx context.Context, o metav1.ListOptions) (runtime
 // connection without listing again, so an API server that is down shows
 // only here.
 func (l *nodeListWatch) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	w, err := l.nodes.Watch(ctx, o)
+	var timeout time.Duration
+	if o.TimeoutSeconds != nil {
+		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
+	}
+	o.Watch = true
+	w, err := l.rest.Get().Resource("nodes").VersionedParams(&o, scheme.ParameterCodec).Timeout(timeout).MaxRetries(0).Watch(ctx)
 	l.seen(err)
 	return w, err
 }
