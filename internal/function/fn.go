@@ -49,7 +49,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		stale(rsp, ReasonInvalidSpec, errors.Wrap(err, "cannot read the IPAllowlist's spec"))
 		return rsp, nil
 	}
-	xrName, xrNamespace := oxr.Resource.GetName(), oxr.Resource.GetNamespace()
+	xrNamespace := oxr.Resource.GetNamespace()
 	if err := spec.Validate(); err != nil {
 		stale(rsp, ReasonInvalidSpec, err)
 		return rsp, nil
@@ -76,33 +76,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	keepEarlierComposition(observed, desired)
 	composeAttachments(spec, observed, desired)
-	read, fetching, missing := ReadSources(spec, xrNamespace, required)
-	var (
-		names              []string
-		cidrs              map[string][]string
-		unmatched, warning []string
-	)
-	switch {
-	case missing != nil:
-		err = holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, missing)
-	case len(fetching) > 0:
-		err = holdAllowlist(rsp, req, oxr, observed, desired, ReasonSourcesPending,
-			errors.Errorf("waiting for Crossplane to fetch the objects of source(s) %s", strings.Join(fetching, ", ")))
-	default:
-		names, cidrs, unmatched, warning, err = readRanges(spec, read)
-		if err != nil {
-			err = holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
-			break
-		}
-		allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
-		desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
-		r := readAllowlist(observed, allowlist, spec.readSourceNames())
-		if !r.settled() {
-			rsp.Meta.Ttl = durationpb.New(WaitingTTL)
-		}
-		err = report(rsp, req, oxr, spec, r, unmatched, warning)
-	}
-	if err != nil {
+	if err := composeAllowlist(rsp, req, oxr, spec, observed, desired, required); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -111,6 +85,34 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot set the desired composed resources"))
 	}
 	return rsp, nil
+}
+
+// composeAllowlist composes the SecurityPolicyAllowlist from the spec and the private-cluster
+// sources Crossplane fetched (required), and reports its status on the IPAllowlist; while those
+// sources cannot be read it holds the allowlist exactly as observed.
+func composeAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec Spec,
+	observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed,
+	required map[string][]resource.Required) error {
+	xrName, xrNamespace := oxr.Resource.GetName(), oxr.Resource.GetNamespace()
+	read, fetching, missing := ReadSources(spec, xrNamespace, required)
+	switch {
+	case missing != nil:
+		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, missing)
+	case len(fetching) > 0:
+		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonSourcesPending,
+			errors.Errorf("waiting for Crossplane to fetch the objects of source(s) %s", strings.Join(fetching, ", ")))
+	}
+	names, cidrs, unmatched, warning, err := readRanges(spec, read)
+	if err != nil {
+		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
+	}
+	allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
+	desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
+	r := readAllowlist(observed, allowlist, spec.readSourceNames())
+	if !r.settled() {
+		rsp.Meta.Ttl = durationpb.New(WaitingTTL)
+	}
+	return report(rsp, req, oxr, spec, r, unmatched, warning)
 }
 
 // keepEarlierComposition keeps what an earlier version of this function composed (the policy,

@@ -22,28 +22,6 @@ const (
 // named as the IPAllowlist. read are the CIDRs of each private-cluster source that yields any,
 // by source name, in spec order (readNames).
 func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, read map[string][]string) *composed.Unstructured {
-	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(readNames))
-	for _, src := range s.StaticSources {
-		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
-	}
-	for _, src := range s.NodeSources {
-		sources = append(sources, nodeSource(src))
-	}
-	for _, src := range s.InstanceSources {
-		sources = append(sources, instanceSource(src))
-	}
-	required := map[string]bool{}
-	for _, src := range s.readSources() {
-		required[src.name] = src.required
-	}
-	for _, name := range readNames {
-		out := map[string]any{"name": name, "cidrs": anys(read[name])}
-		if required[name] {
-			out["required"] = true
-		}
-		sources = append(sources, out)
-	}
-
 	description := fmt.Sprintf("IPAllowlist %s/%s", xrNamespace, xrName)
 	if len(description) > maxRuleDescription {
 		description = description[:maxRuleDescription]
@@ -57,7 +35,7 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 		"priorityRange":   map[string]any{"first": s.PriorityRange.First, "last": s.PriorityRange.Last},
 		"ruleDescription": description,
 		"mode":            mode,
-		"sources":         sources,
+		"sources":         allowlistSources(s, readNames, read),
 	}
 	if s.Policy.Create {
 		// The allowlist keeps the policy, as it keeps the rules: its status changes with every
@@ -88,6 +66,33 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 	u.SetName(xrName)
 	u.Object["spec"] = spec
 	return u
+}
+
+// allowlistSources are the allowlist's sources: static, node and instance sources as the spec
+// names them, then the private-cluster sources as the CIDRs read (readNames, read).
+func allowlistSources(s Spec, readNames []string, read map[string][]string) []any {
+	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(readNames))
+	for _, src := range s.StaticSources {
+		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
+	}
+	for _, src := range s.NodeSources {
+		sources = append(sources, nodeSource(src))
+	}
+	for _, src := range s.InstanceSources {
+		sources = append(sources, instanceSource(src))
+	}
+	required := map[string]bool{}
+	for _, src := range s.readSources() {
+		required[src.name] = src.required
+	}
+	for _, name := range readNames {
+		out := map[string]any{"name": name, "cidrs": anys(read[name])}
+		if required[name] {
+			out["required"] = true
+		}
+		sources = append(sources, out)
+	}
+	return sources
 }
 
 // unchanged is a desired resource equal to what was composed before: its apiVersion, kind,
