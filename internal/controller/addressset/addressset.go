@@ -165,12 +165,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want.HeldShrink = d.Held
 	want.Peak = d.Peak
 	want.ObservedGeneration = as.GetGeneration()
-	ready := xpv2.Available()
+	ready := readyCondition(as, d)
 	result := reconcile.Result{RequeueAfter: again}
 	if d.Held != nil {
-		ready = xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonShrinkHeld, LastTransitionTime: d.Held.Since,
-			Message: fmt.Sprintf("holding back a shrink from %d to %d addresses, seen since %s: applied at %s unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once",
-				d.Held.From, d.Held.To, d.Held.Since.UTC().Format(time.RFC3339), d.Held.Since.Add(time.Duration(as.Spec.ShrinkHold())*time.Second).UTC().Format(time.RFC3339))}
 		result.RequeueAfter = sooner(result.RequeueAfter, d.RetryAfter)
 	}
 	want.SetConditions(ready.WithObservedGeneration(as.GetGeneration()), xpv2.ReconcileSuccess().WithObservedGeneration(as.GetGeneration()))
@@ -187,11 +184,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.registry.publish(req.NamespacedName, now)
 
-	// A new spec or condition is written at once; addresses and counts that
-	// change with the Nodes at the pacer's rate.
+	return r.writePaced(ctx, as, want, result)
+}
+
+// writePaced writes want as as's status: a new spec or condition at once,
+// addresses and counts that change with the Nodes at the pacer's rate.
+func (r *Reconciler) writePaced(ctx context.Context, as *v1alpha1.AddressSet, want *v1alpha1.AddressSetStatus, result reconcile.Result) (reconcile.Result, error) {
+	key := client.ObjectKeyFromObject(as)
 	fp := fingerprint(want)
 	if as.Status.ObservedGeneration == want.ObservedGeneration && equality.Semantic.DeepEqual(as.Status.Conditions, want.Conditions) {
-		due, after := r.pacer.Due(req.NamespacedName, fp, equality.Semantic.DeepEqual(&as.Status, want), r.now())
+		due, after := r.pacer.Due(key, fp, equality.Semantic.DeepEqual(&as.Status, want), r.now())
 		if !due {
 			result.RequeueAfter = sooner(result.RequeueAfter, after)
 			return result, nil
@@ -200,8 +202,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.write(ctx, as, want); err != nil {
 		return result, err
 	}
-	r.pacer.Written(req.NamespacedName, fp, r.now())
+	r.pacer.Written(key, fp, r.now())
 	return result, nil
+}
+
+// readyCondition is Available, or ShrinkHeld while d holds a shrink back.
+func readyCondition(as *v1alpha1.AddressSet, d Decision) xpv2.Condition {
+	if d.Held == nil {
+		return xpv2.Available()
+	}
+	hold := time.Duration(as.Spec.ShrinkHold()) * time.Second
+	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonShrinkHeld, LastTransitionTime: d.Held.Since,
+		Message: fmt.Sprintf("holding back a shrink from %d to %d addresses, seen since %s: applied at %s unless the Nodes come back; shrinkHoldSeconds: 0 applies shrinks at once",
+			d.Held.From, d.Held.To, d.Held.Since.UTC().Format(time.RFC3339), d.Held.Since.Add(hold).UTC().Format(time.RFC3339))}
 }
 
 // read reads what as selects: the Nodes of the provider's own cluster from
