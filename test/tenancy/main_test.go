@@ -39,6 +39,10 @@
 //     ClusterProviderConfig's token, sent to a server the namespace names);
 //     a remote cluster's token reaches its server and no status, event or
 //     log line.
+//   - InstancesStayInNamespace: an instance source lists only as its
+//     namespace may: GCP's 403 for another tenant's project and none of its
+//     addresses; a ClusterProviderConfig that does not admit the namespace
+//     makes no call for it.
 //
 // "No GCP call at all" is measured by pointing the refused objects'
 // ClusterProviderConfigs at a counting reverse proxy in front of the

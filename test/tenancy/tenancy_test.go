@@ -195,6 +195,7 @@ spec:
 		"RemoteSecretStaysInNamespace":        s.testRemoteClusterSecretStaysInNamespace,
 		"RemoteIdentityStaysInNamespace":      s.testRemoteClusterIdentityStaysInNamespace,
 		"RemoteCredentialsNeverShown":         s.testRemoteClusterCredentialsNeverShown,
+		"InstancesStayInNamespace":            s.testInstancesStayInNamespace,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
