@@ -89,13 +89,17 @@ func (i *instances) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collecte
 		return s.answer(s.polled.Add(sel.Poll()).Sub(now))
 	}
 	lister, project, err := i.connect(ctx, as)
-	if err != nil {
-		// Nothing was asked of GCP: the ProviderConfig is the user's to fix,
-		// and the controller's backoff paces the retries.
-		return Collected{}, 0, errors.Wrap(err, "cannot connect to GCP to list instances")
-	}
 	if sel.Project != "" {
 		project = sel.Project
+	}
+	if err != nil {
+		// Nothing was asked of GCP: the ProviderConfig is the user's to fix
+		// (one that does not admit the namespace, say). The set keeps what
+		// it had and says why, as in an outage, so that the allowlist shows
+		// it rather than wait for a set that never reports.
+		s.polled = now
+		s.fail(project, sel, errors.Wrap(err, "cannot connect to GCP to list instances"), now)
+		return s.answer(sel.Poll())
 	}
 	lctx, cancel := context.WithTimeout(ctx, min(i.timeout, sel.Poll()))
 	defer cancel()
@@ -128,15 +132,25 @@ func (s *instanceSet) poll(ctx context.Context, lister gcp.InstanceClient, proje
 	s.polled = now
 	got, err := lister.List(ctx, project, sel.MatchLabels)
 	if err != nil {
-		if s.failing == nil {
-			s.failing = &Unreadable{Source: fmt.Sprintf("the instances of project %s labelled %s", project, labelsString(sel.MatchLabels)), Since: now}
-		}
-		s.failing.Err = err
+		s.fail(project, sel, err, now)
 		return
 	}
 	s.failing = nil
 	s.zones = keepUnreachable(got, s.zones)
 	s.last = CollectInstances(slices.Concat(mapValues(s.zones)...), sel.IncludeInternalIP)
+}
+
+// fail records a poll that got no answer: the outage it begins, or err as
+// its latest error. project is "" when the ProviderConfig could not say.
+func (s *instanceSet) fail(project string, sel *v1alpha1.InstanceSelector, err error, now time.Time) {
+	if s.failing == nil {
+		what := "the instances"
+		if project != "" {
+			what += " of project " + project
+		}
+		s.failing = &Unreadable{Source: what + " labelled " + labelsString(sel.MatchLabels), Since: now}
+	}
+	s.failing.Err = err
 }
 
 // answer is what the set holds now, due again after.

@@ -240,6 +240,29 @@ func TestInstancesReaderProject(t *testing.T) {
 	}
 }
 
+// TestInstancesReaderConfigRefused: a ProviderConfig that cannot be used
+// (one that does not admit the namespace) is Unreadable, naming why, so the
+// allowlist says so instead of waiting for a set that never reports; and it
+// is asked again only after a poll interval.
+func TestInstancesReaderConfigRefused(t *testing.T) {
+	refused := errors.New(`ClusterProviderConfig "tenant-a-only" does not admit namespace "tenant-b"`)
+	connects := 0
+	r := newInstanceReader(func(context.Context, *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
+		connects++
+		return nil, "", refused
+	}, func() time.Time { return time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC) })
+	for range 2 {
+		_, after, err := r.Read(context.Background(), instanceSetOf("web"))
+		var u *Unreadable
+		if !errors.As(err, &u) || !errors.Is(err, refused) || u.Source != "the instances labelled pool=a" || after != 30*time.Second {
+			t.Errorf("a refused ProviderConfig: want Unreadable naming it, again in 30s; got %v, again in %s", err, after)
+		}
+	}
+	if connects != 1 {
+		t.Errorf("two reads within a poll: want one connection, got %d", connects)
+	}
+}
+
 // TestInstancesReaderTimeout: a list slower than the reader's timeout is
 // an outage, so a slow project does not hold up the controller's worker.
 func TestInstancesReaderTimeout(t *testing.T) {
