@@ -31,23 +31,23 @@ type backendBucket struct {
 
 func (b *backendBucket) scope() scope { return scope{Project: b.Project} }
 
-func (b *backendBucket) path() string { return b.scope().objectPath("backendBuckets", b.Name) }
+func (b *backendBucket) path() string { return b.scope().ObjectPath("backendBuckets", b.Name) }
 
 func (b *backendBucket) clone() *backendBucket {
 	c := *b
-	c.Fields = cloneMap(b.Fields)
+	c.Fields = core.CloneMap(b.Fields)
 	return &c
 }
 
 func renderBucket(b *backendBucket) map[string]any {
-	m := cloneMap(b.Fields)
+	m := core.CloneMap(b.Fields)
 	if m == nil {
 		m = map[string]any{}
 	}
 	m["kind"] = "compute#backendBucket"
 	m["id"] = strconv.FormatUint(b.ID, 10)
 	m["name"] = b.Name
-	m["creationTimestamp"] = timestamp(b.Created)
+	m["creationTimestamp"] = core.Timestamp(b.Created)
 	m["selfLink"] = apiRoot + b.path()
 	if b.EdgeSecurityPolicy != "" {
 		m["edgeSecurityPolicy"] = b.EdgeSecurityPolicy
@@ -62,12 +62,12 @@ func (s *Server) insertBucket(w http.ResponseWriter, r *http.Request, c *call) {
 		core.WriteError(w, err)
 		return
 	}
-	if err := validateName(in.Name); err != nil {
+	if err := core.ValidateName(in.Name); err != nil {
 		core.WriteError(w, err)
 		return
 	}
 	fields := map[string]any{}
-	for k, v := range normalize(cloneMap(raw)) {
+	for k, v := range core.Normalize(core.CloneMap(raw)) {
 		if !bucketOutputKeys[k] {
 			fields[k] = v
 		}
@@ -98,7 +98,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 	}
 	s.store.mu.Unlock()
-	writeList(w, r, items, "compute#backendBucketList", c.scope.base()+"/backendBuckets", true)
+	core.WriteList(w, r, items, "compute#backendBucketList", c.scope.Base()+"/backendBuckets", true)
 }
 
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the
@@ -110,7 +110,7 @@ func (s *Server) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c *
 		core.WriteError(w, err)
 		return
 	}
-	path := c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
+	path := c.scope.ObjectPath("backendBuckets", r.PathValue("backendBucket"))
 	m := s.objectMutation(r, c, "setEdgeSecurityPolicy", path)
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		b, ok := s.store.more.buckets[path]

@@ -32,16 +32,16 @@ type backendService struct {
 	EdgeSecurityPolicy string         `json:"edgeSecurityPolicy,omitempty"` // the policy's selfLink
 }
 
-func (b *backendService) path() string { return b.Scope.objectPath("backendServices", b.Name) }
+func (b *backendService) path() string { return b.Scope.ObjectPath("backendServices", b.Name) }
 
 func (b *backendService) clone() *backendService {
 	c := *b
-	c.Fields = cloneMap(b.Fields)
+	c.Fields = core.CloneMap(b.Fields)
 	return &c
 }
 
 func renderBackend(b *backendService) map[string]any {
-	m := cloneMap(b.Fields)
+	m := core.CloneMap(b.Fields)
 	if m == nil {
 		m = map[string]any{}
 	}
@@ -49,12 +49,12 @@ func renderBackend(b *backendService) map[string]any {
 	m["kind"] = "compute#backendService"
 	m["id"] = id
 	m["name"] = b.Name
-	m["creationTimestamp"] = timestamp(b.Created)
+	m["creationTimestamp"] = core.Timestamp(b.Created)
 	m["selfLink"] = apiRoot + b.path()
-	m["selfLinkWithId"] = apiRoot + b.Scope.objectPath("backendServices", id)
+	m["selfLinkWithId"] = apiRoot + b.Scope.ObjectPath("backendServices", id)
 	m["fingerprint"] = b.Fingerprint
 	if b.Scope.Region != "" {
-		m["region"] = b.Scope.regionURL()
+		m["region"] = b.Scope.RegionURL()
 	}
 	if b.SecurityPolicy != "" {
 		m["securityPolicy"] = b.SecurityPolicy
@@ -95,9 +95,9 @@ func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string
 		}
 		return "", core.ErrInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
 	}
-	p, ok := st.policies[r.scope.policyPath(r.name)]
+	p, ok := st.policies[r.scope.PolicyPath(r.name)]
 	if !ok {
-		return "", core.ErrNotFound(r.scope.policyPath(r.name))
+		return "", core.ErrNotFound(r.scope.PolicyPath(r.name))
 	}
 	if policyType(p) != want {
 		return "", core.ErrInvalidField(f, ref, "The security policy must be of type "+want+"; '"+p.Name+"' is of type "+policyType(p)+".")
@@ -109,13 +109,13 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 	var in compute.BackendService
 	raw, err := s.decode(w, r, &in, "backend_service")
 	if err == nil {
-		err = checkNew(c.scope, in.Name, in.Region)
+		err = core.CheckNew(c.scope, in.Name, in.Region)
 	}
 	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
-	if err := checkEnum("resource.loadBalancingScheme", in.LoadBalancingScheme, set(
+	if err := core.CheckEnum("resource.loadBalancingScheme", in.LoadBalancingScheme, set(
 		"EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED", "INTERNAL_SELF_MANAGED")); err != nil {
 		core.WriteError(w, err)
 		return
@@ -126,7 +126,7 @@ func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) 
 		return
 	}
 	fields := map[string]any{}
-	for k, v := range normalize(cloneMap(raw)) {
+	for k, v := range core.Normalize(core.CloneMap(raw)) {
 		if !backendOutputKeys[k] {
 			fields[k] = v
 		}
@@ -176,7 +176,7 @@ func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
 	for _, b := range s.backends(c.scope, false) {
 		items = append(items, renderBackend(b))
 	}
-	writeList(w, r, items, "compute#backendServiceList", c.scope.base()+"/backendServices", true)
+	core.WriteList(w, r, items, "compute#backendServiceList", c.scope.Base()+"/backendServices", true)
 }
 
 // aggregatedBackends lists the global and regional backend services of a
@@ -184,7 +184,7 @@ func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
 func (s *Server) aggregatedBackends(w http.ResponseWriter, r *http.Request, c *call) {
 	byScope := map[string][]map[string]any{}
 	for _, b := range s.backends(c.scope, true) {
-		k := b.Scope.aggregatedKey()
+		k := b.Scope.AggregatedKey()
 		byScope[k] = append(byScope[k], renderBackend(b))
 	}
 	aggregated(w, r, c, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
@@ -203,7 +203,7 @@ func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *cal
 	if c.method == "backendServices.setEdgeSecurityPolicy" {
 		field, opType = "edgeSecurityPolicy", "setEdgeSecurityPolicy"
 	}
-	path := c.scope.objectPath("backendServices", r.PathValue("backendService"))
+	path := c.scope.ObjectPath("backendServices", r.PathValue("backendService"))
 	m := s.objectMutation(r, c, opType, path)
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		b, ok := s.store.more.backends[path]

@@ -24,7 +24,7 @@ type edgeService struct {
 	SecurityPolicy string    `json:"securityPolicy,omitempty"` // the policy's selfLink
 }
 
-func (e *edgeService) path() string { return e.Scope.objectPath("networkEdgeSecurityServices", e.Name) }
+func (e *edgeService) path() string { return e.Scope.ObjectPath("networkEdgeSecurityServices", e.Name) }
 
 func renderEdge(e *edgeService) map[string]any {
 	id := strconv.FormatUint(e.ID, 10)
@@ -32,10 +32,10 @@ func renderEdge(e *edgeService) map[string]any {
 		"kind":              "compute#networkEdgeSecurityService",
 		"id":                id,
 		"name":              e.Name,
-		"creationTimestamp": timestamp(e.Created),
+		"creationTimestamp": core.Timestamp(e.Created),
 		"selfLink":          apiRoot + e.path(),
-		"selfLinkWithId":    apiRoot + e.Scope.objectPath("networkEdgeSecurityServices", id),
-		"region":            e.Scope.regionURL(),
+		"selfLinkWithId":    apiRoot + e.Scope.ObjectPath("networkEdgeSecurityServices", id),
+		"region":            e.Scope.RegionURL(),
 		"fingerprint":       e.Fingerprint,
 	}
 	if e.Description != "" {
@@ -61,9 +61,9 @@ func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error
 		return "", core.ErrInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
 			sc.Project+"' in region '"+sc.Region+"', like the network edge security service.")
 	}
-	p, ok := st.policies[r.scope.policyPath(r.name)]
+	p, ok := st.policies[r.scope.PolicyPath(r.name)]
 	if !ok {
-		return "", core.ErrInvalidField(f, ref, "The resource '"+r.scope.policyPath(r.name)+"' was not found.")
+		return "", core.ErrInvalidField(f, ref, "The resource '"+r.scope.PolicyPath(r.name)+"' was not found.")
 	}
 	if policyType(p) != "CLOUD_ARMOR_NETWORK" {
 		return "", core.ErrInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
@@ -80,7 +80,7 @@ func (s *Server) insertEdge(w http.ResponseWriter, r *http.Request, c *call) {
 	var in compute.NetworkEdgeSecurityService
 	_, err := s.decode(w, r, &in, "network_edge_security_service")
 	if err == nil {
-		err = checkNew(c.scope, in.Name, in.Region)
+		err = core.CheckNew(c.scope, in.Name, in.Region)
 	}
 	if err != nil {
 		core.WriteError(w, err)
@@ -139,7 +139,7 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 			}
 		}
 	}
-	path := c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+	path := c.scope.ObjectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
 	m := s.objectMutation(r, c, "patch", path)
 	op, err := s.store.mutateObject(m, func() (plan, error) {
 		cur, ok := s.store.more.edges[path]
@@ -147,12 +147,12 @@ func (s *Server) patchEdge(w http.ResponseWriter, r *http.Request, c *call) {
 			return plan{}, core.ErrNotFound(path)
 		}
 		if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
-			return plan{}, errFingerprint()
+			return plan{}, core.ErrFingerprint()
 		}
 		if in.Name != "" && in.Name != cur.Name {
 			return plan{}, core.ErrInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
 		}
-		if err := checkRegion(cur.Scope, in.Region); err != nil {
+		if err := core.CheckRegion(cur.Scope, in.Region); err != nil {
 			return plan{}, err
 		}
 		next := *cur
@@ -184,7 +184,7 @@ func (s *Server) aggregatedEdges(w http.ResponseWriter, r *http.Request, c *call
 	s.store.mu.Lock()
 	for _, k := range sortedKeys(s.store.more.edges) {
 		if e := s.store.more.edges[k]; e.Scope.Project == c.scope.Project {
-			key := e.Scope.aggregatedKey()
+			key := e.Scope.AggregatedKey()
 			byScope[key] = append(byScope[key], renderEdge(e))
 		}
 	}

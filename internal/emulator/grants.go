@@ -125,9 +125,9 @@ func deniedResource(c *call, operation string) string {
 	case c.resource != "":
 		return c.resource
 	case c.policy != "":
-		return c.scope.policyPath(c.policy)
+		return c.scope.PolicyPath(c.policy)
 	case operation != "":
-		return c.scope.opPath(operation)
+		return c.scope.OpPath(operation)
 	case c.scope.Region != "":
 		return "projects/" + c.scope.Project + "/regions/" + c.scope.Region
 	default:

@@ -103,7 +103,7 @@ func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, wha
 // under the store's lock): 404 when it is not there.
 func deleteObject[T any](s *Server, collection, param string, objects func() map[string]T, id func(T) uint64) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		path := c.scope.objectPath(collection, r.PathValue(param))
+		path := c.scope.ObjectPath(collection, r.PathValue(param))
 		m := s.objectMutation(r, c, "delete", path)
 		op, err := s.store.mutateObject(m, func() (plan, error) {
 			o, ok := objects()[path]
@@ -121,7 +121,7 @@ func deleteObject[T any](s *Server, collection, param string, objects func() map
 // store's lock: 404 when it is not there.
 func getObject[T any](s *Server, collection, param string, objects func() map[string]T, render func(T) map[string]any) handler {
 	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		path := c.scope.objectPath(collection, r.PathValue(param))
+		path := c.scope.ObjectPath(collection, r.PathValue(param))
 		s.store.mu.Lock()
 		o, ok := objects()[path]
 		var body map[string]any
@@ -198,18 +198,12 @@ func (s *Server) describe(r *http.Request, c *call) {
 			c.resource = c.owner
 		}
 	case r.PathValue("backendService") != "":
-		c.resource = c.scope.objectPath("backendServices", r.PathValue("backendService"))
+		c.resource = c.scope.ObjectPath("backendServices", r.PathValue("backendService"))
 	case r.PathValue("backendBucket") != "":
-		c.resource = c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
+		c.resource = c.scope.ObjectPath("backendBuckets", r.PathValue("backendBucket"))
 	case r.PathValue("edgeService") != "":
-		c.resource = c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+		c.resource = c.scope.ObjectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
 	}
-}
-
-// objectPath is the path of a named compute object of the scope, e.g.
-// projects/P/global/backendServices/N.
-func (s scope) objectPath(collection, name string) string {
-	return s.base() + "/" + collection + "/" + name
 }
 
 // The IAM permissions and response types of the methods served here, for
@@ -347,13 +341,13 @@ func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collectio
 	}
 	items := map[string]any{}
 	for k, objs := range byScope {
-		objs, err := filterItems(r.URL.Query().Get("filter"), objs)
+		objs, err := core.FilterItems(r.URL.Query().Get("filter"), objs)
 		if err != nil {
 			core.WriteError(w, err)
 			return
 		}
 		if len(objs) == 0 {
-			items[k] = scopedList(k, nil)
+			items[k] = core.ScopedList(k, nil)
 			continue
 		}
 		list := make([]any, len(objs))
@@ -404,7 +398,7 @@ func parseRef(ref, collection string, within scope) (reference, bool) {
 	default:
 		return reference{}, false
 	}
-	return out, namePattern.MatchString(out.name)
+	return out, core.NamePattern.MatchString(out.name)
 }
 
 // sortedKeys returns a map's keys in order.
@@ -477,17 +471,17 @@ func (st *store) loadMore(f stateFile) {
 		}
 	}
 	for _, b := range f.BackendServices {
-		if b != nil && namePattern.MatchString(b.Name) {
+		if b != nil && core.NamePattern.MatchString(b.Name) {
 			st.more.backends[b.path()] = b
 		}
 	}
 	for _, b := range f.BackendBuckets {
-		if b != nil && namePattern.MatchString(b.Name) {
+		if b != nil && core.NamePattern.MatchString(b.Name) {
 			st.more.buckets[b.path()] = b
 		}
 	}
 	for _, e := range f.EdgeServices {
-		if e != nil && namePattern.MatchString(e.Name) {
+		if e != nil && core.NamePattern.MatchString(e.Name) {
 			st.more.edges[e.path()] = e
 		}
 	}

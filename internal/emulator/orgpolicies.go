@@ -323,7 +323,7 @@ func validateOrgPolicy(in *compute.SecurityPolicy) error {
 		return core.ErrInvalidField("resource.type", in.Type,
 			"Organization security policies must be of type CLOUD_ARMOR; FIREWALL policies are managed by firewallPolicies.")
 	}
-	if !namePattern.MatchString(in.ShortName) {
+	if !core.NamePattern.MatchString(in.ShortName) {
 		return core.ErrInvalidField("resource.shortName", in.ShortName,
 			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
 	}
@@ -352,7 +352,7 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 	for _, o := range s.store.orgPolicies(parent) {
 		items = append(items, renderOrgPolicy(o))
 	}
-	writeList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
+	core.WriteList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
 }
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the

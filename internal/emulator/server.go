@@ -161,7 +161,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	s.stats.request(c.counted)
 	if c.policy != "" {
-		s.stats.policy(sc.policyPath(resolved), c.counted)
+		s.stats.policy(sc.PolicyPath(resolved), c.counted)
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
@@ -217,7 +217,7 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 // finish answers a mutating call on a security policy: the RUNNING
 // operation, or the error.
 func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
-	s.answer(w, c, m.validateOnly, m.scope.policyPath(m.name), op, err)
+	s.answer(w, c, m.validateOnly, m.scope.PolicyPath(m.name), op, err)
 }
 
 // answer answers any mutating compute call: the RUNNING operation (DONE
