@@ -38,7 +38,7 @@ func compileGrants(g map[string]Grant) map[string]access {
 	}
 	out := make(map[string]access, len(g))
 	for token, gr := range g {
-		out[token] = access{read: set(gr.Read...), write: set(gr.Write...)}
+		out[token] = access{read: core.Set(gr.Read...), write: core.Set(gr.Write...)}
 	}
 	return out
 }

@@ -26,10 +26,10 @@ var (
 	attachmentPattern = regexp.MustCompile(`^((organizations|folders)/[0-9]{1,20}|projects/[a-z0-9][-a-z0-9:.]{0,62})$`)
 	// orgPolicyTypes are the types a hierarchical policy may have: shortName
 	// "should only be used when SecurityPolicyType is CLOUD_ARMOR".
-	orgPolicyTypes = set("CLOUD_ARMOR")
+	orgPolicyTypes = core.Set("CLOUD_ARMOR")
 	// orgOutputKeys are what an organization policy body may carry that is
 	// not stored as sent: the server owns them or they have their own member.
-	orgOutputKeys = set("shortName", "parent", "associations", "ruleTupleCount", "displayName")
+	orgOutputKeys = core.Set("shortName", "parent", "associations", "ruleTupleCount", "displayName")
 )
 
 // An association attaches an organization policy to an organization, a

@@ -11,7 +11,7 @@ import (
 // policyOutputKeys are fields the server owns or that have their own member
 // in policy; they are never stored from a request body (GCP accepts them in
 // PATCH bodies copied from a GET, R1/R3).
-var policyOutputKeys = set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId",
+var policyOutputKeys = core.Set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId",
 	"fingerprint", "labelFingerprint", "name", "region", "rules", "type", "labels")
 
 // settable returns the normalised top-level fields of a policy body that are

@@ -18,7 +18,7 @@ const (
 	TierEnterpriseAnnual = "CA_ENTERPRISE_ANNUAL"
 )
 
-var tiers = set(TierStandard, TierEnterprisePaygo, TierEnterpriseAnnual)
+var tiers = core.Set(TierStandard, TierEnterprisePaygo, TierEnterpriseAnnual)
 
 func enterprise(tier string) bool {
 	return tier == TierEnterprisePaygo || tier == TierEnterpriseAnnual

@@ -19,22 +19,22 @@ import (
 // Limits and enumerations from the compute v1 discovery document (the field
 // descriptions in google.golang.org/api/compute/v1) unless noted.
 var (
-	ruleActions      = set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
-	rateActions      = set("fairshare", "rate_based_ban", "throttle")
-	conformActions   = set("allow")
-	exceedActions    = set("deny(403)", "deny(404)", "deny(429)", "deny(502)", "redirect")
-	policyTypes      = set("CLOUD_ARMOR", "CLOUD_ARMOR_EDGE", "CLOUD_ARMOR_INTERNAL_SERVICE", "CLOUD_ARMOR_NETWORK")
-	enforceOnKey     = set("ALL", "ASN", "HTTP_COOKIE", "HTTP_HEADER", "HTTP_PATH", "IP", "REGION_CODE", "SNI", "TLS_JA3_FINGERPRINT", "TLS_JA4_FINGERPRINT", "USER_IP", "XFF_IP")
-	redirectTypes    = set("EXTERNAL_302", "GOOGLE_RECAPTCHA")
-	exclusionOps     = set("CONTAINS", "ENDS_WITH", "EQUALS", "EQUALS_ANY", "STARTS_WITH")
-	jsonParsings     = set("DISABLED", "STANDARD", "STANDARD_WITH_GRAPHQL")
-	logLevels        = set("NORMAL", "VERBOSE")
-	inspectionSizes  = set("8KB", "16KB", "32KB", "48KB", "64KB") // "Values are case insensitive."
-	ruleVisibilities = set("PREMIUM", "STANDARD")
-	granularityTypes = set("HTTP_HEADER_HOST", "HTTP_PATH", "UNSPECIFIED_TYPE")
-	ddosProtections  = set("ADVANCED", "ADVANCED_PREVIEW", "STANDARD")
-	ddosAdaptive     = set("DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED", "DISABLED", "ENABLED", "PREVIEW", "UNSPECIFIED_ADAPTIVE_PROTECTION")
-	fieldBases       = set("IPV4", "IPV6", "TCP", "UDP")
+	ruleActions      = core.Set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
+	rateActions      = core.Set("fairshare", "rate_based_ban", "throttle")
+	conformActions   = core.Set("allow")
+	exceedActions    = core.Set("deny(403)", "deny(404)", "deny(429)", "deny(502)", "redirect")
+	policyTypes      = core.Set("CLOUD_ARMOR", "CLOUD_ARMOR_EDGE", "CLOUD_ARMOR_INTERNAL_SERVICE", "CLOUD_ARMOR_NETWORK")
+	enforceOnKey     = core.Set("ALL", "ASN", "HTTP_COOKIE", "HTTP_HEADER", "HTTP_PATH", "IP", "REGION_CODE", "SNI", "TLS_JA3_FINGERPRINT", "TLS_JA4_FINGERPRINT", "USER_IP", "XFF_IP")
+	redirectTypes    = core.Set("EXTERNAL_302", "GOOGLE_RECAPTCHA")
+	exclusionOps     = core.Set("CONTAINS", "ENDS_WITH", "EQUALS", "EQUALS_ANY", "STARTS_WITH")
+	jsonParsings     = core.Set("DISABLED", "STANDARD", "STANDARD_WITH_GRAPHQL")
+	logLevels        = core.Set("NORMAL", "VERBOSE")
+	inspectionSizes  = core.Set("8KB", "16KB", "32KB", "48KB", "64KB") // "Values are case insensitive."
+	ruleVisibilities = core.Set("PREMIUM", "STANDARD")
+	granularityTypes = core.Set("HTTP_HEADER_HOST", "HTTP_PATH", "UNSPECIFIED_TYPE")
+	ddosProtections  = core.Set("ADVANCED", "ADVANCED_PREVIEW", "STANDARD")
+	ddosAdaptive     = core.Set("DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED", "DISABLED", "ENABLED", "PREVIEW", "UNSPECIFIED_ADAPTIVE_PROTECTION")
+	fieldBases       = core.Set("IPV4", "IPV6", "TCP", "UDP")
 )
 
 const (
@@ -53,14 +53,6 @@ const (
 	globalArmorOnly = "This field is only supported in Global Security Policies of type CLOUD_ARMOR."
 	networkOnly     = "This field is only supported in security policies of type CLOUD_ARMOR_NETWORK."
 )
-
-func set(vs ...string) map[string]bool {
-	m := make(map[string]bool, len(vs))
-	for _, v := range vs {
-		m[v] = true
-	}
-	return m
-}
 
 // clip cuts a value quoted in a message after 100 characters, as compute
 // does.

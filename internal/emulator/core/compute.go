@@ -246,6 +246,15 @@ func ScopedList(key string, ps []map[string]any) map[string]any {
 	return map[string]any{"securityPolicies": list}
 }
 
+// Set is an enumeration, or any set of strings.
+func Set(vs ...string) map[string]bool {
+	m := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		m[v] = true
+	}
+	return m
+}
+
 // Keys lists an enumeration as compute's messages do: "[A, B]", sorted.
 func Keys(m map[string]bool) string {
 	out := make([]string, 0, len(m))
