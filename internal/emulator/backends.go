@@ -10,14 +10,7 @@ import (
 
 // The backend API's methods beyond the verbs permissionOf knows, and the
 // response types of its reads, for fields=.
-func init() {
-	for name, p := range backends.Permissions {
-		otherPermissions[name] = permission{name: p.Name, write: p.Write}
-	}
-	for name, t := range backends.ResponseTypes {
-		otherResponseTypes[name] = t
-	}
-}
+func init() { addMethods(backends.Permissions, backends.ResponseTypes) }
 
 // mountBackends serves the routes of backend services, backend buckets and
 // network edge security services through serve.

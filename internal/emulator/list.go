@@ -18,24 +18,10 @@ func (s *Server) listPolicies(w http.ResponseWriter, r *http.Request, c *call) {
 // one plus every region holding a policy (chosen: GCP lists all regions); an
 // empty scope carries the NO_RESULTS_ON_PAGE warning instead of a list.
 func (s *Server) aggregatedPolicies(w http.ResponseWriter, r *http.Request, c *call) {
-	byScope := map[string][]map[string]any{"global": nil}
+	byScope := map[string][]map[string]any{}
 	for _, p := range s.store.list(c.scope, true) {
 		k := p.Scope.AggregatedKey()
 		byScope[k] = append(byScope[k], renderPolicy(p))
 	}
-	items := map[string]any{}
-	for k, ps := range byScope {
-		ps, err := core.FilterItems(r.URL.Query().Get("filter"), ps)
-		if err != nil {
-			core.WriteError(w, err)
-			return
-		}
-		items[k] = core.ScopedList(k, ps)
-	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{
-		"kind":     "compute#securityPolicyAggregatedList",
-		"id":       "projects/" + c.scope.Project + "/aggregated/securityPolicies",
-		"items":    items,
-		"selfLink": apiRoot + "projects/" + c.scope.Project + "/aggregated/securityPolicies",
-	})
+	core.WriteAggregated(w, r, c.scope.Project, "compute#securityPolicyAggregatedList", "securityPolicies", "securityPolicies", true, byScope)
 }

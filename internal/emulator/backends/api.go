@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"time"
 
 	compute "google.golang.org/api/compute/v1"
 
@@ -22,11 +21,8 @@ import (
 
 // Host is what the server that mounts the API gives it.
 type Host interface {
-	// Lock and Unlock hold the server's store, which holds the State.
-	Lock()
-	Unlock()
-	Now() time.Time
-	Gen() *core.Gen
+	// The store holds the State.
+	core.Store
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes() int64
 	// ResolvePolicyLocked checks that ref names a security policy a user of
@@ -202,16 +198,13 @@ func (a *API) Routes() []Route {
 
 // Permissions are the IAM permissions of the methods whose verb the
 // server's table does not know.
-var Permissions = map[string]struct {
-	Name  string
-	Write bool
-}{
-	"backendServices.setSecurityPolicy":          {"compute.backendServices.setSecurityPolicy", true},
-	"backendServices.setEdgeSecurityPolicy":      {"compute.backendServices.setSecurityPolicy", true},
-	"regionBackendServices.setSecurityPolicy":    {"compute.regionBackendServices.setSecurityPolicy", true},
-	"backendBuckets.setEdgeSecurityPolicy":       {"compute.backendBuckets.setSecurityPolicy", true},
-	"networkEdgeSecurityServices.aggregatedList": {"compute.networkEdgeSecurityServices.list", false},
-	"backendServices.aggregatedList":             {"compute.backendServices.list", false},
+var Permissions = map[string]core.Permission{
+	"backendServices.setSecurityPolicy":          {Name: "compute.backendServices.setSecurityPolicy", Write: true},
+	"backendServices.setEdgeSecurityPolicy":      {Name: "compute.backendServices.setSecurityPolicy", Write: true},
+	"regionBackendServices.setSecurityPolicy":    {Name: "compute.regionBackendServices.setSecurityPolicy", Write: true},
+	"backendBuckets.setEdgeSecurityPolicy":       {Name: "compute.backendBuckets.setSecurityPolicy", Write: true},
+	"networkEdgeSecurityServices.aggregatedList": {Name: "compute.networkEdgeSecurityServices.list", Write: false},
+	"backendServices.aggregatedList":             {Name: "compute.backendServices.list", Write: false},
 }
 
 // ResponseTypes are the response types of the methods that do not answer
@@ -303,34 +296,3 @@ func (a *API) Buckets() map[string]map[string]any { return renderAll(a, a.bucket
 // return it, keyed by its path
 // ("projects/p/regions/r/networkEdgeSecurityServices/n").
 func (a *API) EdgeServices() map[string]map[string]any { return renderAll(a, a.edges, renderEdge) }
-
-// aggregated answers an aggregatedList: the global scope (if global is
-// true) plus every region holding an object, each an item list under key
-// or the NO_RESULTS_ON_PAGE warning, as for security policies.
-func aggregated(w http.ResponseWriter, r *http.Request, c Call, kind, collection, key string, global bool,
-	byScope map[string][]map[string]any) {
-	if global {
-		if _, ok := byScope["global"]; !ok {
-			byScope["global"] = nil
-		}
-	}
-	items := map[string]any{}
-	for k, objs := range byScope {
-		objs, err := core.FilterItems(r.URL.Query().Get("filter"), objs)
-		if err != nil {
-			core.WriteError(w, err)
-			return
-		}
-		if len(objs) == 0 {
-			items[k] = core.ScopedList(k, nil)
-			continue
-		}
-		list := make([]any, len(objs))
-		for i, o := range objs {
-			list[i] = o
-		}
-		items[k] = map[string]any{key: list}
-	}
-	path := "projects/" + c.Scope().Project + "/aggregated/" + collection
-	core.WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": core.ComputeRoot + path})
-}

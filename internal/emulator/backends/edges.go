@@ -157,6 +157,6 @@ func (a *API) aggregatedEdges(w http.ResponseWriter, r *http.Request, c Call) {
 		}
 	}
 	a.host.Unlock()
-	aggregated(w, r, c, "compute#networkEdgeSecurityServiceAggregatedList", "networkEdgeSecurityServices",
+	core.WriteAggregated(w, r, c.Scope().Project, "compute#networkEdgeSecurityServiceAggregatedList", "networkEdgeSecurityServices",
 		"networkEdgeSecurityServices", false, byScope)
 }

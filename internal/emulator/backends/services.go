@@ -148,7 +148,7 @@ func (a *API) aggregatedBackends(w http.ResponseWriter, r *http.Request, c Call)
 		k := b.Scope.AggregatedKey()
 		byScope[k] = append(byScope[k], renderBackend(b))
 	}
-	aggregated(w, r, c, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
+	core.WriteAggregated(w, r, c.Scope().Project, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
 }
 
 // setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the

@@ -2,9 +2,10 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,21 +230,45 @@ func FilterItems(filter string, items []map[string]any) ([]map[string]any, error
 	return out, nil
 }
 
-// ScopedList is one scope of an aggregated security policy list: its
-// policies, or the NO_RESULTS_ON_PAGE warning when it has none.
-func ScopedList(key string, ps []map[string]any) map[string]any {
-	if len(ps) == 0 {
-		return map[string]any{"warning": map[string]any{
-			"code":    "NO_RESULTS_ON_PAGE",
-			"message": fmt.Sprintf("There are no results for scope '%s' on this page.", key),
-			"data":    []any{map[string]any{"key": "scope", "value": key}},
-		}}
+// WriteAggregated answers a compute aggregatedList of a project's objects
+// of collection, byScope (by AggregatedKey): the global scope (if global is
+// true) plus every scope holding an object, each the objects filter=
+// selects as a list under key, or the NO_RESULTS_ON_PAGE warning.
+func WriteAggregated(w http.ResponseWriter, r *http.Request, project, kind, collection, key string, global bool,
+	byScope map[string][]map[string]any) {
+	if global {
+		if _, ok := byScope["global"]; !ok {
+			byScope["global"] = nil
+		}
 	}
-	list := make([]any, len(ps))
-	for i, p := range ps {
-		list[i] = p
+	items := map[string]any{}
+	for k, objs := range byScope {
+		objs, err := FilterItems(r.URL.Query().Get("filter"), objs)
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		if len(objs) == 0 {
+			items[k] = noResults(k)
+			continue
+		}
+		list := make([]any, len(objs))
+		for i, o := range objs {
+			list[i] = o
+		}
+		items[k] = map[string]any{key: list}
 	}
-	return map[string]any{"securityPolicies": list}
+	path := "projects/" + project + "/aggregated/" + collection
+	WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": ComputeRoot + path})
+}
+
+// noResults is an empty scope of an aggregated list.
+func noResults(key string) map[string]any {
+	return map[string]any{"warning": map[string]any{
+		"code":    "NO_RESULTS_ON_PAGE",
+		"message": fmt.Sprintf("There are no results for scope '%s' on this page.", key),
+		"data":    []any{map[string]any{"key": "scope", "value": key}},
+	}}
 }
 
 // Set is an enumeration, or any set of strings.
@@ -257,12 +282,7 @@ func Set(vs ...string) map[string]bool {
 
 // Keys lists an enumeration as compute's messages do: "[A, B]", sorted.
 func Keys(m map[string]bool) string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return "[" + strings.Join(out, ", ") + "]"
+	return "[" + strings.Join(slices.Sorted(maps.Keys(m)), ", ") + "]"
 }
 
 // CheckEnum refuses a value outside an enumeration; "" is absent (GCP drops
