@@ -15,12 +15,11 @@ func init() { addMethods(backends.Permissions, backends.ResponseTypes) }
 // mountBackends serves the routes of backend services, backend buckets and
 // network edge security services through serve.
 func (s *Server) mountBackends() {
-	for _, rt := range s.backends.Routes() {
-		h := rt.Handle
-		s.route(rt.Verb, rt.Pattern, rt.Name, func(w http.ResponseWriter, r *http.Request, c *call) {
+	s.backends.Mount(func(verb, pattern, name string, h backends.Handler) {
+		s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
 			h(w, r, backendCall{s: s, w: w, r: r, c: c})
 		})
-	}
+	})
 }
 
 // backendCall is a call of the backend API: its writes are compute

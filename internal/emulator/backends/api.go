@@ -2,7 +2,7 @@
 // attached to: backend services (global and regional) and backend buckets,
 // which take CLOUD_ARMOR and CLOUD_ARMOR_EDGE policies, and network edge
 // security services, which take CLOUD_ARMOR_NETWORK ones. The server in
-// package emulator mounts it (Routes), runs every call through its
+// package emulator mounts it (Mount), runs every call through its
 // pipeline (auth, grants, faults) and carries out its writes (Call.Mutate)
 // as compute operations; it resolves the policies the objects name
 // (Host). This package imports neither the server nor the other APIs.
@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 
 	compute "google.golang.org/api/compute/v1"
 
@@ -148,19 +149,10 @@ func New(host Host, st *State) *API { return &API{host: host, st: st} }
 // A Handler serves one method.
 type Handler func(w http.ResponseWriter, r *http.Request, c Call)
 
-// A Route is one method on one path pattern, named as IAM and the
-// emulator's counters name it.
-type Route struct {
-	Verb    string // HTTP method
-	Pattern string
-	Name    string // e.g. backendServices.setSecurityPolicy
-	Handle  Handler
-}
-
-// Routes are the API's routes, relative to the compute root.
-func (a *API) Routes() []Route {
-	var out []Route
-	add := func(verb, pattern, name string, h Handler) { out = append(out, Route{verb, pattern, name, h}) }
+// Mount gives add every route of the API: a method on a path pattern
+// (relative to the compute root), named as IAM and the emulator's counters
+// name it (e.g. backendServices.setSecurityPolicy).
+func (a *API) Mount(add func(verb, pattern, name string, h Handler)) {
 	services, buckets, edges := a.services, a.buckets, a.edges
 	for _, b := range []struct{ prefix, path string }{
 		{"backendServices.", "/projects/{project}/global/backendServices"},
@@ -193,33 +185,40 @@ func (a *API) Routes() []Route {
 		edges, func(o *EdgeService) uint64 { return o.ID }))
 	add("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
 		"networkEdgeSecurityServices.aggregatedList", a.aggregatedEdges)
-	return out
 }
 
 // Permissions are the IAM permissions of the methods whose verb the
-// server's table does not know.
-var Permissions = map[string]core.Permission{
-	"backendServices.setSecurityPolicy":          {Name: "compute.backendServices.setSecurityPolicy", Write: true},
-	"backendServices.setEdgeSecurityPolicy":      {Name: "compute.backendServices.setSecurityPolicy", Write: true},
-	"regionBackendServices.setSecurityPolicy":    {Name: "compute.regionBackendServices.setSecurityPolicy", Write: true},
-	"backendBuckets.setEdgeSecurityPolicy":       {Name: "compute.backendBuckets.setSecurityPolicy", Write: true},
-	"networkEdgeSecurityServices.aggregatedList": {Name: "compute.networkEdgeSecurityServices.list", Write: false},
-	"backendServices.aggregatedList":             {Name: "compute.backendServices.list", Write: false},
-}
+// server's table does not know: setting either policy of a backend service
+// or bucket needs the collection's setSecurityPolicy, an aggregated list
+// its list.
+var Permissions = func() map[string]core.Permission {
+	m := map[string]core.Permission{}
+	for _, method := range []string{"backendServices.setSecurityPolicy", "backendServices.setEdgeSecurityPolicy",
+		"regionBackendServices.setSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy"} {
+		collection, _, _ := strings.Cut(method, ".")
+		m[method] = core.Permission{Name: "compute." + collection + ".setSecurityPolicy", Write: true}
+	}
+	for _, collection := range []string{"backendServices", "networkEdgeSecurityServices"} {
+		m[collection+".aggregatedList"] = core.Permission{Name: "compute." + collection + ".list"}
+	}
+	return m
+}()
 
 // ResponseTypes are the response types of the methods that do not answer
-// with an operation, for fields=.
-var ResponseTypes = map[string]reflect.Type{
-	"backendServices.get":                        reflect.TypeOf(compute.BackendService{}),
-	"regionBackendServices.get":                  reflect.TypeOf(compute.BackendService{}),
-	"backendServices.list":                       reflect.TypeOf(compute.BackendServiceList{}),
-	"regionBackendServices.list":                 reflect.TypeOf(compute.BackendServiceList{}),
-	"backendServices.aggregatedList":             reflect.TypeOf(compute.BackendServiceAggregatedList{}),
-	"backendBuckets.get":                         reflect.TypeOf(compute.BackendBucket{}),
-	"backendBuckets.list":                        reflect.TypeOf(compute.BackendBucketList{}),
-	"networkEdgeSecurityServices.get":            reflect.TypeOf(compute.NetworkEdgeSecurityService{}),
-	"networkEdgeSecurityServices.aggregatedList": reflect.TypeOf(compute.NetworkEdgeSecurityServiceAggregatedList{}),
-}
+// with an operation, for fields=: a global and a regional backend
+// service's are the same.
+var ResponseTypes = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{"backendServices.aggregatedList": reflect.TypeOf(compute.BackendServiceAggregatedList{})}
+	for _, prefix := range []string{"backendServices.", "regionBackendServices."} {
+		m[prefix+"get"] = reflect.TypeOf(compute.BackendService{})
+		m[prefix+"list"] = reflect.TypeOf(compute.BackendServiceList{})
+	}
+	m["backendBuckets.get"] = reflect.TypeOf(compute.BackendBucket{})
+	m["backendBuckets.list"] = reflect.TypeOf(compute.BackendBucketList{})
+	m["networkEdgeSecurityServices.get"] = reflect.TypeOf(compute.NetworkEdgeSecurityService{})
+	m["networkEdgeSecurityServices.aggregatedList"] = reflect.TypeOf(compute.NetworkEdgeSecurityServiceAggregatedList{})
+	return m
+}()
 
 // The maps of the objects served by deleteObject, getObject and renderAll,
 // read under the host's lock.
