@@ -2,82 +2,71 @@ package emulator
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
-	compute "google.golang.org/api/compute/v1"
-
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
-// Backend services, global (backendServices) and regional
-// (regionBackendServices): enough of them to attach security policies.
-// Their securityPolicy and edgeSecurityPolicy are set by setSecurityPolicy
-// and setEdgeSecurityPolicy (regional backend services have no edge
-// policy); the rest of a body is kept as sent.
+// The backend API's methods beyond the verbs permissionOf knows, and the
+// response types of its reads, for fields=.
+func init() { addMethods(backends.Permissions, backends.ResponseTypes) }
 
-// backendOutputKeys are the fields the server owns or keeps in their own
-// member.
-var backendOutputKeys = set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId", "fingerprint",
-	"name", "region", "securityPolicy", "edgeSecurityPolicy")
-
-type backendService struct {
-	Scope              scope          `json:"scope"`
-	Name               string         `json:"name"`
-	ID                 uint64         `json:"id"`
-	Created            time.Time      `json:"created"`
-	Fingerprint        string         `json:"fingerprint"`
-	Fields             map[string]any `json:"fields,omitempty"`
-	SecurityPolicy     string         `json:"securityPolicy,omitempty"`     // the policy's selfLink
-	EdgeSecurityPolicy string         `json:"edgeSecurityPolicy,omitempty"` // the policy's selfLink
+// mountBackends serves the routes of backend services, backend buckets and
+// network edge security services through serve.
+func (s *Server) mountBackends() {
+	s.backends.Mount(func(verb, pattern, name string, h backends.Handler) {
+		s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
+			h(w, r, backendCall{s: s, w: w, r: r, c: c})
+		})
+	})
 }
 
-func (b *backendService) path() string { return b.Scope.objectPath("backendServices", b.Name) }
-
-func (b *backendService) clone() *backendService {
-	c := *b
-	c.Fields = cloneMap(b.Fields)
-	return &c
+// backendCall is a call of the backend API: its writes are compute
+// operations of the store, answered like every compute write.
+type backendCall struct {
+	s *Server
+	w http.ResponseWriter
+	r *http.Request
+	c *call
 }
 
-func renderBackend(b *backendService) map[string]any {
-	m := cloneMap(b.Fields)
-	if m == nil {
-		m = map[string]any{}
-	}
-	id := strconv.FormatUint(b.ID, 10)
-	m["kind"] = "compute#backendService"
-	m["id"] = id
-	m["name"] = b.Name
-	m["creationTimestamp"] = timestamp(b.Created)
-	m["selfLink"] = apiRoot + b.path()
-	m["selfLinkWithId"] = apiRoot + b.Scope.objectPath("backendServices", id)
-	m["fingerprint"] = b.Fingerprint
-	if b.Scope.Region != "" {
-		m["region"] = b.Scope.regionURL()
-	}
-	if b.SecurityPolicy != "" {
-		m["securityPolicy"] = b.SecurityPolicy
-	}
-	if b.EdgeSecurityPolicy != "" {
-		m["edgeSecurityPolicy"] = b.EdgeSecurityPolicy
-	}
-	return m
+func (bc backendCall) Method() string    { return bc.c.method }
+func (bc backendCall) Scope() core.Scope { return bc.c.scope }
+
+func (bc backendCall) Mutate(opType, path string, change func() (backends.Plan, error)) {
+	m := bc.s.objectMutation(bc.r, bc.c, opType, path)
+	op, err := bc.s.store.mutateObject(m, func() (plan, error) {
+		p, err := change()
+		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
+	})
+	bc.s.finishObject(bc.w, bc.c, m, path, op, err)
 }
 
-// resolvePolicyLocked checks that ref names a security policy a backend
-// service in sc may use in the given field: securityPolicy takes a
-// CLOUD_ARMOR policy of the backend's scope (global for a global backend,
-// the same region for a regional one), edgeSecurityPolicy a global
+// backendsHost is what the server gives the backend API.
+type backendsHost struct{ s *Server }
+
+func (h backendsHost) Lock()               { h.s.store.mu.Lock() }
+func (h backendsHost) Unlock()             { h.s.store.mu.Unlock() }
+func (h backendsHost) Now() time.Time      { return h.s.now() }
+func (h backendsHost) Gen() *core.Gen      { return h.s.store.gen }
+func (h backendsHost) MaxBodyBytes() int64 { return h.s.opts.MaxBodyBytes }
+
+func (h backendsHost) ResolvePolicyLocked(kind string, sc core.Scope, field, ref string) (string, error) {
+	return h.s.store.resolvePolicyForLocked(kind, sc, field, ref)
+}
+
+func (h backendsHost) ResolveNetworkPolicyLocked(sc core.Scope, ref string) (string, error) {
+	return h.s.store.resolveNetworkPolicyLocked(sc, ref)
+}
+
+// resolvePolicyForLocked checks that ref names a security policy a user of
+// the given kind ("backend service", "backend bucket", which GCP's message
+// names) in sc may use in the given field: securityPolicy takes a
+// CLOUD_ARMOR policy of the user's scope (global for a global backend, the
+// same region for a regional one), edgeSecurityPolicy a global
 // CLOUD_ARMOR_EDGE policy. It returns the policy's selfLink. st.mu must be
 // held.
-func (st *store) resolvePolicyLocked(sc scope, field, ref string) (string, error) {
-	return st.resolvePolicyForLocked("backend service", sc, field, ref)
-}
-
-// resolvePolicyForLocked is resolvePolicyLocked for a user of the given kind
-// ("backend service", "backend bucket"), which GCP's message names. st.mu
-// must be held.
 func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string) (string, error) {
 	want := "CLOUD_ARMOR"
 	if field == "edgeSecurityPolicy" {
@@ -95,9 +84,9 @@ func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string
 		}
 		return "", core.ErrInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
 	}
-	p, ok := st.policies[r.scope.policyPath(r.name)]
+	p, ok := st.policies[r.scope.PolicyPath(r.name)]
 	if !ok {
-		return "", core.ErrNotFound(r.scope.policyPath(r.name))
+		return "", core.ErrNotFound(r.scope.PolicyPath(r.name))
 	}
 	if policyType(p) != want {
 		return "", core.ErrInvalidField(f, ref, "The security policy must be of type "+want+"; '"+p.Name+"' is of type "+policyType(p)+".")
@@ -105,134 +94,46 @@ func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string
 	return apiRoot + p.path(), nil
 }
 
-func (s *Server) insertBackend(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.BackendService
-	raw, err := s.decode(w, r, &in, "backend_service")
-	if err == nil {
-		err = checkNew(c.scope, in.Name, in.Region)
+// resolveNetworkPolicyLocked checks the securityPolicy of a network edge
+// security service in sc: a CLOUD_ARMOR_NETWORK policy of the same project
+// and region, in a project on Cloud Armor Enterprise. Every refusal is a
+// 400. It returns the policy's selfLink. st.mu must be held.
+func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error) {
+	const f = "resource.securityPolicy"
+	r, ok := parseRef(ref, "securityPolicies", sc)
+	if !ok {
+		return "", core.ErrInvalidField(f, ref, "The security policy must be a security policy URL or name.")
 	}
-	if err != nil {
-		core.WriteError(w, err)
-		return
+	if r.scope != sc {
+		return "", core.ErrInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
+			sc.Project+"' in region '"+sc.Region+"', like the network edge security service.")
 	}
-	if err := checkEnum("resource.loadBalancingScheme", in.LoadBalancingScheme, set(
-		"EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED", "INTERNAL_SELF_MANAGED")); err != nil {
-		core.WriteError(w, err)
-		return
+	p, ok := st.policies[r.scope.PolicyPath(r.name)]
+	if !ok {
+		return "", core.ErrInvalidField(f, ref, "The resource '"+r.scope.PolicyPath(r.name)+"' was not found.")
 	}
-	if in.EdgeSecurityPolicy != "" && c.scope.Region != "" {
-		core.WriteError(w, core.ErrInvalidField("resource.edgeSecurityPolicy", in.EdgeSecurityPolicy,
-			"Regional backend services have no edge security policy."))
-		return
+	if policyType(p) != "CLOUD_ARMOR_NETWORK" {
+		return "", core.ErrInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
+			p.Name+"' is of type "+policyType(p)+".")
 	}
-	fields := map[string]any{}
-	for k, v := range normalize(cloneMap(raw)) {
-		if !backendOutputKeys[k] {
-			fields[k] = v
-		}
+	if tier := st.tierLocked(sc.Project); !enterprise(tier) {
+		return "", core.ErrInvalidField(f, ref, "Network edge security policies need Cloud Armor Enterprise; project '"+
+			sc.Project+"' is on "+tier+".")
 	}
-	b := &backendService{Scope: c.scope, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Fields: fields}
-	m := s.objectMutation(r, c, "insert", b.path())
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		if _, ok := s.store.more.backends[b.path()]; ok {
-			return plan{}, core.ErrAlreadyExists(b.path())
-		}
-		var err error
-		if in.SecurityPolicy != "" {
-			if b.SecurityPolicy, err = s.store.resolvePolicyLocked(c.scope, "securityPolicy", in.SecurityPolicy); err != nil {
-				return plan{}, err
-			}
-		}
-		if in.EdgeSecurityPolicy != "" {
-			if b.EdgeSecurityPolicy, err = s.store.resolvePolicyLocked(c.scope, "edgeSecurityPolicy", in.EdgeSecurityPolicy); err != nil {
-				return plan{}, err
-			}
-		}
-		return plan{link: apiRoot + b.path(), id: b.ID, commit: func() {
-			b.Fingerprint = s.store.gen.Fingerprint()
-			s.store.more.backends[b.path()] = b
-		}}, nil
-	})
-	s.finishObject(w, c, m, b.path(), op, err)
-}
-
-// backends returns copies of the backend services of a project, by path:
-// every scope with all, else only sc.
-func (s *Server) backends(sc scope, all bool) []*backendService {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	var out []*backendService
-	for _, k := range sortedKeys(s.store.more.backends) {
-		b := s.store.more.backends[k]
-		if b.Scope.Project == sc.Project && (all || b.Scope == sc) {
-			out = append(out, b.clone())
-		}
-	}
-	return out
-}
-
-func (s *Server) listBackends(w http.ResponseWriter, r *http.Request, c *call) {
-	var items []map[string]any
-	for _, b := range s.backends(c.scope, false) {
-		items = append(items, renderBackend(b))
-	}
-	writeList(w, r, items, "compute#backendServiceList", c.scope.base()+"/backendServices", true)
-}
-
-// aggregatedBackends lists the global and regional backend services of a
-// project in one answer, with their securityPolicy and edgeSecurityPolicy.
-func (s *Server) aggregatedBackends(w http.ResponseWriter, r *http.Request, c *call) {
-	byScope := map[string][]map[string]any{}
-	for _, b := range s.backends(c.scope, true) {
-		k := b.Scope.aggregatedKey()
-		byScope[k] = append(byScope[k], renderBackend(b))
-	}
-	aggregated(w, r, c, "compute#backendServiceAggregatedList", "backendServices", "backendServices", true, byScope)
-}
-
-// setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the
-// policy must exist and be of the right type and scope; an empty
-// securityPolicy detaches the policy.
-func (s *Server) setBackendPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	var in compute.SecurityPolicyReference
-	if _, err := s.decode(w, r, &in, "security_policy_reference"); err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	field, opType := "securityPolicy", "setSecurityPolicy"
-	if c.method == "backendServices.setEdgeSecurityPolicy" {
-		field, opType = "edgeSecurityPolicy", "setEdgeSecurityPolicy"
-	}
-	path := c.scope.objectPath("backendServices", r.PathValue("backendService"))
-	m := s.objectMutation(r, c, opType, path)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		b, ok := s.store.more.backends[path]
-		if !ok {
-			return plan{}, core.ErrNotFound(path)
-		}
-		link := ""
-		if in.SecurityPolicy != "" {
-			var err error
-			if link, err = s.store.resolvePolicyLocked(c.scope, field, in.SecurityPolicy); err != nil {
-				return plan{}, err
-			}
-		}
-		next := b.clone()
-		if field == "edgeSecurityPolicy" {
-			next.EdgeSecurityPolicy = link
-		} else {
-			next.SecurityPolicy = link
-		}
-		return plan{link: apiRoot + path, id: b.ID, commit: func() {
-			next.Fingerprint = s.store.gen.Fingerprint()
-			s.store.more.backends[path] = next
-		}}, nil
-	})
-	s.finishObject(w, c, m, path, op, err)
+	return apiRoot + p.path(), nil
 }
 
 // BackendServices returns every backend service as GET would return it,
 // keyed by its path ("projects/p/global/backendServices/n").
-func (s *Server) BackendServices() map[string]map[string]any {
-	return renderAll(s, s.backendMap, renderBackend)
+func (s *Server) BackendServices() map[string]map[string]any { return s.backends.Services() }
+
+// BackendBuckets returns every backend bucket as GET would return it, keyed
+// by its path ("projects/p/global/backendBuckets/n").
+func (s *Server) BackendBuckets() map[string]map[string]any { return s.backends.Buckets() }
+
+// NetworkEdgeSecurityServices returns every network edge security service
+// as GET would return it, keyed by its path
+// ("projects/p/regions/r/networkEdgeSecurityServices/n").
+func (s *Server) NetworkEdgeSecurityServices() map[string]map[string]any {
+	return s.backends.EdgeServices()
 }

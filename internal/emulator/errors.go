@@ -20,11 +20,6 @@ func errNoRule(p int64) *core.Error {
 		fmt.Sprintf("The security policy does not contain a rule at priority %d.", p))
 }
 
-func errFingerprint() *core.Error {
-	return &core.Error{Code: 412, Reason: "conditionNotMet",
-		Message: "Supplied fingerprint does not match current metadata fingerprint."}
-}
-
 func errLabelFingerprint() *core.Error {
 	return &core.Error{Code: 412, Reason: "conditionNotMet",
 		Message: "Labels fingerprint either invalid or resource labels have changed"}

@@ -38,7 +38,7 @@ func compileGrants(g map[string]Grant) map[string]access {
 	}
 	out := make(map[string]access, len(g))
 	for token, gr := range g {
-		out[token] = access{read: set(gr.Read...), write: set(gr.Write...)}
+		out[token] = access{read: core.Set(gr.Read...), write: core.Set(gr.Write...)}
 	}
 	return out
 }
@@ -125,9 +125,9 @@ func deniedResource(c *call, operation string) string {
 	case c.resource != "":
 		return c.resource
 	case c.policy != "":
-		return c.scope.policyPath(c.policy)
+		return c.scope.PolicyPath(c.policy)
 	case operation != "":
-		return c.scope.opPath(operation)
+		return c.scope.OpPath(operation)
 	case c.scope.Region != "":
 		return "projects/" + c.scope.Project + "/regions/" + c.scope.Region
 	default:

@@ -10,14 +10,7 @@ import (
 
 // The instances API's methods beyond the verbs permissionOf knows, and
 // the response types of all of them, for fields=.
-func init() {
-	for name, p := range instances.Permissions {
-		otherPermissions[name] = permission{name: p.Name, write: p.Write}
-	}
-	for name, t := range instances.ResponseTypes {
-		otherResponseTypes[name] = t
-	}
-}
+func init() { addMethods(instances.Permissions, instances.ResponseTypes) }
 
 // mountInstances serves the instances API's routes through serve, at the
 // root and under /compute/v1 like every compute route.

@@ -1,5 +1,7 @@
 package emulator
 
+import "github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+
 // deletePath removes the value at path, if any.
 func deletePath(m map[string]any, path []string) {
 	for i, seg := range path {
@@ -27,7 +29,7 @@ func applyPatch(cur, body map[string]any, mask [][]string) map[string]any {
 	for _, path := range mask {
 		deletePath(cur, path)
 	}
-	return normalize(mergePatch(cur, body))
+	return core.Normalize(mergePatch(cur, body))
 }
 
 // mergePatch merges src into dst the way JSON merge patch (RFC 7396) does,
@@ -47,7 +49,7 @@ func mergePatch(dst, src map[string]any) map[string]any {
 			}
 			dst[k] = mergePatch(dm, sv)
 		default:
-			dst[k] = cloneValue(v)
+			dst[k] = core.CloneValue(v)
 		}
 	}
 	return dst

@@ -14,35 +14,8 @@ const apiRoot = core.ComputeRoot
 // defaultPriority is the priority of the rule every policy must have.
 const defaultPriority = 2147483647
 
-// A scope is where a policy or operation lives: global (Region "") or a region.
-type scope struct {
-	Project string `json:"project"`
-	Region  string `json:"region,omitempty"`
-}
-
-// base is "projects/p/global" or "projects/p/regions/r".
-func (s scope) base() string {
-	if s.Region == "" {
-		return "projects/" + s.Project + "/global"
-	}
-	return "projects/" + s.Project + "/regions/" + s.Region
-}
-
-func (s scope) policyPath(name string) string { return s.base() + "/securityPolicies/" + name }
-func (s scope) opPath(name string) string     { return s.base() + "/operations/" + name }
-
-// regionURL is the full URL GCP reports in a regional resource's region field.
-func (s scope) regionURL() string {
-	return apiRoot + "projects/" + s.Project + "/regions/" + s.Region
-}
-
-// aggregatedKey is the key of this scope in aggregatedList responses.
-func (s scope) aggregatedKey() string {
-	if s.Region == "" {
-		return "global"
-	}
-	return "regions/" + s.Region
-}
+// A scope is where a compute object lives: see core.Scope.
+type scope = core.Scope
 
 // A rule is kept exactly as the client sent it (after GCP's empty-value
 // normalisation), so that responses echo what was sent, e.g. headerAction {}.
@@ -69,7 +42,7 @@ type policy struct {
 	tier string // the project's Cloud Armor tier, set for validation only
 }
 
-func (p *policy) path() string { return p.Scope.policyPath(p.Name) }
+func (p *policy) path() string { return p.Scope.PolicyPath(p.Name) }
 
 func (p *policy) clone() *policy {
 	if p == nil {
@@ -80,10 +53,10 @@ func (p *policy) clone() *policy {
 	for k, v := range p.Labels {
 		c.Labels[k] = v
 	}
-	c.Fields = cloneMap(p.Fields)
+	c.Fields = core.CloneMap(p.Fields)
 	c.Rules = make([]rule, len(p.Rules))
 	for i, r := range p.Rules {
-		c.Rules[i] = rule{Priority: r.Priority, Number: r.Number, Body: cloneMap(r.Body)}
+		c.Rules[i] = rule{Priority: r.Priority, Number: r.Number, Body: core.CloneMap(r.Body)}
 	}
 	return &c
 }
@@ -137,7 +110,7 @@ func (o *operation) path() string {
 	if o.Parent != "" {
 		return orgOpPath(o.Name)
 	}
-	return o.Scope.opPath(o.Name)
+	return o.Scope.OpPath(o.Name)
 }
 
 // An opError is the error a finished operation carries.
@@ -149,30 +122,3 @@ type opError struct {
 }
 
 func (o *operation) done(now time.Time) bool { return !now.Before(o.Done) }
-
-// cloneMap deep-copies decoded JSON.
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]any, len(m))
-	for k, v := range m {
-		c[k] = cloneValue(v)
-	}
-	return c
-}
-
-func cloneValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		return cloneMap(t)
-	case []any:
-		c := make([]any, len(t))
-		for i, e := range t {
-			c[i] = cloneValue(e)
-		}
-		return c
-	default:
-		return v
-	}
-}

@@ -14,30 +14,31 @@ import (
 )
 
 // otherPermissions are the permissions of the methods beyond security
-// policies and their operations (see permissionOf): the project's and
-// networksecurity's.
-var otherPermissions = func() map[string]permission {
-	m := map[string]permission{
-		"projects.get":               {"compute.projects.get", false},
-		"projects.setCloudArmorTier": {"compute.projects.setCloudArmorTier", true},
-	}
-	for name, p := range networksecurity.Permissions {
-		m[name] = permission{name: p.Name, write: p.Write}
-	}
-	return m
-}()
+// policies and their operations (see permissionOf): the project's and the
+// mounted APIs' (addMethods).
+var otherPermissions = map[string]permission{
+	"projects.get":               {"compute.projects.get", false},
+	"projects.setCloudArmorTier": {"compute.projects.setCloudArmorTier", true},
+}
 
 // otherResponseTypes are the response types of those methods, for fields=.
-var otherResponseTypes = func() map[string]reflect.Type {
-	m := map[string]reflect.Type{
-		"projects.get":               reflect.TypeOf(compute.Project{}),
-		"projects.setCloudArmorTier": reflect.TypeOf(compute.Operation{}),
+var otherResponseTypes = map[string]reflect.Type{
+	"projects.get":               reflect.TypeOf(compute.Project{}),
+	"projects.setCloudArmorTier": reflect.TypeOf(compute.Operation{}),
+}
+
+// addMethods adds a mounted API's permissions and response types to
+// otherPermissions and otherResponseTypes.
+func addMethods(perms map[string]core.Permission, types map[string]reflect.Type) {
+	for name, p := range perms {
+		otherPermissions[name] = permission{name: p.Name, write: p.Write}
 	}
-	for name, t := range networksecurity.ResponseTypes {
-		m[name] = t
+	for name, t := range types {
+		otherResponseTypes[name] = t
 	}
-	return m
-}()
+}
+
+func init() { addMethods(networksecurity.Permissions, networksecurity.ResponseTypes) }
 
 // newerAPI reports whether a method belongs to networksecurity, whose errors
 // have the newer format.

@@ -9,25 +9,24 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 )
 
 // This file holds what the objects beyond a project's security policies
-// share: organization security policies (orgpolicies.go), backend services
-// (backends.go) and network edge security services (edgeservices.go).
+// share: organization security policies (orgpolicies.go), and backend
+// services, backend buckets and network edge security services (package
+// backends, mounted by backends.go).
 
 // moreState is their part of the store, under store.mu.
 type moreState struct {
-	orgPolicies map[string]*orgPolicy      // by id
-	backends    map[string]*backendService // by path
-	buckets     map[string]*backendBucket  // by path
-	edges       map[string]*edgeService    // by path
+	orgPolicies map[string]*orgPolicy // by id
+	backends    backends.State        // served by Server.backends
 }
 
 func newMoreState() moreState {
-	return moreState{orgPolicies: map[string]*orgPolicy{}, backends: map[string]*backendService{},
-		buckets: map[string]*backendBucket{}, edges: map[string]*edgeService{}}
+	return moreState{orgPolicies: map[string]*orgPolicy{}, backends: backends.NewState()}
 }
 
 // An objMutation is a mutating call on one of these objects: like a
@@ -98,63 +97,6 @@ func (s *Server) finishObject(w http.ResponseWriter, c *call, m objMutation, wha
 	s.answer(w, c, m.validateOnly, what, op, err)
 }
 
-// deleteObject serves the delete of the object of collection that the
-// path value param names, in the store's map that objects returns (read
-// under the store's lock): 404 when it is not there.
-func deleteObject[T any](s *Server, collection, param string, objects func() map[string]T, id func(T) uint64) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		path := c.scope.objectPath(collection, r.PathValue(param))
-		m := s.objectMutation(r, c, "delete", path)
-		op, err := s.store.mutateObject(m, func() (plan, error) {
-			o, ok := objects()[path]
-			if !ok {
-				return plan{}, core.ErrNotFound(path)
-			}
-			return plan{link: apiRoot + path, id: id(o), commit: func() { delete(objects(), path) }}, nil
-		})
-		s.finishObject(w, c, m, path, op, err)
-	}
-}
-
-// getObject serves the get of the object of collection that the path value
-// param names, in the store's map that objects returns, rendered under the
-// store's lock: 404 when it is not there.
-func getObject[T any](s *Server, collection, param string, objects func() map[string]T, render func(T) map[string]any) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		path := c.scope.objectPath(collection, r.PathValue(param))
-		s.store.mu.Lock()
-		o, ok := objects()[path]
-		var body map[string]any
-		if ok {
-			body = render(o)
-		}
-		s.store.mu.Unlock()
-		if !ok {
-			core.WriteError(w, core.ErrNotFound(path))
-			return
-		}
-		core.WriteJSON(w, http.StatusOK, body)
-	}
-}
-
-// renderAll returns every object of the store's map that objects returns
-// as GET would return it, keyed by its path.
-func renderAll[T any](s *Server, objects func() map[string]T, render func(T) map[string]any) map[string]map[string]any {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	out := map[string]map[string]any{}
-	for k, o := range objects() {
-		out[k] = render(o)
-	}
-	return out
-}
-
-// The maps of the objects served by deleteObject, getObject and renderAll,
-// read under the store's lock.
-func (s *Server) backendMap() map[string]*backendService { return s.store.more.backends }
-func (s *Server) bucketMap() map[string]*backendBucket   { return s.store.more.buckets }
-func (s *Server) edgeMap() map[string]*edgeService       { return s.store.more.edges }
-
 // objectMutation prepares an objMutation for a call.
 func (s *Server) objectMutation(r *http.Request, c *call, opType string, keys ...string) objMutation {
 	m := s.mutation(r, c, "", opType)
@@ -198,18 +140,12 @@ func (s *Server) describe(r *http.Request, c *call) {
 			c.resource = c.owner
 		}
 	case r.PathValue("backendService") != "":
-		c.resource = c.scope.objectPath("backendServices", r.PathValue("backendService"))
+		c.resource = c.scope.ObjectPath("backendServices", r.PathValue("backendService"))
 	case r.PathValue("backendBucket") != "":
-		c.resource = c.scope.objectPath("backendBuckets", r.PathValue("backendBucket"))
+		c.resource = c.scope.ObjectPath("backendBuckets", r.PathValue("backendBucket"))
 	case r.PathValue("edgeService") != "":
-		c.resource = c.scope.objectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
+		c.resource = c.scope.ObjectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
 	}
-}
-
-// objectPath is the path of a named compute object of the scope, e.g.
-// projects/P/global/backendServices/N.
-func (s scope) objectPath(collection, name string) string {
-	return s.base() + "/" + collection + "/" + name
 }
 
 // The IAM permissions and response types of the methods served here, for
@@ -237,12 +173,6 @@ func init() {
 		"globalOrganizationOperations.get":                             perm(orgOps+"get", false),
 		"globalOrganizationOperations.list":                            perm(orgOps+"list", false),
 		"globalOrganizationOperations.delete":                          perm(orgOps+"delete", true),
-		"backendServices.setSecurityPolicy":                            perm("compute.backendServices.setSecurityPolicy", true),
-		"backendServices.setEdgeSecurityPolicy":                        perm("compute.backendServices.setSecurityPolicy", true),
-		"regionBackendServices.setSecurityPolicy":                      perm("compute.regionBackendServices.setSecurityPolicy", true),
-		"backendBuckets.setEdgeSecurityPolicy":                         perm("compute.backendBuckets.setSecurityPolicy", true),
-		"networkEdgeSecurityServices.aggregatedList":                   perm("compute.networkEdgeSecurityServices.list", false),
-		"backendServices.aggregatedList":                               perm("compute.backendServices.list", false),
 	} {
 		otherPermissions[method] = p
 	}
@@ -256,15 +186,6 @@ func init() {
 		"organizationSecurityPolicies.listPreconfiguredExpressionSets": reflect.TypeOf(compute.SecurityPoliciesListPreconfiguredExpressionSetsResponse{}),
 		"globalOrganizationOperations.get":                             op,
 		"globalOrganizationOperations.list":                            reflect.TypeOf(compute.OperationList{}),
-		"backendServices.get":                                          reflect.TypeOf(compute.BackendService{}),
-		"regionBackendServices.get":                                    reflect.TypeOf(compute.BackendService{}),
-		"backendServices.list":                                         reflect.TypeOf(compute.BackendServiceList{}),
-		"regionBackendServices.list":                                   reflect.TypeOf(compute.BackendServiceList{}),
-		"backendServices.aggregatedList":                               reflect.TypeOf(compute.BackendServiceAggregatedList{}),
-		"backendBuckets.get":                                           reflect.TypeOf(compute.BackendBucket{}),
-		"backendBuckets.list":                                          reflect.TypeOf(compute.BackendBucketList{}),
-		"networkEdgeSecurityServices.get":                              reflect.TypeOf(compute.NetworkEdgeSecurityService{}),
-		"networkEdgeSecurityServices.aggregatedList":                   reflect.TypeOf(compute.NetworkEdgeSecurityServiceAggregatedList{}),
 	} {
 		otherResponseTypes[method] = t
 	}
@@ -276,8 +197,7 @@ func init() {
 	}
 }
 
-// moreRoutes serves organization security policies and their operations,
-// backend services and network edge security services.
+// moreRoutes serves organization security policies and their operations.
 func (s *Server) moreRoutes() {
 	const o = "/locations/global/securityPolicies"
 	const one = o + "/{orgPolicy}"
@@ -302,68 +222,6 @@ func (s *Server) moreRoutes() {
 	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOp(orgOp))
 	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOp(orgOp))
 
-	for _, b := range []struct{ prefix, path string }{
-		{"backendServices.", "/projects/{project}/global/backendServices"},
-		{"regionBackendServices.", "/projects/{project}/regions/{region}/backendServices"},
-	} {
-		s.route("POST", b.path, b.prefix+"insert", s.insertBackend)
-		s.route("GET", b.path, b.prefix+"list", s.listBackends)
-		s.route("GET", b.path+"/{backendService}", b.prefix+"get", getObject(s, "backendServices", "backendService", s.backendMap, renderBackend))
-		s.route("DELETE", b.path+"/{backendService}", b.prefix+"delete", deleteObject(s, "backendServices", "backendService",
-			s.backendMap, func(o *backendService) uint64 { return o.ID }))
-		s.route("POST", b.path+"/{backendService}/setSecurityPolicy", b.prefix+"setSecurityPolicy", s.setBackendPolicy)
-	}
-	s.route("POST", "/projects/{project}/global/backendServices/{backendService}/setEdgeSecurityPolicy",
-		"backendServices.setEdgeSecurityPolicy", s.setBackendPolicy)
-	s.route("GET", "/projects/{project}/aggregated/backendServices", "backendServices.aggregatedList", s.aggregatedBackends)
-
-	const bb = "/projects/{project}/global/backendBuckets"
-	s.route("POST", bb, "backendBuckets.insert", s.insertBucket)
-	s.route("GET", bb, "backendBuckets.list", s.listBuckets)
-	s.route("GET", bb+"/{backendBucket}", "backendBuckets.get", getObject(s, "backendBuckets", "backendBucket", s.bucketMap, renderBucket))
-	s.route("DELETE", bb+"/{backendBucket}", "backendBuckets.delete", deleteObject(s, "backendBuckets", "backendBucket",
-		s.bucketMap, func(o *backendBucket) uint64 { return o.ID }))
-	s.route("POST", bb+"/{backendBucket}/setEdgeSecurityPolicy", "backendBuckets.setEdgeSecurityPolicy", s.setBucketEdgePolicy)
-
-	const e = "/projects/{project}/regions/{region}/networkEdgeSecurityServices"
-	s.route("POST", e, "networkEdgeSecurityServices.insert", s.insertEdge)
-	s.route("GET", e+"/{edgeService}", "networkEdgeSecurityServices.get", getObject(s, "networkEdgeSecurityServices", "edgeService", s.edgeMap, renderEdge))
-	s.route("PATCH", e+"/{edgeService}", "networkEdgeSecurityServices.patch", s.patchEdge)
-	s.route("DELETE", e+"/{edgeService}", "networkEdgeSecurityServices.delete", deleteObject(s, "networkEdgeSecurityServices", "edgeService",
-		s.edgeMap, func(o *edgeService) uint64 { return o.ID }))
-	s.route("GET", "/projects/{project}/aggregated/networkEdgeSecurityServices",
-		"networkEdgeSecurityServices.aggregatedList", s.aggregatedEdges)
-}
-
-// aggregated answers an aggregatedList: the global scope (if global is
-// true) plus every region holding an object, each an item list under key
-// or the NO_RESULTS_ON_PAGE warning, as for security policies.
-func aggregated(w http.ResponseWriter, r *http.Request, c *call, kind, collection, key string, global bool,
-	byScope map[string][]map[string]any) {
-	if global {
-		if _, ok := byScope["global"]; !ok {
-			byScope["global"] = nil
-		}
-	}
-	items := map[string]any{}
-	for k, objs := range byScope {
-		objs, err := filterItems(r.URL.Query().Get("filter"), objs)
-		if err != nil {
-			core.WriteError(w, err)
-			return
-		}
-		if len(objs) == 0 {
-			items[k] = scopedList(k, nil)
-			continue
-		}
-		list := make([]any, len(objs))
-		for i, o := range objs {
-			list[i] = o
-		}
-		items[k] = map[string]any{key: list}
-	}
-	path := "projects/" + c.scope.Project + "/aggregated/" + collection
-	core.WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": apiRoot + path})
 }
 
 // A reference is a compute resource URL as clients send it: a full URL, a
@@ -404,7 +262,7 @@ func parseRef(ref, collection string, within scope) (reference, bool) {
 	default:
 		return reference{}, false
 	}
-	return out, namePattern.MatchString(out.name)
+	return out, core.NamePattern.MatchString(out.name)
 }
 
 // sortedKeys returns a map's keys in order.
@@ -428,22 +286,8 @@ func errInUse(kind, resource, user string) *core.Error {
 // uses. st.mu must be
 // held.
 func (st *store) policyInUseLocked(p *policy) error {
-	link := apiRoot + p.path()
-	for _, k := range sortedKeys(st.more.backends) {
-		b := st.more.backends[k]
-		if b.SecurityPolicy == link || b.EdgeSecurityPolicy == link {
-			return errInUse("security_policy", p.path(), b.path())
-		}
-	}
-	for _, k := range sortedKeys(st.more.buckets) {
-		if b := st.more.buckets[k]; b.EdgeSecurityPolicy == link {
-			return errInUse("security_policy", p.path(), b.path())
-		}
-	}
-	for _, k := range sortedKeys(st.more.edges) {
-		if e := st.more.edges[k]; e.SecurityPolicy == link {
-			return errInUse("security_policy", p.path(), e.path())
-		}
+	if user := st.more.backends.UserLocked(apiRoot + p.path()); user != "" {
+		return errInUse("security_policy", p.path(), user)
 	}
 	return nil
 }
@@ -455,16 +299,7 @@ func (st *store) saveMore(f *stateFile) {
 	for _, k := range sortedKeys(st.more.orgPolicies) {
 		f.OrgPolicies = append(f.OrgPolicies, st.more.orgPolicies[k].clone())
 	}
-	for _, k := range sortedKeys(st.more.backends) {
-		f.BackendServices = append(f.BackendServices, st.more.backends[k].clone())
-	}
-	for _, k := range sortedKeys(st.more.buckets) {
-		f.BackendBuckets = append(f.BackendBuckets, st.more.buckets[k].clone())
-	}
-	for _, k := range sortedKeys(st.more.edges) {
-		e := *st.more.edges[k]
-		f.EdgeServices = append(f.EdgeServices, &e)
-	}
+	f.Saved = st.more.backends.SaveLocked()
 }
 
 // loadMore adds the objects of a state file after load.
@@ -476,19 +311,5 @@ func (st *store) loadMore(f stateFile) {
 			st.more.orgPolicies[o.Name] = o
 		}
 	}
-	for _, b := range f.BackendServices {
-		if b != nil && namePattern.MatchString(b.Name) {
-			st.more.backends[b.path()] = b
-		}
-	}
-	for _, b := range f.BackendBuckets {
-		if b != nil && namePattern.MatchString(b.Name) {
-			st.more.buckets[b.path()] = b
-		}
-	}
-	for _, e := range f.EdgeServices {
-		if e != nil && namePattern.MatchString(e.Name) {
-			st.more.edges[e.path()] = e
-		}
-	}
+	st.more.backends.LoadLocked(f.Saved)
 }

@@ -12,7 +12,7 @@ import (
 // same.
 type opKey func(r *http.Request, c *call) string
 
-func projectOp(r *http.Request, c *call) string { return c.scope.opPath(r.PathValue("operation")) }
+func projectOp(r *http.Request, c *call) string { return c.scope.OpPath(r.PathValue("operation")) }
 func orgOp(r *http.Request, _ *call) string     { return orgOpPath(r.PathValue("orgOperation")) }
 
 // getOp answers operations.get; an organization operation's parentId is
@@ -76,14 +76,14 @@ func (s *Server) listOps(w http.ResponseWriter, r *http.Request, c *call) {
 	for _, op := range s.store.listOps(c.scope, false) {
 		items = append(items, renderOp(op, now, false))
 	}
-	writeList(w, r, items, "compute#operationList", c.scope.base()+"/operations", true)
+	core.WriteList(w, r, items, "compute#operationList", c.scope.Base()+"/operations", true)
 }
 
 func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) {
 	now := s.now()
 	byScope := map[string][]any{}
 	for _, op := range s.store.listOps(c.scope, true) {
-		k := op.Scope.aggregatedKey()
+		k := op.Scope.AggregatedKey()
 		byScope[k] = append(byScope[k], renderOp(op, now, false))
 	}
 	items := map[string]any{}
@@ -114,5 +114,5 @@ func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
 		}
 	}
 	s.store.mu.Unlock()
-	writeList(w, r, items, "compute#operationList", "locations/global/operations", true)
+	core.WriteList(w, r, items, "compute#operationList", "locations/global/operations", true)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Auth modes accepted by Options.Auth.
@@ -140,7 +142,7 @@ func (o Options) validate() error {
 		return err
 	}
 	if o.DefaultTier != "" && !tiers[o.DefaultTier] {
-		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", o.DefaultTier, keys(tiers))
+		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", o.DefaultTier, core.Keys(tiers))
 	}
 	return o.Faults.validate()
 }

@@ -86,7 +86,7 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 	if a.Name == "" {
 		a.Name = defaultAssociationName(a.AttachmentID)
 	}
-	if !namePattern.MatchString(a.Name) {
+	if !core.NamePattern.MatchString(a.Name) {
 		core.WriteError(w, core.ErrInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
 		return
 	}

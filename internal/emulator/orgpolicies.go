@@ -26,10 +26,10 @@ var (
 	attachmentPattern = regexp.MustCompile(`^((organizations|folders)/[0-9]{1,20}|projects/[a-z0-9][-a-z0-9:.]{0,62})$`)
 	// orgPolicyTypes are the types a hierarchical policy may have: shortName
 	// "should only be used when SecurityPolicyType is CLOUD_ARMOR".
-	orgPolicyTypes = set("CLOUD_ARMOR")
+	orgPolicyTypes = core.Set("CLOUD_ARMOR")
 	// orgOutputKeys are what an organization policy body may carry that is
 	// not stored as sent: the server owns them or they have their own member.
-	orgOutputKeys = set("shortName", "parent", "associations", "ruleTupleCount", "displayName")
+	orgOutputKeys = core.Set("shortName", "parent", "associations", "ruleTupleCount", "displayName")
 )
 
 // An association attaches an organization policy to an organization, a
@@ -323,7 +323,7 @@ func validateOrgPolicy(in *compute.SecurityPolicy) error {
 		return core.ErrInvalidField("resource.type", in.Type,
 			"Organization security policies must be of type CLOUD_ARMOR; FIREWALL policies are managed by firewallPolicies.")
 	}
-	if !namePattern.MatchString(in.ShortName) {
+	if !core.NamePattern.MatchString(in.ShortName) {
 		return core.ErrInvalidField("resource.shortName", in.ShortName,
 			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
 	}
@@ -352,7 +352,7 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 	for _, o := range s.store.orgPolicies(parent) {
 		items = append(items, renderOrgPolicy(o))
 	}
-	writeList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
+	core.WriteList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
 }
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the

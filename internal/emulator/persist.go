@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
 
@@ -21,12 +22,10 @@ type stateFile struct {
 	Policies      []*policy                       `json:"policies"`
 	AddressGroups []*networksecurity.AddressGroup `json:"addressGroups,omitempty"`
 	Projects      map[string]*projectInfo         `json:"projects,omitempty"`
-	// Organization security policies, backend services and network edge
-	// security services.
-	OrgPolicies     []*orgPolicy      `json:"organizationSecurityPolicies,omitempty"`
-	BackendServices []*backendService `json:"backendServices,omitempty"`
-	BackendBuckets  []*backendBucket  `json:"backendBuckets,omitempty"`
-	EdgeServices    []*edgeService    `json:"networkEdgeSecurityServices,omitempty"`
+	// Organization security policies; backend services, backend buckets
+	// and network edge security services.
+	OrgPolicies []*orgPolicy `json:"organizationSecurityPolicies,omitempty"`
+	backends.Saved
 }
 
 // loadState reads Options.StateFile; a missing file is an empty state.

@@ -1,8 +1,10 @@
 package emulator
 
-import "github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+import (
+	"net/http"
 
-import "net/http"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+)
 
 // expressionSets is a small, static excerpt of the preconfigured WAF rule
 // sets Cloud Armor offers; enough for clients that list or validate names.

@@ -3,6 +3,8 @@ package emulator
 import (
 	"strconv"
 	"time"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // Responses are built as maps rather than compute structs: the structs use
@@ -11,7 +13,7 @@ import (
 // selfLinkWithId).
 
 func renderRule(r rule) map[string]any {
-	m := cloneMap(r.Body)
+	m := core.CloneMap(r.Body)
 	if m == nil {
 		m = map[string]any{}
 	}
@@ -28,7 +30,7 @@ func renderRule(r rule) map[string]any {
 }
 
 func renderPolicy(p *policy) map[string]any {
-	m := cloneMap(p.Fields)
+	m := core.CloneMap(p.Fields)
 	if m == nil {
 		m = map[string]any{}
 	}
@@ -36,9 +38,9 @@ func renderPolicy(p *policy) map[string]any {
 	m["kind"] = "compute#securityPolicy"
 	m["id"] = id
 	m["name"] = p.Name
-	m["creationTimestamp"] = timestamp(p.Created)
+	m["creationTimestamp"] = core.Timestamp(p.Created)
 	m["selfLink"] = apiRoot + p.path()
-	m["selfLinkWithId"] = apiRoot + p.Scope.policyPath(id)
+	m["selfLinkWithId"] = apiRoot + p.Scope.PolicyPath(id)
 	m["fingerprint"] = p.Fingerprint
 	m["labelFingerprint"] = labelFingerprint(p.Labels)
 	m["type"] = p.Type
@@ -46,7 +48,7 @@ func renderPolicy(p *policy) map[string]any {
 		m["labels"] = p.Labels
 	}
 	if p.Scope.Region != "" {
-		m["region"] = p.Scope.regionURL()
+		m["region"] = p.Scope.RegionURL()
 	}
 	rules := make([]any, len(p.Rules))
 	for i, r := range p.Rules {
@@ -68,18 +70,18 @@ func renderOp(op *operation, now time.Time, running bool) map[string]any {
 		"targetLink":    op.TargetLink,
 		"targetId":      strconv.FormatUint(op.TargetID, 10),
 		"user":          op.User,
-		"insertTime":    timestamp(op.Inserted),
-		"startTime":     timestamp(op.Inserted),
+		"insertTime":    core.Timestamp(op.Inserted),
+		"startTime":     core.Timestamp(op.Inserted),
 		"status":        "RUNNING",
 		"progress":      0,
 	}
 	if op.Scope.Region != "" {
-		m["region"] = op.Scope.regionURL()
+		m["region"] = op.Scope.RegionURL()
 	}
 	if running || !op.done(now) {
 		return m
 	}
-	m["status"], m["progress"], m["endTime"] = "DONE", 100, timestamp(op.Done)
+	m["status"], m["progress"], m["endTime"] = "DONE", 100, core.Timestamp(op.Done)
 	if e := op.Err; e != nil {
 		m["error"] = map[string]any{"errors": []any{map[string]any{"code": e.Code, "message": e.Message}}}
 		m["httpErrorStatusCode"] = e.HTTPStatus

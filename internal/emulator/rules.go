@@ -57,7 +57,7 @@ func (s *Server) changePolicy(w http.ResponseWriter, r *http.Request, c *call, o
 	m := s.mutation(r, c, c.policy, opType)
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
 		if cur == nil {
-			return nil, core.ErrNotFound(c.scope.policyPath(c.policy))
+			return nil, core.ErrNotFound(c.scope.PolicyPath(c.policy))
 		}
 		return f(cur)
 	})
@@ -148,7 +148,7 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 	if i < 0 {
 		return errNoRule(prio)
 	}
-	body := ruleBody(applyPatch(cloneMap(cur.Rules[i].Body), raw, mask))
+	body := ruleBody(applyPatch(core.CloneMap(cur.Rules[i].Body), raw, mask))
 	newPrio := prio
 	if n, ok := raw["priority"].(json.Number); ok {
 		newPrio, _ = n.Int64()
@@ -169,7 +169,7 @@ func patchOneRule(cur *policy, prio int64, raw map[string]any, mask [][]string) 
 // validateStoredRule validates the rule that would result from a patch of
 // a rule in cur.
 func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
-	withPrio := cloneMap(body)
+	withPrio := core.CloneMap(body)
 	withPrio["priority"] = prio
 	b, err := json.Marshal(withPrio)
 	if err != nil {

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"strings"
 
 	compute "google.golang.org/api/compute/v1"
 
@@ -12,13 +11,13 @@ import (
 // policyOutputKeys are fields the server owns or that have their own member
 // in policy; they are never stored from a request body (GCP accepts them in
 // PATCH bodies copied from a GET, R1/R3).
-var policyOutputKeys = set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId",
+var policyOutputKeys = core.Set("kind", "id", "creationTimestamp", "selfLink", "selfLinkWithId",
 	"fingerprint", "labelFingerprint", "name", "region", "rules", "type", "labels")
 
 // settable returns the normalised top-level fields of a policy body that are
 // stored as sent.
 func settable(raw map[string]any) map[string]any {
-	return normalize(settableRaw(raw))
+	return core.Normalize(settableRaw(raw))
 }
 
 // settableRaw is settable before normalisation, for merging: a PATCH that
@@ -27,7 +26,7 @@ func settableRaw(raw map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range raw {
 		if !policyOutputKeys[k] {
-			out[k] = cloneValue(v)
+			out[k] = core.CloneValue(v)
 		}
 	}
 	return out
@@ -46,14 +45,14 @@ func ruleBodies(raw map[string]any) []map[string]any {
 
 // ruleBody strips what the server owns from a rule as sent.
 func ruleBody(m map[string]any) map[string]any {
-	b := cloneMap(m)
+	b := core.CloneMap(m)
 	if b == nil {
 		b = map[string]any{}
 	}
 	delete(b, "priority")
 	delete(b, "kind")
 	delete(b, "ruleNumber")
-	return normalize(b)
+	return core.Normalize(b)
 }
 
 // defaultRule is what GCP adds when a policy is inserted without rules: an
@@ -81,7 +80,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 		core.WriteError(w, err)
 		return
 	}
-	path := c.scope.policyPath(p.Name)
+	path := c.scope.PolicyPath(p.Name)
 	s.stats.policy(path, c.counted)
 	m := s.mutation(r, c, p.Name, "insert")
 	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
@@ -95,7 +94,7 @@ func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 
 // newPolicy validates an insert body and builds the policy it describes.
 func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]any) (*policy, error) {
-	if err := checkNew(sc, in.Name, in.Region); err != nil {
+	if err := core.CheckNew(sc, in.Name, in.Region); err != nil {
 		return nil, err
 	}
 	if in.Type == "" {
@@ -119,28 +118,6 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 		p.addRule(defaultPriority, defaultRule())
 	}
 	return p, nil
-}
-
-// checkNew checks the name and the region of an insert body, whose
-// request is for scope sc.
-func checkNew(sc scope, name, region string) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	return checkRegion(sc, region)
-}
-
-// checkRegion accepts a body region that names the path's region (as a
-// short name or URL); R3 sent "us-central1" on insert and PATCH.
-func checkRegion(sc scope, region string) error {
-	if region == "" {
-		return nil
-	}
-	short := region[strings.LastIndex(region, "/")+1:]
-	if sc.Region == "" || short != sc.Region {
-		return core.ErrInvalidField("resource.region", region, "The region must match the region in the request URL.")
-	}
-	return nil
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
@@ -191,7 +168,7 @@ func (s *Server) patchPolicy(k policyKind) handler {
 // body leaves out. Labels are left to setLabels ([DOC]).
 func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, mask [][]string) error {
 	if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
-		return errFingerprint()
+		return core.ErrFingerprint()
 	}
 	if in.Name != "" && in.Name != cur.Name {
 		return core.ErrInvalidField("resource.name", in.Name, "The name of a security policy cannot be changed.")
@@ -199,7 +176,7 @@ func patchFields(cur *policy, in *compute.SecurityPolicy, raw map[string]any, ma
 	if in.Type != "" && in.Type != cur.Type {
 		return core.ErrInvalidField("resource.type", in.Type, "The type of a security policy can only be set at creation time.")
 	}
-	if err := checkRegion(cur.Scope, in.Region); err != nil {
+	if err := core.CheckRegion(cur.Scope, in.Region); err != nil {
 		return err
 	}
 	var clear [][]string

@@ -4,8 +4,10 @@
 // tests, benchmarks and demos. See docs/emulator.md.
 //
 // It is the server: it runs every call through one pipeline (serve), holds
-// the one store, serves compute itself and mounts the address group API of
-// package networksecurity; what both share is package core.
+// the one store, serves compute's security policies itself and mounts the
+// APIs of packages networksecurity (address groups), instances and backends
+// (backend services, backend buckets, network edge security services); what
+// they share is package core.
 package emulator
 
 import (
@@ -16,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
@@ -35,6 +38,7 @@ type Server struct {
 	grants    map[string]access // nil: every accepted token may do everything
 	groups    *networksecurity.API
 	instances *instances.API
+	backends  *backends.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -53,6 +57,7 @@ func New(opts Options) (*Server, error) {
 	s.store.defaultTier = opts.DefaultTier
 	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
 	s.instances = instances.New(instancesHost{s})
+	s.backends = backends.New(backendsHost{s}, &s.store.more.backends)
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -114,6 +119,7 @@ func (s *Server) routes() {
 	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
 	s.mountNetworkSecurity()
 	s.mountInstances()
+	s.mountBackends()
 	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
@@ -161,7 +167,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	}
 	s.stats.request(c.counted)
 	if c.policy != "" {
-		s.stats.policy(sc.policyPath(resolved), c.counted)
+		s.stats.policy(sc.PolicyPath(resolved), c.counted)
 	}
 	if err := s.authorize(r); err != nil {
 		s.stats.unauthenticated()
@@ -217,7 +223,7 @@ func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutatio
 // finish answers a mutating call on a security policy: the RUNNING
 // operation, or the error.
 func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
-	s.answer(w, c, m.validateOnly, m.scope.policyPath(m.name), op, err)
+	s.answer(w, c, m.validateOnly, m.scope.PolicyPath(m.name), op, err)
 }
 
 // answer answers any mutating compute call: the RUNNING operation (DONE

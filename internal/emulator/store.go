@@ -72,7 +72,7 @@ func (st *store) mutate(m mutation, change changeFn) (*operation, error) {
 	if op := st.byRequestID(m.requestID); op != nil && !m.validateOnly {
 		return op, nil // a retried request gets the original operation
 	}
-	key, now := m.scope.policyPath(m.name), st.now()
+	key, now := m.scope.PolicyPath(m.name), st.now()
 	if until, ok := st.busy[key]; ok && now.Before(until) {
 		return nil, core.ErrNotReady(key)
 	}
@@ -128,7 +128,7 @@ func (st *store) commit(key string, next *policy) {
 func (st *store) newOp(m mutation, target *policy, now time.Time) *operation {
 	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: m.scope, Type: m.opType,
 		User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
-		Policy: m.scope.policyPath(m.name)}
+		Policy: m.scope.PolicyPath(m.name)}
 	op.TargetLink = apiRoot + op.Policy
 	if target != nil {
 		op.TargetID = target.ID
@@ -167,7 +167,7 @@ func (st *store) quotaError(m mutation, cur, next *policy) *opError {
 	}
 	policies, rules := 0, 0
 	for _, p := range st.policies {
-		if p.Scope.Project == m.scope.Project && p != st.policies[m.scope.policyPath(m.name)] {
+		if p.Scope.Project == m.scope.Project && p != st.policies[m.scope.PolicyPath(m.name)] {
 			policies++
 			rules += len(p.Rules)
 		}
@@ -191,9 +191,9 @@ func quotaExceeded(metric string, limit int) *opError {
 func (st *store) get(sc scope, name string) (*policy, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	p, ok := st.policies[sc.policyPath(name)]
+	p, ok := st.policies[sc.PolicyPath(name)]
 	if !ok {
-		return nil, core.ErrNotFound(sc.policyPath(name))
+		return nil, core.ErrNotFound(sc.PolicyPath(name))
 	}
 	return p.clone(), nil
 }

@@ -18,7 +18,7 @@ const (
 	TierEnterpriseAnnual = "CA_ENTERPRISE_ANNUAL"
 )
 
-var tiers = set(TierStandard, TierEnterprisePaygo, TierEnterpriseAnnual)
+var tiers = core.Set(TierStandard, TierEnterprisePaygo, TierEnterpriseAnnual)
 
 func enterprise(tier string) bool {
 	return tier == TierEnterprisePaygo || tier == TierEnterpriseAnnual
@@ -113,7 +113,7 @@ func (st *store) setTier(m mutation, name, tier string) *operation {
 // rules that use address groups.
 func (s *Server) SetTier(project, tier string) error {
 	if !tiers[tier] {
-		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", tier, keys(tiers))
+		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", tier, core.Keys(tiers))
 	}
 	s.store.mu.Lock()
 	s.store.projectLocked(project).Tier = tier
@@ -131,7 +131,7 @@ func (s *Server) getProject(w http.ResponseWriter, _ *http.Request, c *call) {
 		"kind":              "compute#project",
 		"id":                strconv.FormatUint(p.ID, 10),
 		"name":              c.scope.Project,
-		"creationTimestamp": timestamp(p.Created),
+		"creationTimestamp": core.Timestamp(p.Created),
 		"selfLink":          apiRoot + "projects/" + c.scope.Project,
 		"cloudArmorTier":    p.Tier,
 	})
@@ -144,7 +144,7 @@ func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	if !tiers[in.CloudArmorTier] {
-		core.WriteError(w, core.ErrInvalidField("resource.cloudArmorTier", in.CloudArmorTier, "Must be one of "+keys(tiers)+"."))
+		core.WriteError(w, core.ErrInvalidField("resource.cloudArmorTier", in.CloudArmorTier, "Must be one of "+core.Keys(tiers)+"."))
 		return
 	}
 	m := s.mutation(r, c, "", "setCloudArmorTier")

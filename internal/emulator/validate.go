@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,23 +19,22 @@ import (
 // Limits and enumerations from the compute v1 discovery document (the field
 // descriptions in google.golang.org/api/compute/v1) unless noted.
 var (
-	namePattern      = regexp.MustCompile(`^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`)
-	ruleActions      = set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
-	rateActions      = set("fairshare", "rate_based_ban", "throttle")
-	conformActions   = set("allow")
-	exceedActions    = set("deny(403)", "deny(404)", "deny(429)", "deny(502)", "redirect")
-	policyTypes      = set("CLOUD_ARMOR", "CLOUD_ARMOR_EDGE", "CLOUD_ARMOR_INTERNAL_SERVICE", "CLOUD_ARMOR_NETWORK")
-	enforceOnKey     = set("ALL", "ASN", "HTTP_COOKIE", "HTTP_HEADER", "HTTP_PATH", "IP", "REGION_CODE", "SNI", "TLS_JA3_FINGERPRINT", "TLS_JA4_FINGERPRINT", "USER_IP", "XFF_IP")
-	redirectTypes    = set("EXTERNAL_302", "GOOGLE_RECAPTCHA")
-	exclusionOps     = set("CONTAINS", "ENDS_WITH", "EQUALS", "EQUALS_ANY", "STARTS_WITH")
-	jsonParsings     = set("DISABLED", "STANDARD", "STANDARD_WITH_GRAPHQL")
-	logLevels        = set("NORMAL", "VERBOSE")
-	inspectionSizes  = set("8KB", "16KB", "32KB", "48KB", "64KB") // "Values are case insensitive."
-	ruleVisibilities = set("PREMIUM", "STANDARD")
-	granularityTypes = set("HTTP_HEADER_HOST", "HTTP_PATH", "UNSPECIFIED_TYPE")
-	ddosProtections  = set("ADVANCED", "ADVANCED_PREVIEW", "STANDARD")
-	ddosAdaptive     = set("DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED", "DISABLED", "ENABLED", "PREVIEW", "UNSPECIFIED_ADAPTIVE_PROTECTION")
-	fieldBases       = set("IPV4", "IPV6", "TCP", "UDP")
+	ruleActions      = core.Set("allow", "deny(403)", "deny(404)", "deny(429)", "deny(502)", "fairshare", "rate_based_ban", "redirect", "throttle")
+	rateActions      = core.Set("fairshare", "rate_based_ban", "throttle")
+	conformActions   = core.Set("allow")
+	exceedActions    = core.Set("deny(403)", "deny(404)", "deny(429)", "deny(502)", "redirect")
+	policyTypes      = core.Set("CLOUD_ARMOR", "CLOUD_ARMOR_EDGE", "CLOUD_ARMOR_INTERNAL_SERVICE", "CLOUD_ARMOR_NETWORK")
+	enforceOnKey     = core.Set("ALL", "ASN", "HTTP_COOKIE", "HTTP_HEADER", "HTTP_PATH", "IP", "REGION_CODE", "SNI", "TLS_JA3_FINGERPRINT", "TLS_JA4_FINGERPRINT", "USER_IP", "XFF_IP")
+	redirectTypes    = core.Set("EXTERNAL_302", "GOOGLE_RECAPTCHA")
+	exclusionOps     = core.Set("CONTAINS", "ENDS_WITH", "EQUALS", "EQUALS_ANY", "STARTS_WITH")
+	jsonParsings     = core.Set("DISABLED", "STANDARD", "STANDARD_WITH_GRAPHQL")
+	logLevels        = core.Set("NORMAL", "VERBOSE")
+	inspectionSizes  = core.Set("8KB", "16KB", "32KB", "48KB", "64KB") // "Values are case insensitive."
+	ruleVisibilities = core.Set("PREMIUM", "STANDARD")
+	granularityTypes = core.Set("HTTP_HEADER_HOST", "HTTP_PATH", "UNSPECIFIED_TYPE")
+	ddosProtections  = core.Set("ADVANCED", "ADVANCED_PREVIEW", "STANDARD")
+	ddosAdaptive     = core.Set("DDOS_ADAPTIVE_PROTECTION_UNSPECIFIED", "DISABLED", "ENABLED", "PREVIEW", "UNSPECIFIED_ADAPTIVE_PROTECTION")
+	fieldBases       = core.Set("IPV4", "IPV6", "TCP", "UDP")
 )
 
 const (
@@ -56,32 +53,6 @@ const (
 	globalArmorOnly = "This field is only supported in Global Security Policies of type CLOUD_ARMOR."
 	networkOnly     = "This field is only supported in security policies of type CLOUD_ARMOR_NETWORK."
 )
-
-func set(vs ...string) map[string]bool {
-	m := make(map[string]bool, len(vs))
-	for _, v := range vs {
-		m[v] = true
-	}
-	return m
-}
-
-func keys(m map[string]bool) string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return "[" + strings.Join(out, ", ") + "]"
-}
-
-// checkEnum refuses a value outside an enumeration; "" is absent (GCP drops
-// an enum sent as "").
-func checkEnum(field, v string, allowed map[string]bool) error {
-	if v != "" && !allowed[v] {
-		return core.ErrInvalidField(field, v, "Must be one of "+keys(allowed)+".")
-	}
-	return nil
-}
 
 // clip cuts a value quoted in a message after 100 characters, as compute
 // does.
@@ -125,18 +96,9 @@ func policyType(p *policy) string {
 // CLOUD_ARMOR").
 func globalArmor(p *policy) bool { return p.Scope.Region == "" && policyType(p) == "CLOUD_ARMOR" }
 
-// validateName checks a policy name against the API's pattern.
-func validateName(name string) error {
-	if !namePattern.MatchString(name) {
-		return core.ErrInvalidField("resource.name", name,
-			"Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
-	}
-	return nil
-}
-
 func validateType(t string) error {
 	if !policyTypes[t] {
-		return core.ErrInvalidField("resource.type", t, "Must be one of "+keys(policyTypes)+".")
+		return core.ErrInvalidField("resource.type", t, "Must be one of "+core.Keys(policyTypes)+".")
 	}
 	return nil
 }
@@ -188,14 +150,14 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 	}
 	if o := in.AdvancedOptionsConfig; o != nil {
 		const f = "resource.advancedOptionsConfig"
-		if err := checkEnum(f+".jsonParsing", o.JsonParsing, jsonParsings); err != nil {
+		if err := core.CheckEnum(f+".jsonParsing", o.JsonParsing, jsonParsings); err != nil {
 			return err
 		}
-		if err := checkEnum(f+".logLevel", o.LogLevel, logLevels); err != nil {
+		if err := core.CheckEnum(f+".logLevel", o.LogLevel, logLevels); err != nil {
 			return err
 		}
 		if s := o.RequestBodyInspectionSize; s != "" && !inspectionSizes[strings.ToUpper(s)] {
-			return core.ErrInvalidField(f+".requestBodyInspectionSize", s, "Must be one of "+keys(inspectionSizes)+".")
+			return core.ErrInvalidField(f+".requestBodyInspectionSize", s, "Must be one of "+core.Keys(inspectionSizes)+".")
 		}
 	}
 	if r := in.RecaptchaOptionsConfig; r != nil && r.RedirectSiteKey != "" && !globalArmor(p) {
@@ -211,7 +173,7 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 	}
 	for i, u := range in.UserDefinedFields {
 		if u != nil {
-			if err := checkEnum(fmt.Sprintf("resource.userDefinedFields[%d].base", i), u.Base, fieldBases); err != nil {
+			if err := core.CheckEnum(fmt.Sprintf("resource.userDefinedFields[%d].base", i), u.Base, fieldBases); err != nil {
 				return err
 			}
 		}
@@ -227,10 +189,10 @@ func validatePolicyFields(p *policy, in *compute.SecurityPolicy) error {
 // accepted anywhere, as GCP drops {} messages.
 func validateDdosProtection(p *policy, d *compute.SecurityPolicyDdosProtectionConfig) error {
 	const f = "resource.ddosProtectionConfig"
-	if err := checkEnum(f+".ddosProtection", d.DdosProtection, ddosProtections); err != nil {
+	if err := core.CheckEnum(f+".ddosProtection", d.DdosProtection, ddosProtections); err != nil {
 		return err
 	}
-	if err := checkEnum(f+".ddosAdaptiveProtection", d.DdosAdaptiveProtection, ddosAdaptive); err != nil {
+	if err := core.CheckEnum(f+".ddosAdaptiveProtection", d.DdosAdaptiveProtection, ddosAdaptive); err != nil {
 		return err
 	}
 	if t := d.DdosImpactedBaselineThreshold; math.IsNaN(t) || t < 0 || t > 1 {
@@ -248,7 +210,7 @@ func validateDdosProtection(p *policy, d *compute.SecurityPolicyDdosProtectionCo
 // else set is accepted anywhere (chosen), since clients send it as a default.
 func validateLayer7(p *policy, l7 *compute.SecurityPolicyAdaptiveProtectionConfigLayer7DdosDefenseConfig) error {
 	const f = "resource.adaptiveProtectionConfig.layer7DdosDefenseConfig"
-	if err := checkEnum(f+".ruleVisibility", l7.RuleVisibility, ruleVisibilities); err != nil {
+	if err := core.CheckEnum(f+".ruleVisibility", l7.RuleVisibility, ruleVisibilities); err != nil {
 		return err
 	}
 	for i, tc := range l7.ThresholdConfigs {
@@ -259,7 +221,7 @@ func validateLayer7(p *policy, l7 *compute.SecurityPolicyAdaptiveProtectionConfi
 			if g == nil {
 				continue
 			}
-			if err := checkEnum(fmt.Sprintf("%s.thresholdConfigs[%d].trafficGranularityConfigs[%d].type", f, i, j),
+			if err := core.CheckEnum(fmt.Sprintf("%s.thresholdConfigs[%d].trafficGranularityConfigs[%d].type", f, i, j),
 				g.Type, granularityTypes); err != nil {
 				return err
 			}
@@ -305,7 +267,7 @@ func validateRule(p *policy, r *compute.SecurityPolicyRule, field string) error 
 			"Must be between 0 and 2147483647.")
 	}
 	if !ruleActions[r.Action] {
-		return core.ErrInvalidField(field+".action", r.Action, "Must be one of "+keys(ruleActions)+".")
+		return core.ErrInvalidField(field+".action", r.Action, "Must be one of "+core.Keys(ruleActions)+".")
 	}
 	for _, check := range []func(*policy, *compute.SecurityPolicyRule, string) error{
 		validateAction, validateMatch, validateRateLimit, validateRedirect, validateHeaderAction, validateWafConfig,
@@ -469,7 +431,7 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 		return core.ErrInvalidField(f+".enforceOnKeyConfigs", "",
 			"enforceOnKey and enforceOnKeyConfigs cannot be specified together.")
 	}
-	if err := checkEnum(f+".enforceOnKey", o.EnforceOnKey, enforceOnKey); err != nil {
+	if err := core.CheckEnum(f+".enforceOnKey", o.EnforceOnKey, enforceOnKey); err != nil {
 		return err
 	}
 	if n := len(o.EnforceOnKeyConfigs); n > maxKeyConfigs {
@@ -478,15 +440,15 @@ func validateRateLimit(p *policy, r *compute.SecurityPolicyRule, field string) e
 	}
 	for i, c := range o.EnforceOnKeyConfigs {
 		if c != nil {
-			if err := checkEnum(fmt.Sprintf("%s.enforceOnKeyConfigs[%d].enforceOnKeyType", f, i), c.EnforceOnKeyType, enforceOnKey); err != nil {
+			if err := core.CheckEnum(fmt.Sprintf("%s.enforceOnKeyConfigs[%d].enforceOnKeyType", f, i), c.EnforceOnKeyType, enforceOnKey); err != nil {
 				return err
 			}
 		}
 	}
-	if err := checkEnum(f+".conformAction", o.ConformAction, conformActions); err != nil {
+	if err := core.CheckEnum(f+".conformAction", o.ConformAction, conformActions); err != nil {
 		return err
 	}
-	if err := checkEnum(f+".exceedAction", o.ExceedAction, exceedActions); err != nil {
+	if err := core.CheckEnum(f+".exceedAction", o.ExceedAction, exceedActions); err != nil {
 		return err
 	}
 	switch {
@@ -529,7 +491,7 @@ func validateRedirect(_ *policy, r *compute.SecurityPolicyRule, field string) er
 // if the type is EXTERNAL_302 and cannot be specified for GOOGLE_RECAPTCHA."
 func validateRedirectOptions(field string, o *compute.SecurityPolicyRuleRedirectOptions) error {
 	if !redirectTypes[o.Type] {
-		return core.ErrInvalidField(field+".type", o.Type, "Must be one of "+keys(redirectTypes)+".")
+		return core.ErrInvalidField(field+".type", o.Type, "Must be one of "+core.Keys(redirectTypes)+".")
 	}
 	if (o.Type == "EXTERNAL_302") != (o.Target != "") {
 		return core.ErrInvalidField(field, shown(o), "Redirect target must be specified if the redirect type is 'EXTERNAL_302'. "+
@@ -583,7 +545,7 @@ func validateWafConfig(_ *policy, r *compute.SecurityPolicyRule, field string) e
 					op = fp.Op
 				}
 				if !exclusionOps[op] {
-					return core.ErrInvalidField(fmt.Sprintf("%s.%s[%d].op", f, l.key, j), op, "Must be one of "+keys(exclusionOps)+".")
+					return core.ErrInvalidField(fmt.Sprintf("%s.%s[%d].op", f, l.key, j), op, "Must be one of "+core.Keys(exclusionOps)+".")
 				}
 			}
 			if len(l.params) > maxExclusionFields {

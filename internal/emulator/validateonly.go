@@ -11,14 +11,14 @@ import (
 // parameter in compute v1's discovery document. PATCH of a policy, delete,
 // removeRule and setLabels have none, nor has any method of organization
 // policies, backend services or backend buckets.
-var validateOnlyMethods = set(
+var validateOnlyMethods = core.Set(
 	"securityPolicies.insert", "securityPolicies.addRule", "securityPolicies.patchRule",
 	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule",
 	"networkEdgeSecurityServices.insert")
 
 // dryRunCollections are the collections whose methods refuse a validateOnly
 // they do not have.
-var dryRunCollections = set("securityPolicies", "regionSecurityPolicies", "organizationSecurityPolicies",
+var dryRunCollections = core.Set("securityPolicies", "regionSecurityPolicies", "organizationSecurityPolicies",
 	"backendServices", "regionBackendServices", "backendBuckets", "networkEdgeSecurityServices")
 
 // dryRunName is the name a validateOnly call is counted under in Stats, so

@@ -1,5 +1,7 @@
 package emulator
 
+import "github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+
 // wafRuleSets are the preconfigured WAF rule sets Cloud Armor documents
 // ("Preconfigured WAF rules overview", "Tune preconfigured WAF rules"): each
 // attack family of OWASP CRS 4.22 (-v422-), 3.3 (-v33-) and 3.0 (no version),
@@ -16,7 +18,7 @@ var wafRuleSets = func() map[string]bool {
 		"": {"sqli", "xss", "lfi", "rfi", "rce", "methodenforcement", "scannerdetection", "protocolattack",
 			"php", "sessionfixation"},
 	}
-	out := set("cve-canary", "json-sqli-canary")
+	out := core.Set("cve-canary", "json-sqli-canary")
 	for version, names := range families {
 		for _, n := range names {
 			out[n+version+"-stable"] = true

@@ -109,12 +109,9 @@ func (a *API) Routes() []Route {
 
 // Permissions are the IAM permissions of the methods whose verb the
 // server's table does not know.
-var Permissions = map[string]struct {
-	Name  string
-	Write bool
-}{
-	"instances.stop":  {"compute.instances.stop", true},
-	"instances.start": {"compute.instances.start", true},
+var Permissions = map[string]core.Permission{
+	"instances.stop":  {Name: "compute.instances.stop", Write: true},
+	"instances.start": {Name: "compute.instances.start", Write: true},
 }
 
 // ResponseTypes are the response types of every method, for fields=.

@@ -13,12 +13,9 @@ import (
 
 // Host is what the server that mounts the API gives it.
 type Host interface {
-	// Lock and Unlock guard the server's one store, State included: a
-	// group's delete must see the security policy rules that use it.
-	Lock()
-	Unlock()
-	Now() time.Time
-	Gen() *core.Gen
+	// The store holds State: a group's delete must see the security
+	// policy rules that use it.
+	core.Store
 	// OpLatency is how long an operation runs.
 	OpLatency() time.Duration
 	// MaxBodyBytes bounds a request body.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	nsapi "google.golang.org/api/networksecurity/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
 // The address group API is networksecurity v1, served at the root like
@@ -17,25 +19,22 @@ import (
 // organizationLocationOperations.get for their operations.
 
 // A Permission is the IAM permission a method needs, and whether it writes.
-type Permission struct {
-	Name  string
-	Write bool
-}
+type Permission = core.Permission
 
 // groupPermissions are the IAM permissions of the address group methods
 // ("networksecurity.addressGroups.*", Cloud Armor's "Configure address
 // groups"); the item methods need update (chosen), listReferences get
 // (chosen). Organization groups use the same names (chosen).
 var groupPermissions = map[string]Permission{
-	"create":         {"networksecurity.addressGroups.create", true},
-	"get":            {"networksecurity.addressGroups.get", false},
-	"list":           {"networksecurity.addressGroups.list", false},
-	"patch":          {"networksecurity.addressGroups.update", true},
-	"delete":         {"networksecurity.addressGroups.delete", true},
-	"addItems":       {"networksecurity.addressGroups.update", true},
-	"removeItems":    {"networksecurity.addressGroups.update", true},
-	"cloneItems":     {"networksecurity.addressGroups.update", true},
-	"listReferences": {"networksecurity.addressGroups.get", false},
+	"create":         {Name: "networksecurity.addressGroups.create", Write: true},
+	"get":            {Name: "networksecurity.addressGroups.get", Write: false},
+	"list":           {Name: "networksecurity.addressGroups.list", Write: false},
+	"patch":          {Name: "networksecurity.addressGroups.update", Write: true},
+	"delete":         {Name: "networksecurity.addressGroups.delete", Write: true},
+	"addItems":       {Name: "networksecurity.addressGroups.update", Write: true},
+	"removeItems":    {Name: "networksecurity.addressGroups.update", Write: true},
+	"cloneItems":     {Name: "networksecurity.addressGroups.update", Write: true},
+	"listReferences": {Name: "networksecurity.addressGroups.get", Write: false},
 }
 
 var groupCollections = []string{"addressGroups.", "organizationAddressGroups."}
@@ -43,8 +42,8 @@ var groupCollections = []string{"addressGroups.", "organizationAddressGroups."}
 // Permissions are the permissions of every method of the API, by name.
 var Permissions = func() map[string]Permission {
 	m := map[string]Permission{
-		"locationOperations.get":             {"networksecurity.operations.get", false},
-		"organizationLocationOperations.get": {"networksecurity.operations.get", false},
+		"locationOperations.get":             {Name: "networksecurity.operations.get", Write: false},
+		"organizationLocationOperations.get": {Name: "networksecurity.operations.get", Write: false},
 	}
 	for _, c := range groupCollections {
 		for verb, p := range groupPermissions {
