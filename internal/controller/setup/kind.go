@@ -156,7 +156,15 @@ func (k Kind[T]) reconcilerOptions(name string, env Env) []managed.ReconcilerOpt
 // they put off spends none of the limiter's budget.
 func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list resource.ManagedList, r reconcile.Reconciler, checks []Check, watches []Watch) error {
 	if o.MetricOptions != nil && o.MetricOptions.MRStateMetrics != nil {
-		rec := statemetrics.NewMRStateRecorder(lister{Client: mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, list, o.MetricOptions.PollStateMetricInterval)
+		// A list of its own: the recorder lists into the one it is given on
+		// every poll, while the Namespace watch copies list as a prototype
+		// (a data race the race detector found once the integration env ran
+		// the provider's own wiring, metrics included).
+		own, ok := list.DeepCopyObject().(resource.ManagedList)
+		if !ok {
+			return errors.Errorf("%T is not a managed resource list", list)
+		}
+		rec := statemetrics.NewMRStateRecorder(lister{Client: mgr.GetClient()}, o.Logger, o.MetricOptions.MRStateMetrics, own, o.MetricOptions.PollStateMetricInterval)
 		if err := mgr.Add(rec); err != nil {
 			return err
 		}
