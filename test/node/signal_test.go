@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -56,6 +57,11 @@ func TestSignalTeardown(t *testing.T) {
 		{name: "TerminalClosed", sig: syscall.SIGHUP, group: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.sig == syscall.SIGHUP && signal.Ignored(syscall.SIGHUP) {
+				// Run under nohup, the program inherits SIGHUP ignored and
+				// keeps running, as a node started under nohup must.
+				t.Skip("this test runs with SIGHUP ignored (nohup): a hangup is not a stop here")
+			}
 			// Held from the first snapshot to the last and handed to the
 			// program: no other node can start in between.
 			lk := lockMachine(t)
