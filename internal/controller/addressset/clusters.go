@@ -100,6 +100,10 @@ type user struct {
 	// failSince is the first failure to resolve its cluster (Secret,
 	// kubeconfig, ProviderConfig) in the current run of failures.
 	failSince time.Time
+	// resolved is when its Secret was last read into remote, for the
+	// AddressSet generation generation.
+	resolved   time.Time
+	generation int64
 }
 
 func newClusters(mgr ctrl.Manager, o setup.Options) *clusters {
@@ -130,11 +134,17 @@ func (c *clusters) watch(b *builder.Builder) *builder.Builder {
 // Secret names, from that cluster's informer.
 func (c *clusters) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collected, time.Duration, error) {
 	key := client.ObjectKeyFromObject(as)
+	// A Node event of the cluster reads the informer, not the Secret: the
+	// Secret is read again once Recheck has passed, or for a new spec.
+	if r, due := c.fresh(key, as.GetGeneration()); r != nil {
+		got, err := r.read(as.Spec.Nodes, c.now())
+		return got, due, err
+	}
 	t, err := c.resolve(ctx, as)
 	if err != nil {
 		return Collected{}, 0, c.unresolved(key, as, err)
 	}
-	r, err := c.attach(key, t)
+	r, err := c.attach(key, t, as.GetGeneration())
 	if err != nil {
 		return Collected{}, 0, c.unresolved(key, as, err)
 	}
@@ -266,11 +276,12 @@ func wrongKubeconfig(err error, as *v1alpha1.AddressSet) error {
 
 // attach makes key read the cluster t, starting its informer if no other
 // set reads it, and stopping the one key read before if that was another.
-func (c *clusters) attach(key types.NamespacedName, t *target) (*remote, error) {
+func (c *clusters) attach(key types.NamespacedName, t *target, generation int64) (*remote, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.userLocked(key)
 	u.failSince = time.Time{}
+	u.resolved, u.generation = c.now(), generation
 	if u.remote != t.key {
 		c.detachLocked(key, u)
 	}
@@ -285,6 +296,23 @@ func (c *clusters) attach(key types.NamespacedName, t *target) (*remote, error) 
 	r.users[key] = true
 	u.remote = t.key
 	return r, nil
+}
+
+// fresh returns the cluster key reads when its Secret was read for this
+// generation less than Recheck ago, and how long until it is due again;
+// nil when it is to be read now.
+func (c *clusters) fresh(key types.NamespacedName, generation int64) (*remote, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.users[key]
+	if !ok || u.remote == "" || u.generation != generation {
+		return nil, 0
+	}
+	age := c.now().Sub(u.resolved)
+	if age >= Recheck {
+		return nil, 0
+	}
+	return c.remotes[u.remote], Recheck - age
 }
 
 func (c *clusters) userLocked(key types.NamespacedName) *user {

@@ -191,7 +191,55 @@ func TestClustersShareAndStop(t *testing.T) {
 
 func mustAttach(t *testing.T, c *clusters, key types.NamespacedName, tg *target) {
 	t.Helper()
-	if _, err := c.attach(key, tg); err != nil {
+	if _, err := c.attach(key, tg, 1); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFresh checks when a set reads its kubeconfig Secret again: not on a
+// Node event of its cluster within Recheck of the last read, but once
+// Recheck has passed, for a new generation, or when it reads no cluster.
+func TestFresh(t *testing.T) {
+	read := time.Date(2026, 11, 28, 18, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	cases := map[string]struct {
+		reason     string
+		user       *user
+		now        time.Time
+		generation int64
+		wantFresh  bool
+		wantDue    time.Duration
+	}{
+		"WithinRecheck": {
+			reason: "A Node event 10 s after the Secret was read reads the informer only, due again at Recheck.",
+			user:   &user{remote: "eu-1", resolved: read, generation: 2}, now: read.Add(10 * time.Second), generation: 2,
+			wantFresh: true, wantDue: Recheck - 10*time.Second,
+		},
+		"RecheckPassed": {
+			reason: "Once Recheck has passed the Secret is read again: a changed or deleted Secret is seen.",
+			user:   &user{remote: "eu-1", resolved: read, generation: 2}, now: read.Add(Recheck), generation: 2,
+		},
+		"NewGeneration": {
+			reason: "A new spec reads its Secret at once.",
+			user:   &user{remote: "eu-1", resolved: read, generation: 2}, now: read.Add(time.Second), generation: 3,
+		},
+		"NoCluster": {
+			reason: "A set whose cluster could not be resolved reads its Secret on every look.",
+			user:   &user{failSince: read, resolved: read, generation: 2}, now: read.Add(time.Second), generation: 2,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := testClusters(t, tc.now)
+			c.remotes["eu-1"] = &remote{key: "eu-1", users: map[types.NamespacedName]bool{key: true}}
+			c.users[key] = tc.user
+			r, due := c.fresh(key, tc.generation)
+			if diff := cmp.Diff(tc.wantFresh, r != nil); diff != "" {
+				t.Errorf("%s\nfresh(...) found the cluster: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantDue, due); diff != "" {
+				t.Errorf("%s\nfresh(...) due again in: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
