@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"strings"
 
 	compute "google.golang.org/api/compute/v1"
 
@@ -174,7 +175,9 @@ func (a *API) find(r *http.Request) (*instance, error) {
 	return i, nil
 }
 
-func (a *API) get(w http.ResponseWriter, r *http.Request) {
+// withInstance calls fn with the instance of the request's path, a.mu
+// held, or answers that it does not exist.
+func (a *API) withInstance(w http.ResponseWriter, r *http.Request, fn func(*instance)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	i, err := a.find(r)
@@ -182,21 +185,20 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, err)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, i.render(a.host.Now()))
+	fn(i)
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) {
+	a.withInstance(w, r, func(i *instance) { core.WriteJSON(w, http.StatusOK, i.render(a.host.Now())) })
 }
 
 // delete removes the instance at once (chosen: GCP shows it STOPPING
 // until the operation ends).
 func (a *API) delete(w http.ResponseWriter, r *http.Request) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i, err := a.find(r)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	delete(a.instances, i.path())
-	a.answer(w, "instances.delete", a.newOp(i, "delete"))
+	a.withInstance(w, r, func(i *instance) {
+		delete(a.instances, i.path())
+		a.answer(w, "instances.delete", a.newOp(i, "delete"))
+	})
 }
 
 // setLabels replaces the labels when the request carries the current
@@ -211,20 +213,15 @@ func (a *API) setLabels(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, err)
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i, err := a.find(r)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	if body.LabelFingerprint != i.LabelFingerprint {
-		core.WriteError(w, &core.Error{Code: 412, Reason: "conditionNotMet",
-			Message: "Labels fingerprint either invalid or resource labels have changed"})
-		return
-	}
-	i.Labels, i.LabelFingerprint = maps.Clone(body.Labels), a.host.Gen().Fingerprint()
-	a.answer(w, "instances.setLabels", a.newOp(i, "setLabels"))
+	a.withInstance(w, r, func(i *instance) {
+		if body.LabelFingerprint != i.LabelFingerprint {
+			core.WriteError(w, &core.Error{Code: 412, Reason: "conditionNotMet",
+				Message: "Labels fingerprint either invalid or resource labels have changed"})
+			return
+		}
+		i.Labels, i.LabelFingerprint = maps.Clone(body.Labels), a.host.Gen().Fingerprint()
+		a.answer(w, "instances.setLabels", a.newOp(i, "setLabels"))
+	})
 }
 
 // stop makes the instance TERMINATED; its ephemeral external addresses
@@ -257,22 +254,10 @@ func (a *API) start(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) power(w http.ResponseWriter, r *http.Request, verb string, change func(*instance)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i, err := a.find(r)
-	if err != nil {
-		core.WriteError(w, err)
-		return
-	}
-	change(i)
-	a.answer(w, "instances."+verb, a.newOp(i, verb))
+	a.withInstance(w, r, func(i *instance) {
+		change(i)
+		a.answer(w, "instances."+verb, a.newOp(i, verb))
+	})
 }
 
-func lastSegment(url string) string {
-	for k := len(url) - 1; k >= 0; k-- {
-		if url[k] == '/' {
-			return url[k+1:]
-		}
-	}
-	return url
-}
+func lastSegment(url string) string { return url[strings.LastIndex(url, "/")+1:] }
