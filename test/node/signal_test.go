@@ -82,17 +82,7 @@ func TestSignalTeardown(t *testing.T) {
 			// A process group of its own, as a shell gives a job; should
 			// this test die, the program tears down.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stdout, cmd.Stderr = w, w
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			_ = w.Close()
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			r, exited := startPiped(t, cmd)
 
 			start := time.Now()
 			if out, ok := readUntil(r, "node: CoreDNS available", 5*time.Minute); !ok {
@@ -158,4 +148,23 @@ func readUntil(r *os.File, want string, d time.Duration) (string, bool) {
 		}
 	}
 	return out.String(), false
+}
+
+// startPiped starts cmd with its stdout and stderr on a pipe whose read end
+// it returns (the test closes it to play a gone reader), and a channel that
+// receives cmd's exit.
+func startPiped(t *testing.T, cmd *exec.Cmd) (*os.File, <-chan error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return r, exited
 }

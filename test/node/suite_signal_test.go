@@ -104,20 +104,11 @@ func startBootHelper(t *testing.T, tmp string, lk *os.File, parentGone bool) boo
 	cmd.ExtraFiles = []*os.File{lk}
 	// Should this test die, the helper (or its sh) is told.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	r, exited := startPiped(t, cmd)
 	pid := cmd.Process.Pid
 	if parentGone {
 		line := readLine(r)
+		var err error
 		if pid, err = strconv.Atoi(line); err != nil {
 			t.Fatalf("sh said %q, want the helper's PID", line)
 		}
