@@ -286,7 +286,6 @@ func run(ctx context.Context, cfg config) error {
 		// Keep what was measured if a later, larger point fails.
 		_ = rep.writeJSON(filepath.Join(cfg.outDir, "bench.json"))
 	}
-	rep.LoadAfter = loadAvg()
 	rep.compare()
 	rep.curve()
 	rep.targets(lastFigures(cfg.doc))
@@ -298,6 +297,8 @@ func run(ctx context.Context, cfg config) error {
 		}
 		rep.Fleet = f
 	}
+	// After every run of this process, the fleet's included.
+	rep.LoadAfter = loadAvg()
 	if cfg.platform {
 		rep.Platform, rep.PlatformErr = runPlatform(ctx, cfg.outDir, cfg.scale)
 	}
