@@ -128,7 +128,7 @@ func (s *suite) testNetworkEdgeSecurityService(t *testing.T) {
 	// The error backoff doubles from 100 ms: about five tries in twenty
 	// seconds, also in the full suite, where the provider's global rate
 	// limiter puts reconciles off: its put-offs keep the object's failures
-	// (setup.GateLimited; before, each put-off restarted the backoff and
+	// (the kinds' rate-limit gate in package setup; before, each put-off restarted the backoff and
 	// twelve tries were seen). A hot loop would be hundreds.
 	got := inserts() - n
 	t.Logf("refused on Cloud Armor Standard: %d inserts in %s", got, quiet)

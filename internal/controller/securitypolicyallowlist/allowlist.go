@@ -38,6 +38,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
@@ -265,36 +266,48 @@ func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAl
 // apply makes the rules and groups what p says: creates and updates first,
 // then what goes.
 func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
+	if err := r.applyGroups(ctx, al, c, p); err != nil {
+		return err
+	}
+	if err := r.applyRanges(ctx, al, c, p); err != nil {
+		return err
+	}
+	return r.prune(ctx, c, p)
+}
+
+// applyGroups creates or fills the address groups p wants, then their rule.
+func (r *Reconciler) applyGroups(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
 	for name, w := range p.groups {
-		if have, ok := c.groups[name]; ok {
-			if slices.Equal(have.Spec.ForProvider.Items, strs(w.items)) {
-				continue
+		have, ok := c.groups[name]
+		switch {
+		case !ok:
+			if err := r.create(ctx, addressGroup(al, name, w)); err != nil {
+				return err
 			}
+		case !slices.Equal(have.Spec.ForProvider.Items, strs(w.items)):
 			if err := r.update(ctx, have, func() { have.Spec.ForProvider.Items = strs(w.items) }); err != nil {
 				return errors.Wrapf(err, "cannot update AddressGroup %s", have.GetName())
 			}
-			continue
-		}
-		if err := r.create(ctx, addressGroup(al, name, w)); err != nil {
-			return err
 		}
 	}
-	if w := p.groupRule; w != nil {
-		have, ok := c.groupRules[w.v4Name]
-		switch {
-		case !ok:
-			if err := r.create(ctx, groupRule(al, w)); err != nil {
-				return err
-			}
-		case ruleExpression(have) != w.expression:
-			if err := r.update(ctx, have, func() { have.Spec.ForProvider.Match.Expr.Expression = w.expression }); err != nil {
-				return errors.Wrapf(err, "cannot update SecurityPolicyRule %s", have.GetName())
-			}
-		}
+	w := p.groupRule
+	if w == nil {
+		return nil
 	}
-	wanted := map[int64]bool{}
+	have, ok := c.groupRules[w.v4Name]
+	switch {
+	case !ok:
+		return r.create(ctx, groupRule(al, w))
+	case ruleExpression(have) != w.expression:
+		return errors.Wrapf(r.update(ctx, have, func() { have.Spec.ForProvider.Match.Expr.Expression = w.expression }),
+			"cannot update SecurityPolicyRule %s", have.GetName())
+	}
+	return nil
+}
+
+// applyRanges creates or updates the range rules p wants.
+func (r *Reconciler) applyRanges(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
 	for _, rule := range p.ranges {
-		wanted[rule.Priority] = true
 		have, ok := c.ranges[rule.Priority]
 		switch {
 		case !ok:
@@ -310,27 +323,35 @@ func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllow
 			}
 		}
 	}
+	return nil
+}
 
-	// What goes: range rules no longer wanted, group rules and groups not kept.
+// prune deletes what p no longer has: range rules no longer wanted, group
+// rules and groups not kept.
+func (r *Reconciler) prune(ctx context.Context, c children, p plan) error {
+	var gone []resource.Managed
+	wanted := map[int64]bool{}
+	for _, rule := range p.ranges {
+		wanted[rule.Priority] = true
+	}
 	for prio, have := range c.ranges {
 		if !p.keepRanges && !wanted[prio] {
-			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
-				return errors.Wrapf(err, "cannot delete SecurityPolicyRule %s", have.GetName())
-			}
+			gone = append(gone, have)
 		}
 	}
 	for name, have := range c.groupRules {
 		if !p.keepGroupRules[name] && (p.groupRule == nil || p.groupRule.v4Name != name) {
-			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
-				return errors.Wrapf(err, "cannot delete SecurityPolicyRule %s", have.GetName())
-			}
+			gone = append(gone, have)
 		}
 	}
 	for name, have := range c.groups {
 		if _, want := p.groups[name]; !want && !p.keepGroups[name] {
-			if err := ignoreGone(r.kube.Delete(ctx, have)); err != nil {
-				return errors.Wrapf(err, "cannot delete AddressGroup %s", have.GetName())
-			}
+			gone = append(gone, have)
+		}
+	}
+	for _, o := range gone {
+		if err := ignoreGone(r.kube.Delete(ctx, o)); err != nil {
+			return errors.Wrapf(err, "cannot delete %s %s", kindOf(o), o.GetName())
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +31,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
+	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
 type noRecorder struct{}
@@ -623,4 +625,68 @@ func TestReadersOf(t *testing.T) {
 			t.Errorf("readerOf(AddressSet of source %s): want found %t, got %v %t", set, want, got, ok)
 		}
 	}
+}
+
+// TestPlanKeeps: what each plan keeps while a switch between range rules and
+// address groups is under way, and what it lets go.
+func TestPlanKeeps(t *testing.T) {
+	web := &v1alpha1.AllowlistAddressGroup{Name: "web", Capacity: 100}
+	rules := allowlist(v1alpha1.AllowlistModeRules, nil, 1009, ranges(2)...)
+	group := allowlist(v1alpha1.AllowlistModeAddressGroup, web, 1009, ranges(2)...)
+	stale := rangeRule(rules, iprange.Rule{Priority: 1005, Ranges: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
+	groupChildren := func() children {
+		return children{
+			ranges:     map[int64]*v1beta1.SecurityPolicyRule{1005: stale},
+			groupRules: map[string]*v1beta1.SecurityPolicyRule{"web": groupRule(group, &groupRuleWant{v4Name: "web", priority: 1001, expression: groupExpression([]string{"web"})})},
+			groups:     map[string]*v1alpha1.AddressGroup{"web": addressGroup(group, "web", groupWant{family: "IPV4"})},
+		}
+	}
+	type keeps struct {
+		Ranges     bool
+		GroupRules []string
+		Groups     []string
+		Switching  bool
+	}
+	cases := map[string]struct {
+		reason string
+		plan   func() (plan, error)
+		want   keeps
+	}{
+		"HoldKeepsEverything": {
+			reason: "A held allowlist keeps every child as it is.",
+			plan:   func() (plan, error) { return hold(groupChildren()), nil },
+			want:   keeps{Ranges: true, GroupRules: []string{"web"}, Groups: []string{"web"}},
+		},
+		"RulesWaitKeepGroups": {
+			reason: "Back to rules: the group and its rule stay until every range rule is in GCP, and a range rule the packing no longer wants goes at once.",
+			plan:   func() (plan, error) { return planRules(rules.Spec, prefixes(ranges(2)), groupChildren()) },
+			want:   keeps{GroupRules: []string{"web"}, Groups: []string{"web"}, Switching: true},
+		},
+		"GroupsWaitKeepRules": {
+			reason: "To a group: while the group is being filled, the range rules and every group stay.",
+			plan:   func() (plan, error) { return planGroups(group.Spec, prefixes(ranges(2)), groupChildren()) },
+			want:   keeps{Ranges: true, GroupRules: []string{"web"}, Groups: []string{"web"}, Switching: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := tc.plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := keeps{Ranges: p.keepRanges, GroupRules: slices.Sorted(maps.Keys(p.keepGroupRules)),
+				Groups: slices.Sorted(maps.Keys(p.keepGroups)), Switching: p.switching != ""}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func prefixes(s []string) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(s))
+	for _, c := range s {
+		out = append(out, netip.MustParsePrefix(c))
+	}
+	return out
 }

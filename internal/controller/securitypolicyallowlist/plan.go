@@ -78,15 +78,28 @@ type groupRuleWant struct {
 	expression string
 }
 
-// hold keeps every child as it is.
-func hold(c children) plan {
-	p := plan{keepRanges: true, keepGroupRules: map[string]bool{}, keepGroups: map[string]bool{}}
+// newPlan returns a plan that keeps nothing; the range rules, groups and
+// group rule it wants are set by the caller.
+func newPlan() plan {
+	return plan{keepGroupRules: map[string]bool{}, keepGroups: map[string]bool{}}
+}
+
+// keepEveryGroup keeps every group rule and group of c as it is, besides
+// what p wants.
+func (p *plan) keepEveryGroup(c children) {
 	for n := range c.groupRules {
 		p.keepGroupRules[n] = true
 	}
 	for n := range c.groups {
 		p.keepGroups[n] = true
 	}
+}
+
+// hold keeps every child as it is.
+func hold(c children) plan {
+	p := newPlan()
+	p.keepRanges = true
+	p.keepEveryGroup(c)
 	return p
 }
 
@@ -97,7 +110,8 @@ func planRules(s v1alpha1.SecurityPolicyAllowlistSpec, ranges []netip.Prefix, c 
 	if err != nil {
 		return plan{}, err
 	}
-	p := plan{ranges: rules, keepGroupRules: map[string]bool{}, keepGroups: map[string]bool{}}
+	p := newPlan()
+	p.ranges = rules
 	if len(c.groupRules)+len(c.groups) == 0 {
 		return p, nil
 	}
@@ -108,12 +122,7 @@ func planRules(s v1alpha1.SecurityPolicyAllowlistSpec, ranges []netip.Prefix, c 
 		}
 	}
 	if waiting > 0 {
-		for n := range c.groupRules {
-			p.keepGroupRules[n] = true
-		}
-		for n := range c.groups {
-			p.keepGroups[n] = true
-		}
+		p.keepEveryGroup(c)
 		// No counts: the message is the IPAllowlist's Current condition (status.go).
 		p.switching = "the range rules are not all in GCP yet; the address group rules stay in place until they are"
 		return p, nil
@@ -145,82 +154,94 @@ func planGroups(s v1alpha1.SecurityPolicyAllowlistSpec, ranges []netip.Prefix, c
 		return plan{}, fmt.Errorf("%d IPv4 and %d IPv6 ranges do not fit address groups of capacity %d: GCP fixes a group's capacity at creation, so set a new addressGroup.name with a larger capacity (the allowlist moves to the new group without a gap)", len(v4), len(v6), capacity)
 	}
 	v4Name, v6Name := g.Name, g.Name+ipv6Suffix
-	p := plan{groups: map[string]groupWant{v4Name: {family: "IPV4", items: v4}}, keepGroupRules: map[string]bool{}, keepGroups: map[string]bool{}}
-	v6Have, hasV6 := c.groups[v6Name]
-	if len(v6) > 0 || hasV6 {
+	p := newPlan()
+	p.groups = map[string]groupWant{v4Name: {family: "IPV4", items: v4}}
+	if _, hasV6 := c.groups[v6Name]; len(v6) > 0 || hasV6 {
 		p.groups[v6Name] = groupWant{family: "IPV6", items: v6}
 	}
+	priority, err := groupRulePriority(s.PriorityRange, c, v4Name)
+	if err != nil {
+		return plan{}, err
+	}
+	p.groupRule = wantGroupRule(c, v4Name, v6Name, priority)
 
-	v4Have, hasV4 := c.groups[v4Name]
-	ruleHave, hasRule := c.groupRules[v4Name]
-	var priority int64
-	withRule := hasRule
-	if hasRule {
-		priority = ruleHave.Spec.ForProvider.Priority
-	} else {
-		// The rule takes a priority no rule of the allowlist holds. It is
-		// checked before the group is created, so that an allowlist without
-		// room creates nothing.
-		taken := c.groupRulePriorities()
-		for prio := range c.ranges {
-			taken[prio] = true
-		}
-		prio, ok := freePriority(s.PriorityRange, taken)
-		if !ok {
-			return plan{}, fmt.Errorf("priorityRange %d-%d has no free priority for the rule that uses address group %s while the current rules stay in place: widen the range by one", s.PriorityRange.First, s.PriorityRange.Last, v4Name)
-		}
-		// The rule comes once its group is in GCP, which refuses a rule
-		// naming a group it does not have.
-		priority, withRule = prio, hasV4 && inGCP(v4Have)
-	}
-	var expression string
-	if withRule {
-		groups := []string{v4Name}
-		if hasV6 && inGCP(v6Have) {
-			groups = append(groups, v6Name)
-		}
-		expression = groupExpression(groups)
-		p.groupRule = &groupRuleWant{v4Name: v4Name, priority: priority, expression: expression}
-	}
-
-	v6Done := len(v6) == 0 && !hasV6 || groupHolds(v6Have, hasV6, len(v6))
-	var waiting string
-	switch {
-	case !groupHolds(v4Have, hasV4, len(v4)) || !v6Done:
-		waiting = fmt.Sprintf("address group %s is being created or filled", v4Name)
-	case !hasRule || !inGCP(ruleHave):
-		waiting = fmt.Sprintf("the rule at priority %d that uses address group %s is not in GCP yet", priority, v4Name)
-		if hasRule {
-			if sc := ruleHave.GetCondition(xpv2.TypeSynced); sc.Status == corev1.ConditionFalse && sc.Message != "" {
-				waiting += ": " + sc.Message
-			}
-		}
-	case ruleExpression(ruleHave) != expression:
-		// The IPv6 group joins the rule once GCP has it: until GCP has the
-		// rule that uses both, the IPv6 ranges are allowed only by what the
-		// group replaces.
-		waiting = fmt.Sprintf("the rule at priority %d is being changed to use address group %s", priority, v6Name)
-	}
+	waiting := groupsWaiting(c, p, v4Name, v6Name, priority)
 	if waiting == "" || !replaces(c, v4Name) {
 		// What the allowlist had goes, or there was nothing: range rules and
 		// other groups' rules go, their groups once no rule uses them. A
 		// group being filled with nothing to replace is an ordinary update.
 		keepUsedGroups(p.keepGroups, c, v4Name)
-		p.ranges = nil
-		if hasRule {
+		if _, hasRule := c.groupRules[v4Name]; hasRule {
 			p.keepGroupRules[v4Name] = true
 		}
 		return p, nil
 	}
 	p.switching = waiting + "; the previous rules stay in place until it is"
 	p.keepRanges = true
-	for n := range c.groupRules {
-		p.keepGroupRules[n] = true
-	}
-	for n := range c.groups {
-		p.keepGroups[n] = true
-	}
+	p.keepEveryGroup(c)
 	return p, nil
+}
+
+// groupRulePriority is the priority of the rule that uses address group
+// v4Name: the one it has, else one no rule of the allowlist holds. It is
+// chosen before the group is created, so that an allowlist without room
+// creates nothing.
+func groupRulePriority(r v1alpha1.AllowlistPriorityRange, c children, v4Name string) (int64, error) {
+	if have, ok := c.groupRules[v4Name]; ok {
+		return have.Spec.ForProvider.Priority, nil
+	}
+	taken := c.groupRulePriorities()
+	for prio := range c.ranges {
+		taken[prio] = true
+	}
+	prio, ok := freePriority(r, taken)
+	if !ok {
+		return 0, fmt.Errorf("priorityRange %d-%d has no free priority for the rule that uses address group %s while the current rules stay in place: widen the range by one", r.First, r.Last, v4Name)
+	}
+	return prio, nil
+}
+
+// wantGroupRule is the rule that uses the groups, or nil while a new rule
+// would name an IPv4 group GCP does not have yet (GCP refuses it). The IPv6
+// group joins once GCP has it.
+func wantGroupRule(c children, v4Name, v6Name string, priority int64) *groupRuleWant {
+	_, hasRule := c.groupRules[v4Name]
+	v4Have, hasV4 := c.groups[v4Name]
+	if !hasRule && !(hasV4 && inGCP(v4Have)) {
+		return nil
+	}
+	groups := []string{v4Name}
+	if v6Have, hasV6 := c.groups[v6Name]; hasV6 && inGCP(v6Have) {
+		groups = append(groups, v6Name)
+	}
+	return &groupRuleWant{v4Name: v4Name, priority: priority, expression: groupExpression(groups)}
+}
+
+// groupsWaiting says what the groups p wants and their rule wait for before
+// they can replace what the allowlist had; "" when nothing.
+func groupsWaiting(c children, p plan, v4Name, v6Name string, priority int64) string {
+	v4Have, hasV4 := c.groups[v4Name]
+	v6Have, hasV6 := c.groups[v6Name]
+	v6Want := len(p.groups[v6Name].items)
+	v6Done := v6Want == 0 && !hasV6 || groupHolds(v6Have, hasV6, v6Want)
+	ruleHave, hasRule := c.groupRules[v4Name]
+	switch {
+	case !groupHolds(v4Have, hasV4, len(p.groups[v4Name].items)) || !v6Done:
+		return fmt.Sprintf("address group %s is being created or filled", v4Name)
+	case !hasRule || !inGCP(ruleHave):
+		waiting := fmt.Sprintf("the rule at priority %d that uses address group %s is not in GCP yet", priority, v4Name)
+		if hasRule {
+			if sc := ruleHave.GetCondition(xpv2.TypeSynced); sc.Status == corev1.ConditionFalse && sc.Message != "" {
+				waiting += ": " + sc.Message
+			}
+		}
+		return waiting
+	case ruleExpression(ruleHave) != p.groupRule.expression:
+		// Until GCP has the rule that uses both groups, the IPv6 ranges are
+		// allowed only by what the groups replace.
+		return fmt.Sprintf("the rule at priority %d is being changed to use address group %s", priority, v6Name)
+	}
+	return ""
 }
 
 // replaces reports whether the allowlist has something that its address group

@@ -18,7 +18,7 @@ type Check func(ctx context.Context, req reconcile.Request) (time.Duration, bool
 // A RateLimiter is a controller's per-object requeue rate limiter.
 type RateLimiter = workqueue.TypedRateLimiter[reconcile.Request]
 
-// GateLimited returns r behind checks, asked in order (the first that puts a
+// gateLimited returns r behind checks, asked in order (the first that puts a
 // reconcile off wins), then behind crossplane-runtime's provider-wide rate
 // limiter (ratelimiter.Reconciler, named name), and rl made to keep an
 // object's error backoff across a put-off of either. The two are built
@@ -30,7 +30,7 @@ type RateLimiter = workqueue.TypedRateLimiter[reconcile.Request]
 // requeues without either Forget or a failure, so the gate marks what it or
 // the provider-wide limiter put off, and its limiter skips the Forget that
 // follows.
-func GateLimited(name string, r reconcile.Reconciler, global ratelimiter.RateLimiter, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
+func gateLimited(name string, r reconcile.Reconciler, global ratelimiter.RateLimiter, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
 	m := newMarks()
 	return m.gate(m.limited(name, r, global), checks), m.limiter(rl)
 }

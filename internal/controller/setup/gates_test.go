@@ -155,7 +155,7 @@ func TestGateLimitedKeepsBackoff(t *testing.T) {
 				got.ran = true
 				return reconcile.Result{RequeueAfter: time.Minute}, nil
 			})
-			gated, rl := GateLimited("test", r, fixedLimiter(tc.global), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
+			gated, rl := gateLimited("test", r, fixedLimiter(tc.global), workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute))
 			rl.When(a) // a failed twice
 			rl.When(a)
 			var err error
@@ -180,7 +180,7 @@ func (fixedLimiter) Forget(string)               {}
 func (fixedLimiter) NumRequeues(string) int      { return 0 }
 
 // gated is r behind checks alone, without the provider-wide rate limiter,
-// and rl keeping the backoff across their put-offs: GateLimited's gate.
+// and rl keeping the backoff across their put-offs: gateLimited's gate.
 func gated(r reconcile.Reconciler, rl RateLimiter, checks ...Check) (reconcile.Reconciler, RateLimiter) {
 	if len(checks) == 0 {
 		return r, rl

@@ -169,7 +169,7 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 			return err
 		}
 	}
-	gated, rl := GateLimited(name, r, o.GlobalRateLimiter, newControllerRateLimiter(), checks...)
+	gated, rl := gateLimited(name, r, o.GlobalRateLimiter, newControllerRateLimiter(), checks...)
 	co := o.ForControllerRuntime()
 	co.RateLimiter = rl
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -177,7 +177,7 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 		WithOptions(co).
 		// Only the kind's own events are filtered here: a watch of another
 		// kind says which of its changes matter to this one.
-		For(of, builder.WithPredicates(DesiredStateChanged())).
+		For(of, builder.WithPredicates(desiredStateChanged())).
 		// A namespace's labels decide which configs and policies admit its
 		// resources (namespaceSelector, allowedRules).
 		Watches(&corev1.Namespace{}, Afresh(handler.EnqueueRequestsFromMapFunc(namespaceMembers(mgr.GetClient(), list))),

@@ -9,7 +9,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 )
 
-// DesiredStateChanged passes events that may change what the reconciler
+// desiredStateChanged passes events that may change what the reconciler
 // should do: creates, deletes, and updates of the spec (generation), labels
 // or annotations. It is crossplane-runtime's resource.DesiredStateChanged
 // except that it also ignores the annotations the managed reconciler writes
@@ -22,7 +22,7 @@ import (
 // It also passes a finalizer leaving an object being deleted: the managed
 // reconciler puts off deleting the external resource while another finalizer
 // remains, and that write is the only sign it may go on.
-func DesiredStateChanged() predicate.Predicate {
+func desiredStateChanged() predicate.Predicate {
 	return predicate.Or(
 		userAnnotationsChanged{},
 		finalizersChangedWhileDeleting{},

@@ -105,7 +105,7 @@ func TestDesiredStateChanged(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := DesiredStateChanged().Update(ctrlevent.UpdateEvent{ObjectOld: tc.args.old, ObjectNew: tc.args.new})
+			got := desiredStateChanged().Update(ctrlevent.UpdateEvent{ObjectOld: tc.args.old, ObjectNew: tc.args.new})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
 			}
