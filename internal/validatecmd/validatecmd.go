@@ -16,7 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 )
 
 // Exit statuses of Run.
@@ -102,7 +102,7 @@ type check struct {
 	// For a policy: who owns which priorities. For a rule: the insert
 	// body of its policy when that is among the manifests, in case GCP
 	// does not have the policy yet.
-	own     securitypolicy.Ownership
+	own     gcppolicy.Ownership
 	pending *compute.SecurityPolicy
 }
 
@@ -117,7 +117,7 @@ func planChecks(docs []document, project string) ([]check, error) {
 	}
 	var checks []check
 	var problems []string
-	claims := map[target]securitypolicy.Claims{}
+	claims := map[target]gcppolicy.Claims{}
 	for _, d := range docs {
 		c := check{doc: d}
 		switch {
@@ -141,7 +141,7 @@ func planChecks(docs []document, project string) ([]check, error) {
 			}
 			if c.skip == "" {
 				if claims[c.to] == nil {
-					claims[c.to] = securitypolicy.Claims{}
+					claims[c.to] = gcppolicy.Claims{}
 				}
 				claims[c.to][r.Priority] = d.rule.Namespace + "/" + d.rule.Name
 			}
@@ -162,8 +162,8 @@ func planChecks(docs []document, project string) ([]check, error) {
 	pending := map[target]*compute.SecurityPolicy{}
 	for i, c := range checks {
 		if c.doc.policy != nil {
-			checks[i].own = securitypolicy.Ownership{Claims: claims[c.to]}
-			pending[c.to] = securitypolicy.InsertBody(c.to.policy, c.doc.policy.Spec.ForProvider, checks[i].own)
+			checks[i].own = gcppolicy.Ownership{Claims: claims[c.to]}
+			pending[c.to] = gcppolicy.InsertBody(c.to.policy, c.doc.policy.Spec.ForProvider, checks[i].own)
 		}
 	}
 	for i, c := range checks {
@@ -183,13 +183,13 @@ func (c check) run(ctx context.Context, client *gcp.Client) (string, int) {
 	var unchecked []string
 	var err error
 	if c.doc.policy != nil {
-		unchecked, err = securitypolicy.ValidatePolicy(ctx, v, c.to.policy, c.doc.policy.Spec.ForProvider, c.own)
+		unchecked, err = gcppolicy.ValidatePolicy(ctx, v, c.to.policy, c.doc.policy.Spec.ForProvider, c.own)
 	} else {
 		r := c.doc.rule.Spec.ForProvider
-		err = securitypolicy.ValidateRule(ctx, v, c.to.policy, r.Priority, r.RuleParameters, c.pending)
+		err = gcppolicy.ValidateRule(ctx, v, c.to.policy, r.Priority, r.RuleParameters, c.pending)
 	}
-	var refusal *securitypolicy.Refusal
-	var unwritable *securitypolicy.Unwritable
+	var refusal *gcppolicy.Refusal
+	var unwritable *gcppolicy.Unwritable
 	switch {
 	case errors.As(err, &refusal):
 		return "GCP refuses: " + gcpMessage(refusal.Err) + " (" + refusal.Call + ")", ExitRefused

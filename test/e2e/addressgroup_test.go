@@ -15,7 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/addressgroup"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcpgroup"
 )
 
 // 11. An AddressGroup's items reach GCP; an item changed is one addItems and
@@ -40,7 +40,7 @@ func (s *suite) testAddressGroup(t *testing.T) {
 		// "10.1.0.1/32"); compared as ranges.
 		out := make([]string, 0, len(g.Items))
 		for _, it := range g.Items {
-			out = append(out, addressgroup.Canonical(it))
+			out = append(out, gcpgroup.Canonical(it))
 		}
 		slices.Sort(out)
 		return out, nil

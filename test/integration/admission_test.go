@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 )
 
 // TestAdmission applies valid and invalid objects to the real API server with
@@ -443,12 +443,12 @@ func TestAdmissionStatusSize(t *testing.T) {
 	for i := range int64(n) {
 		p := v1beta1.RuleParameters{Action: "deny(403)", Match: &v1beta1.RuleMatcher{Expr: &v1beta1.Expr{Expression: expr}}}
 		sp.Spec.ForProvider.Rules = append(sp.Spec.ForProvider.Rules, v1beta1.PolicyRule{Priority: i, RuleParameters: p})
-		observed.Rules = append(observed.Rules, securitypolicy.GenerateRule(i, p))
+		observed.Rules = append(observed.Rules, gcppolicy.GenerateRule(i, p))
 	}
 	if err := env.kube.Create(ctx, sp); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	sp.Status.AtProvider = securitypolicy.GenerateObservation(observed)
+	sp.Status.AtProvider = gcppolicy.GenerateObservation(observed)
 	if err := env.kube.Status().Update(ctx, sp); err != nil {
 		t.Fatalf("status update: %v", err)
 	}
@@ -468,7 +468,7 @@ func TestAdmissionStatusSize(t *testing.T) {
 	if at.RuleCount != n || at.RulesSummarized == 0 {
 		t.Errorf("want %d rules with some summarised, got ruleCount %d, rulesSummarized %d", n, at.RuleCount, at.RulesSummarized)
 	}
-	if got, limit := size(sp.Status), securitypolicy.ObservedRulesBudget+64*n; got > limit {
+	if got, limit := size(sp.Status), gcppolicy.ObservedRulesBudget+64*n; got > limit {
 		t.Errorf("status takes %d bytes, over the budget and summaries (%d)", got, limit)
 	}
 }

@@ -5,7 +5,7 @@
 // machine, tears the node down and compares the host before and after.
 //
 // It runs only as root with NODE_TEST=1 (`make node-test`).
-package node
+package nodesuite
 
 import (
 	"context"

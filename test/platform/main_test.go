@@ -7,7 +7,7 @@
 // Node objects (through the AddressSet the provider keeps from them) that the
 // suite changes the way a cluster changes them, and each change is timed from
 // the Node write to the emulator holding the right rules.
-package platform_test
+package platformsuite
 
 import (
 	"context"

@@ -22,8 +22,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
-	gcpgroup "github.com/armorplane/provider-cloudarmor/internal/clients/addressgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcpgroup"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"

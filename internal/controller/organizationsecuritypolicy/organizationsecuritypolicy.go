@@ -31,7 +31,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	"github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
@@ -171,10 +171,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.OrganizationSecurit
 	cr.Status.AtProvider = Observation(sp)
 	cr.SetConditions(xpv2.Available())
 	p := Parameters(cr)
-	if ok, _ := securitypolicy.TypeUpToDate(p, sp); !ok && f.Role == verdict.Owner && !f.Deleting {
+	if ok, _ := gcppolicy.TypeUpToDate(p, sp); !ok && f.Role == verdict.Owner && !f.Deleting {
 		return verdict.Fail(errors.Errorf(errFmtType, id, sp.Type, *p.Type))
 	}
-	plan := securitypolicy.PlanPolicy(p, sp, securitypolicy.Ownership{})
+	plan := gcppolicy.PlanPolicy(p, sp, gcppolicy.Ownership{})
 	v := verdict.Decide(f)
 	if v == verdict.DryRun {
 		if plan.UpToDate() {
@@ -200,7 +200,7 @@ func Observation(sp *compute.SecurityPolicy) v1alpha1.OrganizationSecurityPolicy
 // Create inserts the policy in one call and records its id as the external
 // name, which is what makes the policy this object's.
 func (e *external) Create(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.ExternalCreation, error) {
-	body := securitypolicy.InsertBody("", Parameters(cr), securitypolicy.Ownership{})
+	body := gcppolicy.InsertBody("", Parameters(cr), gcppolicy.Ownership{})
 	body.ShortName = ShortName(cr)
 	id, err := e.policies.Create(ctx, body)
 	if gcp.IsAlreadyExists(err) {
@@ -226,7 +226,7 @@ func (e *external) exists(ctx context.Context, cr *v1alpha1.OrganizationSecurity
 // Update applies the plan: a patch of the description if it differs, then
 // one call per rule added, patched or removed.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicy) (managed.ExternalUpdate, error) {
-	err := securitypolicy.ApplyPolicy(ctx, e.policies, meta.GetExternalName(cr), Parameters(cr), securitypolicy.Ownership{})
+	err := gcppolicy.ApplyPolicy(ctx, e.policies, meta.GetExternalName(cr), Parameters(cr), gcppolicy.Ownership{})
 	return managed.ExternalUpdate{}, errors.Wrap(err, errUpdate)
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 )
 

@@ -25,7 +25,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
-	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )

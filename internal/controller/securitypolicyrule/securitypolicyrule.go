@@ -25,7 +25,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/apivalues"
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
-	gcppolicy "github.com/armorplane/provider-cloudarmor/internal/clients/securitypolicy"
+	"github.com/armorplane/provider-cloudarmor/internal/clients/gcppolicy"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"

@@ -1,4 +1,4 @@
-package addressgroup
+package gcpgroup
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package securitypolicy
+package gcppolicy
 
 import (
 	"cmp"

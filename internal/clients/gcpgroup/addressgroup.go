@@ -1,8 +1,8 @@
-// Package addressgroup maps AddressGroup managed resources to Cloud Armor
+// Package gcpgroup maps AddressGroup managed resources to Cloud Armor
 // address groups (networksecurity v1) and plans the calls that make a group
 // what its object says: items added and removed one call each, everything
 // else patched, immutable fields reported, never rewritten.
-package addressgroup
+package gcpgroup
 
 import (
 	"fmt"

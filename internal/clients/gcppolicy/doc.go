@@ -1,4 +1,4 @@
-// Package securitypolicy converts between provider-cloudarmor's API types and
+// Package gcppolicy converts between provider-cloudarmor's API types and
 // the Compute v1 security policy types, decides whether GCP is up to date and
 // plans what to write. Conversion, comparison and planning are pure: no
 // context, no I/O, no Kubernetes client, so every controller of a policy or
@@ -53,4 +53,4 @@
 // in status.atProvider by GenerateObservation instead. Rules are reported in
 // their NormalizeRule form, so status shows exactly what the comparison sees
 // (drift made in the console included) and GCP's fill-ins cost no space.
-package securitypolicy
+package gcppolicy

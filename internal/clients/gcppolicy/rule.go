@@ -1,4 +1,4 @@
-package securitypolicy
+package gcppolicy
 
 import (
 	"google.golang.org/api/compute/v1"
