@@ -35,12 +35,10 @@ func (bc backendCall) Method() string    { return bc.c.method }
 func (bc backendCall) Scope() core.Scope { return bc.c.scope }
 
 func (bc backendCall) Mutate(opType, path string, change func() (backends.Plan, error)) {
-	m := bc.s.objectMutation(bc.r, bc.c, opType, path)
-	op, err := bc.s.store.mutateObject(m, func() (plan, error) {
+	bc.s.write(bc.w, bc.r, bc.c, bc.s.mutation(bc.r, bc.c, opType, path), path, func() (plan, error) {
 		p, err := change()
 		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
 	})
-	bc.s.finishObject(bc.w, bc.c, m, path, op, err)
 }
 
 // backendsHost is what the server gives the backend API.
@@ -53,74 +51,11 @@ func (h backendsHost) Gen() *core.Gen      { return h.s.store.gen }
 func (h backendsHost) MaxBodyBytes() int64 { return h.s.opts.MaxBodyBytes }
 
 func (h backendsHost) ResolvePolicyLocked(kind string, sc core.Scope, field, ref string) (string, error) {
-	return h.s.store.resolvePolicyForLocked(kind, sc, field, ref)
+	return h.s.policies.ResolvePolicyLocked(kind, sc, field, ref)
 }
 
 func (h backendsHost) ResolveNetworkPolicyLocked(sc core.Scope, ref string) (string, error) {
-	return h.s.store.resolveNetworkPolicyLocked(sc, ref)
-}
-
-// resolvePolicyForLocked checks that ref names a security policy a user of
-// the given kind ("backend service", "backend bucket", which GCP's message
-// names) in sc may use in the given field: securityPolicy takes a
-// CLOUD_ARMOR policy of the user's scope (global for a global backend, the
-// same region for a regional one), edgeSecurityPolicy a global
-// CLOUD_ARMOR_EDGE policy. It returns the policy's selfLink. st.mu must be
-// held.
-func (st *store) resolvePolicyForLocked(kind string, sc scope, field, ref string) (string, error) {
-	want := "CLOUD_ARMOR"
-	if field == "edgeSecurityPolicy" {
-		want = "CLOUD_ARMOR_EDGE"
-	}
-	f := "resource." + field
-	r, ok := parseRef(ref, "securityPolicies", sc)
-	if !ok {
-		return "", core.ErrInvalidField(f, ref, "The security policy must be a security policy URL or name.")
-	}
-	if r.scope.Region != sc.Region {
-		where := "global"
-		if sc.Region != "" {
-			where = "in region '" + sc.Region + "'"
-		}
-		return "", core.ErrInvalidField(f, ref, "The security policy must be "+where+", like the "+kind+".")
-	}
-	p, ok := st.policies[r.scope.PolicyPath(r.name)]
-	if !ok {
-		return "", core.ErrNotFound(r.scope.PolicyPath(r.name))
-	}
-	if policyType(p) != want {
-		return "", core.ErrInvalidField(f, ref, "The security policy must be of type "+want+"; '"+p.Name+"' is of type "+policyType(p)+".")
-	}
-	return apiRoot + p.path(), nil
-}
-
-// resolveNetworkPolicyLocked checks the securityPolicy of a network edge
-// security service in sc: a CLOUD_ARMOR_NETWORK policy of the same project
-// and region, in a project on Cloud Armor Enterprise. Every refusal is a
-// 400. It returns the policy's selfLink. st.mu must be held.
-func (st *store) resolveNetworkPolicyLocked(sc scope, ref string) (string, error) {
-	const f = "resource.securityPolicy"
-	r, ok := parseRef(ref, "securityPolicies", sc)
-	if !ok {
-		return "", core.ErrInvalidField(f, ref, "The security policy must be a security policy URL or name.")
-	}
-	if r.scope != sc {
-		return "", core.ErrInvalidField(f, ref, "The security policy must be a regional security policy of project '"+
-			sc.Project+"' in region '"+sc.Region+"', like the network edge security service.")
-	}
-	p, ok := st.policies[r.scope.PolicyPath(r.name)]
-	if !ok {
-		return "", core.ErrInvalidField(f, ref, "The resource '"+r.scope.PolicyPath(r.name)+"' was not found.")
-	}
-	if policyType(p) != "CLOUD_ARMOR_NETWORK" {
-		return "", core.ErrInvalidField(f, ref, "The security policy must be of type CLOUD_ARMOR_NETWORK; '"+
-			p.Name+"' is of type "+policyType(p)+".")
-	}
-	if tier := st.tierLocked(sc.Project); !enterprise(tier) {
-		return "", core.ErrInvalidField(f, ref, "Network edge security policies need Cloud Armor Enterprise; project '"+
-			sc.Project+"' is on "+tier+".")
-	}
-	return apiRoot + p.path(), nil
+	return h.s.policies.ResolveNetworkPolicyLocked(sc, ref)
 }
 
 // BackendServices returns every backend service as GET would return it,

@@ -17,21 +17,12 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 func (s *Server) Reset() {
 	s.store.mu.Lock()
 	s.store.reset()
+	s.policies.ResetLocked()
 	s.store.mu.Unlock()
 	s.instances.Reset()
 	s.stats.reset()
 	_ = s.SetFaults(s.opts.Faults)
 	s.saveState()
-}
-
-// Snapshot returns every policy as GET would return it, keyed by its path
-// ("projects/p/global/securityPolicies/n").
-func (s *Server) Snapshot() map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for _, p := range s.store.all() {
-		out[p.path()] = renderPolicy(p)
-	}
-	return out
 }
 
 // debugState is the body of GET /_emulator/stats.

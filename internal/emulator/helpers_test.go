@@ -228,3 +228,10 @@ func rawCall(t *testing.T, method, url, body string, header map[string]string) (
 	}
 	return res, string(b)
 }
+
+// GCP's values the tests check answers against: the priority of every
+// policy's default rule, and the labelFingerprint of no labels.
+const (
+	defaultPriority       = 2147483647
+	emptyLabelFingerprint = "42WmSpB8rSM="
+)

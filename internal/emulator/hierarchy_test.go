@@ -3,7 +3,9 @@ package emulator
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,7 +222,7 @@ func TestOneOperationPerObject(t *testing.T) {
 			busy:   "projects/" + project + "/regions/" + region + "/networkEdgeSecurityServices/web",
 		},
 	}
-	for _, name := range sortedKeys(cases) {
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
 		tc := cases[name]
 		t.Run(name, func(t *testing.T) {
 			op, err := tc.first()

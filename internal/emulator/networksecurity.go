@@ -17,14 +17,15 @@ import (
 // policies and their operations (see permissionOf): the project's and the
 // mounted APIs' (addMethods).
 var otherPermissions = map[string]permission{
-	"projects.get":               {"compute.projects.get", false},
-	"projects.setCloudArmorTier": {"compute.projects.setCloudArmorTier", true},
+	"globalOrganizationOperations.get":    {"compute.globalOrganizationOperations.get", false},
+	"globalOrganizationOperations.list":   {"compute.globalOrganizationOperations.list", false},
+	"globalOrganizationOperations.delete": {"compute.globalOrganizationOperations.delete", true},
 }
 
 // otherResponseTypes are the response types of those methods, for fields=.
 var otherResponseTypes = map[string]reflect.Type{
-	"projects.get":               reflect.TypeOf(compute.Project{}),
-	"projects.setCloudArmorTier": reflect.TypeOf(compute.Operation{}),
+	"globalOrganizationOperations.get":  reflect.TypeOf(compute.Operation{}),
+	"globalOrganizationOperations.list": reflect.TypeOf(compute.OperationList{}),
 }
 
 // addMethods adds a mounted API's permissions and response types to
@@ -95,5 +96,9 @@ func (h networkSecurityHost) Mutated(format string, args ...any) {
 }
 
 func (h networkSecurityHost) ReferencesLocked(parent, location, name string) []networksecurity.Reference {
-	return h.s.store.groupRefsLocked(parent, location, name)
+	var out []networksecurity.Reference
+	for _, r := range h.s.policies.GroupRulesLocked(parent, location, name, networksecurity.Path(parent, location, name)) {
+		out = append(out, networksecurity.Reference{Policy: r.Policy, Priority: r.Priority})
+	}
+	return out
 }

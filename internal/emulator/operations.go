@@ -2,9 +2,11 @@ package emulator
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
 // An opKey is the store key of the operation a call names: a project's
@@ -14,6 +16,31 @@ type opKey func(r *http.Request, c *call) string
 
 func projectOp(r *http.Request, c *call) string { return c.scope.OpPath(r.PathValue("operation")) }
 func orgOp(r *http.Request, _ *call) string     { return orgOpPath(r.PathValue("orgOperation")) }
+
+func orgOpPath(name string) string { return "locations/global/operations/" + name }
+
+// orgOpPrefix starts the name of an organization operation: gcloud reads
+// the organization back from "org-<ORGANIZATION_ID>-operation-…". A
+// folder's operations are "folder-<FOLDER_ID>-operation-…" (the emulator
+// does not know a folder's organization).
+func orgOpPrefix(parent string) string {
+	kind, id, _ := strings.Cut(parent, "/")
+	if kind == "folders" {
+		return "folder-" + id + "-"
+	}
+	return "org-" + id + "-"
+}
+
+// orgOpParent is the parent of the organization operation name, which
+// grants are checked against.
+func (st *store) orgOpParent(name string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if op, ok := st.ops[orgOpPath(name)]; ok {
+		return op.Parent
+	}
+	return ""
+}
 
 // getOp answers operations.get; an organization operation's parentId is
 // "Not used. Parent is derived from resource_id."
@@ -101,8 +128,8 @@ func (s *Server) aggregatedOps(w http.ResponseWriter, r *http.Request, c *call) 
 // listOrgOps lists the operations of parentId, in creation order.
 func (s *Server) listOrgOps(w http.ResponseWriter, r *http.Request, _ *call) {
 	parent := r.URL.Query().Get("parentId")
-	if !parentPattern.MatchString(parent) {
-		core.WriteError(w, errParent("parentId", parent))
+	if err := securitypolicies.CheckParent("parentId", parent); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	now := s.now()

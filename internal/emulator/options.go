@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
 // Auth modes accepted by Options.Auth.
@@ -141,8 +141,10 @@ func (o Options) validate() error {
 	if err := validateGrants(o.Grants); err != nil {
 		return err
 	}
-	if o.DefaultTier != "" && !tiers[o.DefaultTier] {
-		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", o.DefaultTier, core.Keys(tiers))
+	if o.DefaultTier != "" {
+		if err := securitypolicies.CheckTier(o.DefaultTier); err != nil {
+			return err
+		}
 	}
 	return o.Faults.validate()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
@@ -19,12 +20,10 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 // of projects (ids, Cloud Armor tiers). Operations are not kept, so polling
 // an operation from before a restart gets 404.
 type stateFile struct {
-	Policies      []*policy                       `json:"policies"`
+	// Policies, projects and organization security policies.
+	securitypolicies.SavedPolicies
 	AddressGroups []*networksecurity.AddressGroup `json:"addressGroups,omitempty"`
-	Projects      map[string]*projectInfo         `json:"projects,omitempty"`
-	// Organization security policies; backend services, backend buckets
-	// and network edge security services.
-	OrgPolicies []*orgPolicy `json:"organizationSecurityPolicies,omitempty"`
+	// Backend services, backend buckets and network edge security services.
 	backends.Saved
 }
 
@@ -46,10 +45,11 @@ func (s *Server) loadState() error {
 	if err := dec.Decode(&st); err != nil {
 		return fmt.Errorf("cannot parse state file %s: %w", s.opts.StateFile, err)
 	}
-	s.store.load(st.Policies)
+	s.policies.Load(st.SavedPolicies)
 	s.groups.Load(st.AddressGroups)
-	s.store.loadProjects(st.Projects)
-	s.store.loadMore(st)
+	s.store.mu.Lock()
+	s.store.backends.LoadLocked(st.Saved)
+	s.store.mu.Unlock()
 	return nil
 }
 
@@ -62,8 +62,10 @@ func (s *Server) saveState() {
 	}
 	s.persistMu.Lock()
 	defer s.persistMu.Unlock()
-	state := stateFile{Policies: s.store.all(), AddressGroups: s.groups.All(), Projects: s.store.allProjects()}
-	s.store.saveMore(&state)
+	state := stateFile{SavedPolicies: s.policies.Save(), AddressGroups: s.groups.All()}
+	s.store.mu.Lock()
+	state.Saved = s.store.backends.SaveLocked()
+	s.store.mu.Unlock()
 	b, err := json.MarshalIndent(state, "", "  ")
 	if err == nil {
 		err = writeAtomic(s.opts.StateFile, b)

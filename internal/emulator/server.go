@@ -22,6 +22,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
 // A Server is the emulator: an http.Handler over in-memory state.
@@ -36,6 +37,7 @@ type Server struct {
 	faults    Faults
 	persistMu sync.Mutex
 	grants    map[string]access // nil: every accepted token may do everything
+	policies  *securitypolicies.API
 	groups    *networksecurity.API
 	instances *instances.API
 	backends  *backends.API
@@ -54,10 +56,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, faultGen: core.NewGen(seed + 1), mux: http.NewServeMux(),
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
 	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
-	s.store.defaultTier = opts.DefaultTier
+	s.policies = securitypolicies.New(policiesHost{s}, opts.DefaultTier)
 	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
 	s.instances = instances.New(instancesHost{s})
-	s.backends = backends.New(backendsHost{s}, &s.store.more.backends)
+	s.backends = backends.New(backendsHost{s}, &s.store.backends)
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -86,25 +88,6 @@ type handler func(w http.ResponseWriter, r *http.Request, c *call)
 // under /compute/v1, because option.WithEndpoint makes the client use the
 // given URL as the whole base path.
 func (s *Server) routes() {
-	const g = "/projects/{project}/global/securityPolicies"
-	const rg = "/projects/{project}/regions/{region}/securityPolicies"
-	pp := s.projectPolicies()
-	for _, sp := range []struct{ prefix, path string }{{"securityPolicies.", g}, {"regionSecurityPolicies.", rg}} {
-		s.route("POST", sp.path, sp.prefix+"insert", s.insertPolicy)
-		s.route("GET", sp.path, sp.prefix+"list", s.listPolicies)
-		s.route("GET", sp.path+"/{policy}", sp.prefix+"get", s.getPolicy)
-		s.route("PATCH", sp.path+"/{policy}", sp.prefix+"patch", s.patchPolicy(pp))
-		s.route("DELETE", sp.path+"/{policy}", sp.prefix+"delete", s.deletePolicy(pp))
-		s.route("POST", sp.path+"/{policy}/addRule", sp.prefix+"addRule", s.addRule(pp))
-		s.route("GET", sp.path+"/{policy}/getRule", sp.prefix+"getRule", s.getRule(pp))
-		s.route("POST", sp.path+"/{policy}/patchRule", sp.prefix+"patchRule", s.patchRule(pp))
-		s.route("POST", sp.path+"/{policy}/removeRule", sp.prefix+"removeRule", s.removeRule(pp))
-		s.route("POST", sp.path+"/{policy}/setLabels", sp.prefix+"setLabels", s.setLabels)
-	}
-	// A literal segment is more specific than {policy}, so ServeMux prefers it.
-	s.route("GET", g+"/listPreconfiguredExpressionSets", "securityPolicies.listPreconfiguredExpressionSets", s.listPreconfigured)
-	s.route("GET", "/projects/{project}/aggregated/securityPolicies", "securityPolicies.aggregatedList", s.aggregatedPolicies)
-
 	for _, op := range []struct{ prefix, path string }{
 		{"globalOperations.", "/projects/{project}/global/operations"},
 		{"regionOperations.", "/projects/{project}/regions/{region}/operations"},
@@ -115,12 +98,13 @@ func (s *Server) routes() {
 		s.route("DELETE", op.path+"/{operation}", op.prefix+"delete", s.deleteOp(projectOp))
 	}
 	s.route("GET", "/projects/{project}/aggregated/operations", "globalOperations.aggregatedList", s.aggregatedOps)
-	s.route("GET", "/projects/{project}", "projects.get", s.getProject)
-	s.route("POST", "/projects/{project}/setCloudArmorTier", "projects.setCloudArmorTier", s.setCloudArmorTier)
+	s.route("GET", "/locations/global/operations", "globalOrganizationOperations.list", s.listOrgOps)
+	s.route("GET", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.get", s.getOp(orgOp))
+	s.route("DELETE", "/locations/global/operations/{orgOperation}", "globalOrganizationOperations.delete", s.deleteOp(orgOp))
+	s.mountPolicies()
 	s.mountNetworkSecurity()
 	s.mountInstances()
 	s.mountBackends()
-	s.moreRoutes()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
 	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)
@@ -159,7 +143,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, perm
 	if newerAPI(perm) {
 		w = core.RPCWriter{ResponseWriter: w} // its own error format, from authentication on
 	}
-	resolved := s.policyName(sc, c.policy)
+	resolved := s.policies.PolicyName(sc, c.policy)
 	dryRun, dryRunErr := validateOnlyParam(r, name)
 	c.dryRun, c.counted = dryRun, name
 	if dryRun {
@@ -212,18 +196,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // mutation prepares the store request for a mutating call.
-func (s *Server) mutation(r *http.Request, c *call, name, opType string) mutation {
-	q := r.URL.Query()
-	f := s.Faults()
-	return mutation{scope: c.scope, name: name, opType: opType, latency: s.opts.OpLatency,
-		fail: s.opFailure(c.method), quota: f.Quota, user: s.opts.User,
-		requestID: q.Get("requestId"), validateOnly: c.dryRun}
-}
-
-// finish answers a mutating call on a security policy: the RUNNING
-// operation, or the error.
-func (s *Server) finish(w http.ResponseWriter, c *call, m mutation, op *operation, err error) {
-	s.answer(w, c, m.validateOnly, m.scope.PolicyPath(m.name), op, err)
+// keys are the objects its operation holds busy.
+func (s *Server) mutation(r *http.Request, c *call, opType string, keys ...string) mutation {
+	return mutation{scope: c.scope, opType: opType, keys: keys, latency: s.opts.OpLatency,
+		fail: s.opFailure(c.method), user: s.opts.User,
+		requestID: r.URL.Query().Get("requestId"), validateOnly: c.dryRun}
 }
 
 // answer answers any mutating compute call: the RUNNING operation (DONE

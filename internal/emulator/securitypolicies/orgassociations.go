@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"fmt"
@@ -49,9 +49,9 @@ func defaultAssociationName(attachment string) string {
 // replaceExistingAssociation=true, which removes the existing one in the
 // same operation. Attaching to a project enrolls it in Cloud Armor
 // Enterprise if it was on Standard.
-func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
+func (api *API) addOrgAssociation(w http.ResponseWriter, r *http.Request, c Call) {
 	var in compute.SecurityPolicyAssociation
-	if _, err := s.decode(w, r, &in, "security_policy_association"); err != nil {
+	if _, err := api.decode(w, r, &in, "security_policy_association"); err != nil {
 		core.WriteError(w, err)
 		return
 	}
@@ -90,31 +90,31 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 		core.WriteError(w, core.ErrInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
 		return
 	}
-	id := orgPolicyID(r.PathValue("orgPolicy"))
-	parent, _ := s.store.orgPolicyParent(id)
-	m := s.orgMutation(r, c, "addAssociation", id, parent)
+	id := OrgPolicyID(r)
+	parent, _ := api.OrgPolicyParent(id)
+	wr := orgWrite("addAssociation", id, parent)
 	// The policy holding the association being replaced is changed too, so
 	// it must not be busy either.
-	if other, ok := s.store.attachedPolicy(a.AttachmentID, id); ok {
-		m.keys = append(m.keys, orgPolicyPath(other))
+	if other, ok := api.st.attachedPolicy(a.AttachmentID, id); ok {
+		wr.Keys = append(wr.Keys, OrgPolicyPath(other))
 	}
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		cur, ok := s.store.more.orgPolicies[id]
+	c.Mutate(wr, func() (Plan, error) {
+		cur, ok := api.st.orgPolicies[id]
 		if !ok {
-			return plan{}, core.ErrNotFound(orgPolicyPath(id))
+			return Plan{}, core.ErrNotFound(OrgPolicyPath(id))
 		}
 		if cur.associationIndex(a.Name) >= 0 {
-			return plan{}, core.ErrAlreadyExists(cur.path() + "/associations/" + a.Name)
+			return Plan{}, core.ErrAlreadyExists(cur.path() + "/associations/" + a.Name)
 		}
-		holder, idx := s.store.attachmentLocked(a.AttachmentID, cur.Type)
+		holder, idx := api.st.attachmentLocked(a.AttachmentID, cur.Type)
 		if holder != nil && !replace {
-			return plan{}, core.ErrInvalidField("resource.attachmentId", a.AttachmentID, fmt.Sprintf(
+			return Plan{}, core.ErrInvalidField("resource.attachmentId", a.AttachmentID, fmt.Sprintf(
 				"The attachment point already has an association of a security policy of type %s: '%s' of security policy '%s'. "+
 					"Set replaceExistingAssociation to replace it.", cur.Type, holder.Associations[idx].Name, holder.Name))
 		}
 		next := cur.clone()
 		next.Associations = append(next.Associations, a)
-		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
+		return Plan{Link: apiRoot + cur.path(), ID: cur.ID, Policy: cur.path(), Commit: func() {
 			if holder != nil {
 				old := holder.clone()
 				if old.Name == next.Name {
@@ -122,24 +122,23 @@ func (s *Server) addOrgAssociation(w http.ResponseWriter, r *http.Request, c *ca
 				}
 				i := old.associationIndex(holder.Associations[idx].Name)
 				old.Associations = slices.Delete(old.Associations, i, i+1)
-				old.Fingerprint = s.store.gen.Fingerprint()
-				s.store.more.orgPolicies[old.Name] = old
+				old.Fingerprint = api.st.gen.Fingerprint()
+				api.st.orgPolicies[old.Name] = old
 			}
-			next.Fingerprint = s.store.gen.Fingerprint()
-			s.store.more.orgPolicies[id] = next
-			if project, ok := strings.CutPrefix(a.AttachmentID, "projects/"); ok && !enterprise(s.store.tierLocked(project)) {
-				s.store.projectLocked(project).Tier = TierEnterprisePaygo
+			next.Fingerprint = api.st.gen.Fingerprint()
+			api.st.orgPolicies[id] = next
+			if project, ok := strings.CutPrefix(a.AttachmentID, "projects/"); ok && !enterprise(api.st.tierLocked(project)) {
+				api.st.projectLocked(project).Tier = TierEnterprisePaygo
 			}
 		}}, nil
 	})
-	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
 }
 
 // attachmentLocked finds the association of a policy of type typ at an
 // attachment point. st.mu must be held.
 func (st *store) attachmentLocked(attachment, typ string) (*orgPolicy, int) {
-	for _, k := range sortedKeys(st.more.orgPolicies) {
-		o := st.more.orgPolicies[k]
+	for _, k := range sortedKeys(st.orgPolicies) {
+		o := st.orgPolicies[k]
 		if o.Type != typ {
 			continue
 		}
@@ -156,7 +155,7 @@ func (st *store) attachmentLocked(attachment, typ string) (*orgPolicy, int) {
 func (st *store) attachedPolicy(attachment, exceptID string) (string, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for id, o := range st.more.orgPolicies {
+	for id, o := range st.orgPolicies {
 		if id == exceptID {
 			continue
 		}
@@ -169,9 +168,9 @@ func (st *store) attachedPolicy(attachment, exceptID string) (string, bool) {
 	return "", false
 }
 
-func (s *Server) removeOrgAssociation(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) removeOrgAssociation(w http.ResponseWriter, r *http.Request, c Call) {
 	name := r.URL.Query().Get("name")
-	s.changeOrgPolicy(w, r, c, "removeAssociation", func(cur *orgPolicy) (*orgPolicy, error) {
+	a.changeOrgPolicy(r, c, "removeAssociation", func(cur *orgPolicy) (*orgPolicy, error) {
 		i := cur.associationIndex(name)
 		if i < 0 {
 			return nil, errNoAssociation(name)
@@ -185,8 +184,8 @@ func errNoAssociation(name string) *core.Error {
 	return core.ErrInvalidField("name", name, fmt.Sprintf("The security policy does not have an association named '%s'.", name))
 }
 
-func (s *Server) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ *call) {
-	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+func (a *API) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ Call) {
+	o, err := a.st.orgPolicy(OrgPolicyID(r))
 	if err != nil {
 		core.WriteError(w, err)
 		return
@@ -202,7 +201,7 @@ func (s *Server) getOrgAssociation(w http.ResponseWriter, r *http.Request, _ *ca
 
 // listOrgAssociations lists the associations whose attachment point is
 // targetResource, of every policy, by policy id then association order.
-func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *call) {
+func (a *API) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ Call) {
 	target := r.URL.Query().Get("targetResource")
 	if !attachmentPattern.MatchString(target) {
 		core.WriteError(w, core.ErrInvalidField("targetResource", target,
@@ -210,7 +209,7 @@ func (s *Server) listOrgAssociations(w http.ResponseWriter, r *http.Request, _ *
 		return
 	}
 	var list []any
-	for _, o := range s.store.orgPolicies("") {
+	for _, o := range a.st.orgPoliciesOf("") {
 		for _, a := range o.Associations {
 			if a.AttachmentID == target {
 				list = append(list, renderAssociation(o, a))

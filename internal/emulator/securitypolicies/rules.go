@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"encoding/json"
@@ -30,11 +30,11 @@ func priorityParam(r *http.Request) (int64, error) {
 // a call names, so that each of those methods is written once.
 type policyKind struct {
 	// read returns a copy of the policy.
-	read func(r *http.Request, c *call) (*policy, error)
+	read func(r *http.Request, c Call) (*policy, error)
 	// change runs f on a private copy of the policy under the store's lock
 	// and answers the call: f returns the policy to store (changed in
 	// place) or nil to delete it, or an error that fails the call.
-	change func(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn)
+	change func(r *http.Request, c Call, opType string, f changeFn)
 	// inUse, under the store's lock, is why the policy cannot be deleted.
 	inUse func(cur *policy) error
 	// patchable, if set, refuses a PATCH body before it is applied and
@@ -44,31 +44,109 @@ type policyKind struct {
 
 // projectPolicies reach the policy of the {policy} path value in the
 // call's scope (securityPolicies, regionSecurityPolicies).
-func (s *Server) projectPolicies() policyKind {
+func (a *API) projectPolicies() policyKind {
 	return policyKind{
-		read:   func(_ *http.Request, c *call) (*policy, error) { return s.store.get(c.scope, c.policy) },
-		change: s.changePolicy,
-		inUse:  s.store.policyInUseLocked,
+		read:   func(_ *http.Request, c Call) (*policy, error) { return a.st.get(c.Scope(), c.Policy()) },
+		change: func(_ *http.Request, c Call, opType string, f changeFn) { a.changePolicy(c, opType, f) },
+		inUse:  a.policyInUseLocked,
 	}
 }
 
-// changePolicy runs a mutation of an existing project policy.
-func (s *Server) changePolicy(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn) {
-	m := s.mutation(r, c, c.policy, opType)
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+// changePolicy runs a mutation of the existing project policy the call
+// names.
+func (a *API) changePolicy(c Call, opType string, f changeFn) {
+	a.mutatePolicy(c, opType, c.Policy(), func(cur *policy) (*policy, error) {
 		if cur == nil {
-			return nil, core.ErrNotFound(c.scope.PolicyPath(c.policy))
+			return nil, core.ErrNotFound(c.Scope().PolicyPath(c.Policy()))
 		}
 		return f(cur)
 	})
-	s.finish(w, c, m, op, err)
+}
+
+// changeFn gets a private copy of the current policy (nil if absent) and
+// returns the new one (nil to delete) or an error that fails the call.
+type changeFn func(cur *policy) (*policy, error)
+
+// mutatePolicy runs f on a private copy of the project policy name of the
+// call's scope, as one compute operation that holds the policy busy like
+// GCP: while it runs, other writes to the policy get resourceNotReady.
+// Validation errors fail the call; a quota the change exceeds fails the
+// operation instead.
+func (a *API) mutatePolicy(c Call, opType, name string, f changeFn) {
+	sc := c.Scope()
+	key := sc.PolicyPath(name)
+	c.Mutate(Write{OpType: opType, Keys: []string{key}, What: key}, func() (Plan, error) {
+		st := a.st
+		cur := st.policies[key]
+		arg := cur.clone()
+		if arg != nil {
+			arg.tier = st.tierLocked(sc.Project) // rules using address groups need Enterprise
+		}
+		next, err := f(arg)
+		if err != nil {
+			return Plan{}, err
+		}
+		p := Plan{Link: apiRoot + key, Policy: key, Commit: func() { st.commit(key, next) }}
+		if t := pick(next, cur); t != nil {
+			p.ID = t.ID
+		}
+		policies, rules := c.Quota()
+		p.Fail = st.quotaError(sc, key, policies, rules, cur, next)
+		return p, nil
+	})
+}
+
+func pick(a, b *policy) *policy {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// commit stores next (or deletes) and gives it a new fingerprint, because
+// GCP changes the fingerprint on every mutation.
+func (st *store) commit(key string, next *policy) {
+	if next == nil {
+		delete(st.policies, key)
+		return
+	}
+	next.Fingerprint = st.gen.Fingerprint()
+	next.sortRules()
+	st.policies[key] = next
+}
+
+// quotaError checks the per-project quotas (0: unlimited) after the change.
+func (st *store) quotaError(sc core.Scope, key string, maxPolicies, maxRules int, cur, next *policy) *core.OpError {
+	if next == nil {
+		return nil
+	}
+	policies, rules := 0, 0
+	for _, p := range st.policies {
+		if p.Scope.Project == sc.Project && p != st.policies[key] {
+			policies++
+			rules += len(p.Rules)
+		}
+	}
+	if q := maxPolicies; q > 0 && cur == nil && policies+1 > q {
+		return quotaExceeded("SECURITY_POLICIES", q)
+	}
+	if q := maxRules; q > 0 && rules+len(next.Rules) > q {
+		return quotaExceeded("SECURITY_POLICY_RULES", q)
+	}
+	return nil
+}
+
+// quotaExceeded mirrors GCP's text, including its two spaces.
+func quotaExceeded(metric string, limit int) *core.OpError {
+	return &core.OpError{Code: "QUOTA_EXCEEDED", HTTPStatus: 403, HTTPMessage: "FORBIDDEN",
+		Message: fmt.Sprintf("Quota '%s' exceeded.  Limit: %d.0 globally.", metric, limit)}
 }
 
 // decodeRule reads the rule addRule and patchRule take, and compiles its
 // expression outside the store's lock.
-func (s *Server) decodeRule(w http.ResponseWriter, r *http.Request) (*compute.SecurityPolicyRule, map[string]any, error) {
+func (a *API) decodeRule(w http.ResponseWriter, r *http.Request) (*compute.SecurityPolicyRule, map[string]any, error) {
 	var in compute.SecurityPolicyRule
-	raw, err := s.decode(w, r, &in, "security_policy_rule")
+	raw, err := a.decode(w, r, &in, "security_policy_rule")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,14 +154,14 @@ func (s *Server) decodeRule(w http.ResponseWriter, r *http.Request) (*compute.Se
 	return &in, raw, nil
 }
 
-func (s *Server) addRule(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		in, raw, err := s.decodeRule(w, r)
+func (a *API) addRule(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
+		in, raw, err := a.decodeRule(w, r)
 		if err != nil {
 			core.WriteError(w, err)
 			return
 		}
-		k.change(w, r, c, "AddRule", func(cur *policy) (*policy, error) {
+		k.change(r, c, "AddRule", func(cur *policy) (*policy, error) {
 			if err := validateRule(cur, in, "resource"); err != nil { // the policy's scope and type matter
 				return nil, err
 			}
@@ -96,8 +174,8 @@ func (s *Server) addRule(k policyKind) handler {
 	}
 }
 
-func (s *Server) getRule(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) getRule(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
 		prio, err := priorityParam(r)
 		if err != nil {
 			core.WriteError(w, err)
@@ -117,20 +195,20 @@ func (s *Server) getRule(k policyKind) handler {
 	}
 }
 
-func (s *Server) patchRule(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) patchRule(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
 		prio, err := priorityParam(r)
 		if err != nil {
 			core.WriteError(w, err)
 			return
 		}
-		_, raw, err := s.decodeRule(w, r)
+		_, raw, err := a.decodeRule(w, r)
 		if err != nil {
 			core.WriteError(w, err)
 			return
 		}
 		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
-		k.change(w, r, c, "PatchRule", func(cur *policy) (*policy, error) {
+		k.change(r, c, "PatchRule", func(cur *policy) (*policy, error) {
 			return cur, patchOneRule(cur, prio, raw, mask)
 		})
 	}
@@ -182,14 +260,14 @@ func validateStoredRule(cur *policy, prio int64, body map[string]any) error {
 	return validateRule(cur, &typed, "resource")
 }
 
-func (s *Server) removeRule(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) removeRule(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
 		prio, err := priorityParam(r)
 		if err != nil {
 			core.WriteError(w, err)
 			return
 		}
-		k.change(w, r, c, "RemoveRule", func(cur *policy) (*policy, error) {
+		k.change(r, c, "RemoveRule", func(cur *policy) (*policy, error) {
 			if prio == defaultPriority {
 				return nil, core.ErrInvalidField("priority", strconv.Itoa(defaultPriority), "The default rule cannot be removed.")
 			}
@@ -204,9 +282,9 @@ func (s *Server) removeRule(k policyKind) handler {
 }
 
 // deletePolicy refuses a policy that is in use (inUse).
-func (s *Server) deletePolicy(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		k.change(w, r, c, "delete", func(cur *policy) (*policy, error) {
+func (a *API) deletePolicy(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
+		k.change(r, c, "delete", func(cur *policy) (*policy, error) {
 			return nil, k.inUse(cur)
 		})
 	}

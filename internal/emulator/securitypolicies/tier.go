@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"fmt"
@@ -19,6 +19,14 @@ const (
 )
 
 var tiers = core.Set(TierStandard, TierEnterprisePaygo, TierEnterpriseAnnual)
+
+// CheckTier checks that tier is a Cloud Armor tier.
+func CheckTier(tier string) error {
+	if !tiers[tier] {
+		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", tier, core.Keys(tiers))
+	}
+	return nil
+}
 
 func enterprise(tier string) bool {
 	return tier == TierEnterprisePaygo || tier == TierEnterpriseAnnual
@@ -87,59 +95,37 @@ func (st *store) projectView(name string) projectInfo {
 	return p
 }
 
-// setTier carries out setCloudArmorTier: a global compute operation like any
-// other write; an operation failed by fault injection changes nothing.
-func (st *store) setTier(m mutation, name, tier string) *operation {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if op := st.byRequestID(m.requestID); op != nil {
-		return op
-	}
-	p, now := st.projectLocked(name), st.now()
-	op := &operation{ID: st.gen.ID(), Name: st.gen.OpName(now), Scope: scope{Project: name},
-		Type: "setCloudArmorTier", User: m.user, Inserted: now, Done: now.Add(m.latency), Err: m.fail,
-		TargetLink: apiRoot + "projects/" + name, TargetID: p.ID}
-	if op.Err == nil {
-		p.Tier = tier
-	}
-	st.remember(op, m.requestID)
-	c := *op
-	return &c
-}
-
 // SetTier sets a project's Cloud Armor tier (TierStandard,
 // TierEnterprisePaygo or TierEnterpriseAnnual) at once, without an
 // operation, as if setCloudArmorTier had finished. Tests use it to allow
 // rules that use address groups.
-func (s *Server) SetTier(project, tier string) error {
-	if !tiers[tier] {
-		return fmt.Errorf("unknown Cloud Armor tier %q (want one of %s)", tier, core.Keys(tiers))
+func (a *API) SetTier(project, tier string) error {
+	if err := CheckTier(tier); err != nil {
+		return err
 	}
-	s.store.mu.Lock()
-	s.store.projectLocked(project).Tier = tier
-	s.store.mu.Unlock()
-	s.logf("SetTier projects/%s tier=%s", project, tier)
-	s.saveState()
+	a.st.mu.Lock()
+	a.st.projectLocked(project).Tier = tier
+	a.st.mu.Unlock()
 	return nil
 }
 
 // getProject answers compute's projects.get with the part of a Project the
 // emulator knows.
-func (s *Server) getProject(w http.ResponseWriter, _ *http.Request, c *call) {
-	p := s.store.projectView(c.scope.Project)
+func (a *API) getProject(w http.ResponseWriter, _ *http.Request, c Call) {
+	p := a.st.projectView(c.Scope().Project)
 	core.WriteJSON(w, http.StatusOK, map[string]any{
 		"kind":              "compute#project",
 		"id":                strconv.FormatUint(p.ID, 10),
-		"name":              c.scope.Project,
+		"name":              c.Scope().Project,
 		"creationTimestamp": core.Timestamp(p.Created),
-		"selfLink":          apiRoot + "projects/" + c.scope.Project,
+		"selfLink":          apiRoot + "projects/" + c.Scope().Project,
 		"cloudArmorTier":    p.Tier,
 	})
 }
 
-func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c Call) {
 	var in compute.ProjectsSetCloudArmorTierRequest
-	if _, err := s.decode(w, r, &in, "projects_set_cloud_armor_tier_request"); err != nil {
+	if _, err := a.decode(w, r, &in, "projects_set_cloud_armor_tier_request"); err != nil {
 		core.WriteError(w, err)
 		return
 	}
@@ -147,45 +133,24 @@ func (s *Server) setCloudArmorTier(w http.ResponseWriter, r *http.Request, c *ca
 		core.WriteError(w, core.ErrInvalidField("resource.cloudArmorTier", in.CloudArmorTier, "Must be one of "+core.Keys(tiers)+"."))
 		return
 	}
-	m := s.mutation(r, c, "", "setCloudArmorTier")
-	op := s.store.setTier(m, c.scope.Project, in.CloudArmorTier)
-	s.stats.mutation()
-	s.logf("%s projects/%s tier=%s operation=%s%s", c.method, c.scope.Project, in.CloudArmorTier, op.Name, opOutcome(op))
-	s.saveState()
-	core.WriteJSON(w, http.StatusOK, renderOp(op, s.now(), true))
+	// A global compute operation like any other write, holding nothing
+	// busy; one failed by fault injection changes nothing.
+	project := c.Scope().Project
+	what := "projects/" + project + " tier=" + in.CloudArmorTier
+	c.Mutate(Write{OpType: "setCloudArmorTier", What: what}, func() (Plan, error) {
+		p := a.st.projectLocked(project)
+		return Plan{Link: apiRoot + "projects/" + project, ID: p.ID, Commit: func() { p.Tier = in.CloudArmorTier }}, nil
+	})
 }
 
 // Tiers returns the Cloud Armor tier of every project whose tier was set
 // or read.
-func (s *Server) Tiers() map[string]string {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	out := make(map[string]string, len(s.store.projects))
-	for name := range s.store.projects {
-		out[name] = s.store.tierLocked(name)
+func (a *API) Tiers() map[string]string {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	out := make(map[string]string, len(a.st.projects))
+	for name := range a.st.projects {
+		out[name] = a.st.tierLocked(name)
 	}
 	return out
-}
-
-// allProjects returns copies of the known projects (persistence).
-func (st *store) allProjects() map[string]*projectInfo {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	out := make(map[string]*projectInfo, len(st.projects))
-	for k, p := range st.projects {
-		c := *p
-		out[k] = &c
-	}
-	return out
-}
-
-// loadProjects adds persisted projects after load.
-func (st *store) loadProjects(projects map[string]*projectInfo) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for k, p := range projects {
-		if p != nil {
-			st.projects[k] = p
-		}
-	}
 }

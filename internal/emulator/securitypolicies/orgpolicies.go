@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"net/http"
@@ -50,26 +50,26 @@ type orgPolicy struct {
 	Associations []association `json:"associations,omitempty"`
 }
 
-func orgPolicyPath(id string) string { return "locations/global/securityPolicies/" + id }
-func orgOpPath(name string) string   { return "locations/global/operations/" + name }
+// OrgPolicyPath is the path of the organization policy id, which a 403
+// names.
+func OrgPolicyPath(id string) string { return "locations/global/securityPolicies/" + id }
 
-// orgOpPrefix starts the name of an organization operation: gcloud reads
-// the organization back from "org-<ORGANIZATION_ID>-operation-…". A
-// folder's operations are "folder-<FOLDER_ID>-operation-…" (the emulator
-// does not know a folder's organization).
-func orgOpPrefix(parent string) string {
-	kind, id, _ := strings.Cut(parent, "/")
-	if kind == "folders" {
-		return "folder-" + id + "-"
-	}
-	return "org-" + id + "-"
+// OrgPolicyID reads the {orgPolicy} path value, whose pattern is
+// "(securityPolicies/)?[0-9]{0,20}".
+func OrgPolicyID(r *http.Request) string {
+	return strings.TrimPrefix(r.PathValue("orgPolicy"), "securityPolicies/")
 }
 
-// orgPolicyID reads the {securityPolicy} path parameter, whose pattern is
-// "(securityPolicies/)?[0-9]{0,20}".
-func orgPolicyID(v string) string { return strings.TrimPrefix(v, "securityPolicies/") }
+// CheckParent checks a parentId query parameter: organizations/N or
+// folders/N.
+func CheckParent(param, v string) error {
+	if !parentPattern.MatchString(v) {
+		return errParent(param, v)
+	}
+	return nil
+}
 
-func (o *orgPolicy) path() string { return orgPolicyPath(o.Name) }
+func (o *orgPolicy) path() string { return OrgPolicyPath(o.Name) }
 
 func (o *orgPolicy) clone() *orgPolicy {
 	if o == nil {
@@ -127,42 +127,35 @@ func errParent(param, v string) *core.Error {
 
 // --- store ---
 
-func (st *store) orgPolicyParent(id string) (string, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if o, ok := st.more.orgPolicies[id]; ok {
+// OrgPolicyParent is the parent (organizations/N or folders/N) of the
+// organization policy id, which grants are checked against.
+func (a *API) OrgPolicyParent(id string) (string, bool) {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	if o, ok := a.st.orgPolicies[id]; ok {
 		return o.Parent, true
 	}
 	return "", false
 }
 
-func (st *store) orgOpParent(name string) string {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if op, ok := st.ops[orgOpPath(name)]; ok {
-		return op.Parent
-	}
-	return ""
-}
-
 func (st *store) orgPolicy(id string) (*orgPolicy, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	o, ok := st.more.orgPolicies[id]
+	o, ok := st.orgPolicies[id]
 	if !ok {
-		return nil, core.ErrNotFound(orgPolicyPath(id))
+		return nil, core.ErrNotFound(OrgPolicyPath(id))
 	}
 	return o.clone(), nil
 }
 
-// orgPolicies returns copies of the policies whose parent is parent ("" for
+// orgPoliciesOf returns copies of the policies whose parent is parent ("" for
 // all), by id.
-func (st *store) orgPolicies(parent string) []*orgPolicy {
+func (st *store) orgPoliciesOf(parent string) []*orgPolicy {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var out []*orgPolicy
-	for _, k := range sortedKeys(st.more.orgPolicies) {
-		if o := st.more.orgPolicies[k]; parent == "" || o.Parent == parent {
+	for _, k := range sortedKeys(st.orgPolicies) {
+		if o := st.orgPolicies[k]; parent == "" || o.Parent == parent {
 			out = append(out, o.clone())
 		}
 	}
@@ -173,7 +166,7 @@ func (st *store) orgPolicies(parent string) []*orgPolicy {
 // short name ("unique in the organization in which the security policy is
 // created"; the emulator checks the parent). st.mu must be held.
 func (st *store) shortNameTakenLocked(parent, short, exceptID string) bool {
-	for id, o := range st.more.orgPolicies {
+	for id, o := range st.orgPolicies {
 		if id != exceptID && o.Parent == parent && o.ShortName == short {
 			return true
 		}
@@ -181,61 +174,55 @@ func (st *store) shortNameTakenLocked(parent, short, exceptID string) bool {
 	return false
 }
 
-// orgMutation prepares a mutation of the organization policy id (an insert
-// passes the new id): a global organization operation of the parent.
-func (s *Server) orgMutation(r *http.Request, c *call, opType, id, parent string) objMutation {
-	m := s.objectMutation(r, c, opType, orgPolicyPath(id))
-	m.scope = scope{}
-	m.parent = parent
-	return m
+// orgWrite is a write to the organization policy id (an insert passes the
+// new id): a global organization operation of its parent.
+func orgWrite(opType, id, parent string) Write {
+	return Write{OpType: opType, Keys: []string{OrgPolicyPath(id)}, Parent: parent, What: OrgPolicyPath(id)}
 }
 
 // changeOrgPolicy runs a mutation of an existing organization policy:
 // change gets a private copy and returns the policy to store, or nil to
-// delete it. st.mu is held while change runs.
-func (s *Server) changeOrgPolicy(w http.ResponseWriter, r *http.Request, c *call, opType string,
-	change func(cur *orgPolicy) (*orgPolicy, error)) {
-	id := orgPolicyID(r.PathValue("orgPolicy"))
-	parent, _ := s.store.orgPolicyParent(id)
-	m := s.orgMutation(r, c, opType, id, parent)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		cur, ok := s.store.more.orgPolicies[id]
+// delete it. The host's lock is held while change runs.
+func (a *API) changeOrgPolicy(r *http.Request, c Call, opType string, change func(cur *orgPolicy) (*orgPolicy, error)) {
+	id := OrgPolicyID(r)
+	parent, _ := a.OrgPolicyParent(id)
+	c.Mutate(orgWrite(opType, id, parent), func() (Plan, error) {
+		cur, ok := a.st.orgPolicies[id]
 		if !ok {
-			return plan{}, core.ErrNotFound(orgPolicyPath(id))
+			return Plan{}, core.ErrNotFound(OrgPolicyPath(id))
 		}
 		next, err := change(cur.clone())
 		if err != nil {
-			return plan{}, err
+			return Plan{}, err
 		}
-		p := plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
-			delete(s.store.more.orgPolicies, id)
+		p := Plan{Link: apiRoot + cur.path(), ID: cur.ID, Policy: cur.path(), Commit: func() {
+			delete(a.st.orgPolicies, id)
 		}}
 		if next != nil {
-			p.commit = func() {
-				next.Fingerprint = s.store.gen.Fingerprint()
+			p.Commit = func() {
+				next.Fingerprint = a.st.gen.Fingerprint()
 				next.sortRules()
-				s.store.more.orgPolicies[id] = next
+				a.st.orgPolicies[id] = next
 			}
 		}
 		return p, nil
 	})
-	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
 }
 
-// orgPolicies reach the organization policy of the {orgPolicy} path value
-// for the methods it shares with project policies (policyKind). Its rules
-// are validated as asPolicy says.
-func (s *Server) orgPolicies() policyKind {
+// orgPolicyKind reaches the organization policy of the {orgPolicy} path
+// value for the methods it shares with project policies (policyKind). Its
+// rules are validated as asPolicy says.
+func (a *API) orgPolicyKind() policyKind {
 	return policyKind{
-		read: func(r *http.Request, _ *call) (*policy, error) {
-			o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+		read: func(r *http.Request, _ Call) (*policy, error) {
+			o, err := a.st.orgPolicy(OrgPolicyID(r))
 			if err != nil {
 				return nil, err
 			}
 			return &o.policy, nil
 		},
-		change: func(w http.ResponseWriter, r *http.Request, c *call, opType string, f changeFn) {
-			s.changeOrgPolicy(w, r, c, opType, func(cur *orgPolicy) (*orgPolicy, error) {
+		change: func(r *http.Request, c Call, opType string, f changeFn) {
+			a.changeOrgPolicy(r, c, opType, func(cur *orgPolicy) (*orgPolicy, error) {
 				if next, err := f(cur.asPolicy()); next == nil || err != nil {
 					return nil, err
 				}
@@ -243,7 +230,7 @@ func (s *Server) orgPolicies() policyKind {
 			})
 		},
 		inUse: func(cur *policy) error {
-			if o := s.store.more.orgPolicies[cur.Name]; len(o.Associations) > 0 {
+			if o := a.st.orgPolicies[cur.Name]; len(o.Associations) > 0 {
 				return errInUse("security_policy", o.path(), o.Associations[0].AttachmentID)
 			}
 			return nil
@@ -252,7 +239,7 @@ func (s *Server) orgPolicies() policyKind {
 			for k := range orgOutputKeys {
 				delete(raw, k)
 			}
-			if short := s.store.more.orgPolicies[cur.Name].ShortName; in.ShortName != "" && in.ShortName != short {
+			if short := a.st.orgPolicies[cur.Name].ShortName; in.ShortName != "" && in.ShortName != short {
 				return core.ErrInvalidField("resource.shortName", in.ShortName, "The short name of a security policy cannot be changed.")
 			}
 			if len(in.Labels) > 0 {
@@ -265,14 +252,14 @@ func (s *Server) orgPolicies() policyKind {
 
 // --- handlers ---
 
-func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c Call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
 		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	var in compute.SecurityPolicy
-	raw, err := s.decode(w, r, &in, "security_policy")
+	raw, err := a.decode(w, r, &in, "security_policy")
 	if err != nil {
 		core.WriteError(w, err)
 		return
@@ -285,7 +272,7 @@ func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 		return
 	}
 	o := &orgPolicy{Parent: parent, ShortName: in.ShortName}
-	o.policy = policy{ID: s.store.gen.ID(), Created: s.now(), Type: in.Type, Fields: orgFields(raw)}
+	o.policy = policy{ID: a.st.gen.ID(), Created: a.host.Now(), Type: in.Type, Fields: orgFields(raw)}
 	o.Name = strconv.FormatUint(o.ID, 10)
 	if err := validatePolicyFields(o.asPolicy(), &in); err != nil {
 		core.WriteError(w, err)
@@ -301,19 +288,17 @@ func (s *Server) insertOrgPolicy(w http.ResponseWriter, r *http.Request, c *call
 	if len(o.Rules) == 0 {
 		o.addRule(defaultPriority, defaultRule())
 	}
-	s.stats.policy(o.path(), c.counted)
-	m := s.orgMutation(r, c, "insert", o.Name, parent)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		if s.store.shortNameTakenLocked(parent, o.ShortName, "") {
-			return plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + o.ShortName)
+	c.CountPolicy(o.path())
+	c.Mutate(orgWrite("insert", o.Name, parent), func() (Plan, error) {
+		if a.st.shortNameTakenLocked(parent, o.ShortName, "") {
+			return Plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + o.ShortName)
 		}
-		return plan{link: apiRoot + o.path(), id: o.ID, policy: o.path(), commit: func() {
-			o.Fingerprint = s.store.gen.Fingerprint()
+		return Plan{Link: apiRoot + o.path(), ID: o.ID, Policy: o.path(), Commit: func() {
+			o.Fingerprint = a.st.gen.Fingerprint()
 			o.sortRules()
-			s.store.more.orgPolicies[o.Name] = o
+			a.st.orgPolicies[o.Name] = o
 		}}, nil
 	})
-	s.finishObject(w, c, m, o.path(), op, err)
 }
 
 // validateOrgPolicy checks what only an organization policy has: its type
@@ -333,8 +318,8 @@ func validateOrgPolicy(in *compute.SecurityPolicy) error {
 	return nil
 }
 
-func (s *Server) getOrgPolicy(w http.ResponseWriter, r *http.Request, _ *call) {
-	o, err := s.store.orgPolicy(orgPolicyID(r.PathValue("orgPolicy")))
+func (a *API) getOrgPolicy(w http.ResponseWriter, r *http.Request, _ Call) {
+	o, err := a.st.orgPolicy(OrgPolicyID(r))
 	if err != nil {
 		core.WriteError(w, err)
 		return
@@ -342,14 +327,14 @@ func (s *Server) getOrgPolicy(w http.ResponseWriter, r *http.Request, _ *call) {
 	core.WriteJSON(w, http.StatusOK, renderOrgPolicy(o))
 }
 
-func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call) {
+func (a *API) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ Call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
 		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
 	var items []map[string]any
-	for _, o := range s.store.orgPolicies(parent) {
+	for _, o := range a.st.orgPoliciesOf(parent) {
 		items = append(items, renderOrgPolicy(o))
 	}
 	core.WriteList(w, r, items, "compute#securityPolicyList", "locations/global/securityPolicies", false)
@@ -357,38 +342,36 @@ func (s *Server) listOrgPolicies(w http.ResponseWriter, r *http.Request, _ *call
 
 // moveOrgPolicy gives the policy a new parent. Its operation belongs to the
 // new parent (chosen).
-func (s *Server) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) moveOrgPolicy(w http.ResponseWriter, r *http.Request, c Call) {
 	parent := r.URL.Query().Get("parentId")
 	if !parentPattern.MatchString(parent) {
 		core.WriteError(w, errParent("parentId", parent))
 		return
 	}
-	id := orgPolicyID(r.PathValue("orgPolicy"))
-	m := s.orgMutation(r, c, "move", id, parent)
-	op, err := s.store.mutateObject(m, func() (plan, error) {
-		cur, ok := s.store.more.orgPolicies[id]
+	id := OrgPolicyID(r)
+	c.Mutate(orgWrite("move", id, parent), func() (Plan, error) {
+		cur, ok := a.st.orgPolicies[id]
 		if !ok {
-			return plan{}, core.ErrNotFound(orgPolicyPath(id))
+			return Plan{}, core.ErrNotFound(OrgPolicyPath(id))
 		}
-		if cur.Parent != parent && s.store.shortNameTakenLocked(parent, cur.ShortName, id) {
-			return plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + cur.ShortName)
+		if cur.Parent != parent && a.st.shortNameTakenLocked(parent, cur.ShortName, id) {
+			return Plan{}, core.ErrAlreadyExists(parent + "/securityPolicies/" + cur.ShortName)
 		}
 		next := cur.clone()
 		next.Parent = parent
-		return plan{link: apiRoot + cur.path(), id: cur.ID, policy: cur.path(), commit: func() {
-			next.Fingerprint = s.store.gen.Fingerprint()
-			s.store.more.orgPolicies[id] = next
+		return Plan{Link: apiRoot + cur.path(), ID: cur.ID, Policy: cur.path(), Commit: func() {
+			next.Fingerprint = a.st.gen.Fingerprint()
+			a.st.orgPolicies[id] = next
 		}}, nil
 	})
-	s.finishObject(w, c, m, orgPolicyPath(id), op, err)
 }
 
 // OrganizationSecurityPolicies returns every organization security policy
 // as GET would return it, keyed by its path
 // ("locations/global/securityPolicies/<id>").
-func (s *Server) OrganizationSecurityPolicies() map[string]map[string]any {
+func (a *API) OrganizationSecurityPolicies() map[string]map[string]any {
 	out := map[string]map[string]any{}
-	for _, o := range s.store.orgPolicies("") {
+	for _, o := range a.st.orgPoliciesOf("") {
 		out[o.path()] = renderOrgPolicy(o)
 	}
 	return out

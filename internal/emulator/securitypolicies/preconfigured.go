@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"net/http"
@@ -25,7 +25,7 @@ var expressionSets = []struct {
 	{"xss-stable", []string{"xss-canary"}, []string{"owasp-crs-v030001-id941100-xss"}},
 }
 
-func (s *Server) listPreconfigured(w http.ResponseWriter, _ *http.Request, _ *call) {
+func (a *API) listPreconfigured(w http.ResponseWriter, _ *http.Request, _ Call) {
 	sets := make([]any, len(expressionSets))
 	for i, e := range expressionSets {
 		exprs := make([]any, len(e.exprs))

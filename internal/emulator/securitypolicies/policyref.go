@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"regexp"
@@ -13,10 +13,10 @@ import (
 // letter, so the two never collide.
 var policyID = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
 
-// policyName returns the name of the policy ref names in sc: ref itself when
+// PolicyName returns the name of the policy ref names in sc: ref itself when
 // it is a name, or the name of the policy whose id it is. An id no policy of
 // sc has is returned unchanged, so that the call answers 404 for it.
-func (s *Server) policyName(sc scope, ref string) string {
+func (a *API) PolicyName(sc scope, ref string) string {
 	if !policyID.MatchString(ref) {
 		return ref
 	}
@@ -24,7 +24,7 @@ func (s *Server) policyName(sc scope, ref string) string {
 	if err != nil {
 		return ref
 	}
-	if name, ok := s.store.nameByID(sc, id); ok {
+	if name, ok := a.st.nameByID(sc, id); ok {
 		return name
 	}
 	return ref

@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import "github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 

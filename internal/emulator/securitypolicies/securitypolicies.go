@@ -1,4 +1,4 @@
-package emulator
+package securitypolicies
 
 import (
 	"net/http"
@@ -68,32 +68,30 @@ func defaultRule() map[string]any {
 	}
 }
 
-func (s *Server) insertPolicy(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) insertPolicy(w http.ResponseWriter, r *http.Request, c Call) {
 	var in compute.SecurityPolicy
-	raw, err := s.decode(w, r, &in, "security_policy")
+	raw, err := a.decode(w, r, &in, "security_policy")
 	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
-	p, err := s.newPolicy(c.scope, &in, raw)
+	p, err := a.newPolicy(c.Scope(), &in, raw)
 	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
-	path := c.scope.PolicyPath(p.Name)
-	s.stats.policy(path, c.counted)
-	m := s.mutation(r, c, p.Name, "insert")
-	op, err := s.store.mutate(m, func(cur *policy) (*policy, error) {
+	path := c.Scope().PolicyPath(p.Name)
+	c.CountPolicy(path)
+	a.mutatePolicy(c, "insert", p.Name, func(cur *policy) (*policy, error) {
 		if cur != nil {
 			return nil, core.ErrAlreadyExists(path)
 		}
 		return p, nil
 	})
-	s.finish(w, c, m, op, err)
 }
 
 // newPolicy validates an insert body and builds the policy it describes.
-func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]any) (*policy, error) {
+func (a *API) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]any) (*policy, error) {
 	if err := core.CheckNew(sc, in.Name, in.Region); err != nil {
 		return nil, err
 	}
@@ -103,13 +101,13 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	if err := validateType(in.Type); err != nil {
 		return nil, err
 	}
-	if err := validatePolicy(sc, s.store.tier(sc.Project), in); err != nil {
+	if err := validatePolicy(sc, a.st.tier(sc.Project), in); err != nil {
 		return nil, err
 	}
 	if err := core.ValidateLabels(in.Labels); err != nil {
 		return nil, err
 	}
-	p := &policy{Scope: sc, Name: in.Name, ID: s.store.gen.ID(), Created: s.now(), Type: in.Type,
+	p := &policy{Scope: sc, Name: in.Name, ID: a.st.gen.ID(), Created: a.host.Now(), Type: in.Type,
 		Labels: in.Labels, Fields: settable(raw)}
 	for i, body := range ruleBodies(raw) {
 		p.addRule(in.Rules[i].Priority, body) // numbered in body order, like R4
@@ -120,8 +118,8 @@ func (s *Server) newPolicy(sc scope, in *compute.SecurityPolicy, raw map[string]
 	return p, nil
 }
 
-func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
-	p, err := s.store.get(c.scope, c.policy)
+func (a *API) getPolicy(w http.ResponseWriter, r *http.Request, c Call) {
+	p, err := a.st.get(c.Scope(), c.Policy())
 	if err != nil {
 		core.WriteError(w, err)
 		return
@@ -131,10 +129,10 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, c *call) {
 
 // patchPolicy serves PATCH of a project or an organization policy; the
 // kind's patchable refuses what only it forbids first.
-func (s *Server) patchPolicy(k policyKind) handler {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) patchPolicy(k policyKind) Handler {
+	return func(w http.ResponseWriter, r *http.Request, c Call) {
 		var in compute.SecurityPolicy
-		raw, err := s.decode(w, r, &in, "security_policy")
+		raw, err := a.decode(w, r, &in, "security_policy")
 		if err != nil {
 			core.WriteError(w, err)
 			return
@@ -142,7 +140,7 @@ func (s *Server) patchPolicy(k policyKind) handler {
 		precheckExprs(in.Rules...)
 		_, replaceRules := raw["rules"]
 		mask := core.SplitMask(r.URL.Query().Get("updateMask"))
-		k.change(w, r, c, "patch", func(cur *policy) (*policy, error) {
+		k.change(r, c, "patch", func(cur *policy) (*policy, error) {
 			if k.patchable != nil {
 				if err := k.patchable(cur, &in, raw); err != nil {
 					return nil, err
@@ -218,17 +216,17 @@ func replaceRuleSet(cur *policy, rules []*compute.SecurityPolicyRule, raw map[st
 	return nil
 }
 
-func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
+func (a *API) setLabels(w http.ResponseWriter, r *http.Request, c Call) {
 	var in compute.GlobalSetLabelsRequest
 	what := "global_set_labels_request"
-	if c.scope.Region != "" {
+	if c.Scope().Region != "" {
 		what = "region_set_labels_request"
 	}
-	if _, err := s.decode(w, r, &in, what); err != nil {
+	if _, err := a.decode(w, r, &in, what); err != nil {
 		core.WriteError(w, err)
 		return
 	}
-	s.changePolicy(w, r, c, "setLabels", func(cur *policy) (*policy, error) {
+	a.changePolicy(c, "setLabels", func(cur *policy) (*policy, error) {
 		if in.LabelFingerprint != labelFingerprint(cur.Labels) {
 			return nil, errLabelFingerprint()
 		}
@@ -238,9 +236,4 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request, c *call) {
 		cur.Labels = in.Labels
 		return cur, nil
 	})
-}
-
-// decode reads and decodes a request body (see core.DecodeBody).
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, typed any, what string) (map[string]any, error) {
-	return core.Decode(w, r, s.opts.MaxBodyBytes, typed, what)
 }
