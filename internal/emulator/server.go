@@ -1,13 +1,15 @@
-// Package emulator is a local implementation of the Compute Engine v1 REST
-// API for Cloud Armor security policies, faithful to recorded GCP traffic.
-// It serves the official Go client (google.golang.org/api/compute/v1) for
-// tests, benchmarks and demos. See docs/emulator.md.
+// Package emulator is a local implementation of the Google Cloud APIs that
+// Cloud Armor is managed through, faithful to recorded GCP traffic. It
+// serves the official Go clients (google.golang.org/api/compute/v1,
+// networksecurity/v1) for tests, benchmarks and demos. See
+// docs/emulator.md.
 //
 // It is the server: it runs every call through one pipeline (serve), holds
-// the one store, serves compute's security policies itself and mounts the
-// APIs of packages networksecurity (address groups), instances and backends
-// (backend services, backend buckets, network edge security services); what
-// they share is package core.
+// the one store and its compute operations, and mounts the APIs of
+// packages securitypolicies (security policies, organization policies, the
+// project's tier), backends (backend services, backend buckets, network
+// edge security services), networksecurity (address groups) and instances;
+// what they share is package core.
 package emulator
 
 import (
