@@ -257,69 +257,93 @@ type Value struct {
 // fetched yet. err names every named object (objectName, configMapName, a ConfigMap's key)
 // that does not exist: a name is explicit, so its absence is an error, not "matches nothing".
 func ReadSources(s Spec, namespace string, required map[string][]resource.Required) (read map[string]Read, pending []string, err error) {
-	read = map[string]Read{}
-	var missing []string
-	objects := func(src readSource) ([]*unstructured.Unstructured, bool) {
-		rs, ok := required[src.key()]
-		if !ok {
-			pending = append(pending, strconv.Quote(src.name))
-			return nil, false
-		}
-		out := make([]*unstructured.Unstructured, 0, len(rs))
-		for _, r := range rs {
-			if r.Resource != nil {
-				out = append(out, r.Resource)
-			}
-		}
-		return out, true
-	}
+	sr := &sourceReader{namespace: namespace, required: required, read: map[string]Read{}}
 	for _, src := range s.ServiceSources {
-		us, ok := objects(readSource{kind: kindService, name: src.Name})
-		if !ok {
-			continue
-		}
-		us, foreign := inNamespace(us, namespace)
-		r := readServices(src, namespace, us)
-		r.Notes = append(foreign, r.Notes...)
-		read[src.Name] = r
+		sr.services(src)
 	}
 	for _, src := range s.ObjectSources {
-		rs := readSource{kind: kindObject, name: src.Name}
-		us, ok := objects(rs)
-		if !ok {
-			continue
-		}
-		us, foreign := inNamespace(us, namespace)
-		if src.ObjectName != "" && len(us) == 0 {
-			missing = append(missing, fmt.Sprintf("%s: %s %s/%s not found", rs.label(), src.Kind, namespace, src.ObjectName))
-			continue
-		}
-		r := readObjects(src, namespace, us)
-		r.Notes = append(foreign, r.Notes...)
-		read[src.Name] = r
+		sr.objects(src)
 	}
 	for _, src := range s.ConfigMapSources {
-		rs := readSource{kind: kindConfigMap, name: src.Name}
-		us, ok := objects(rs)
-		if !ok {
-			continue
-		}
-		us, _ = inNamespace(us, namespace)
-		if len(us) == 0 {
-			missing = append(missing, fmt.Sprintf("%s: ConfigMap %s/%s not found", rs.label(), namespace, src.ConfigMapName))
-			continue
-		}
-		r, err := readConfigMap(src, us[0])
-		if err != nil {
-			missing = append(missing, fmt.Sprintf("%s: %v", rs.label(), err))
-			continue
-		}
-		read[src.Name] = r
+		sr.configMap(src)
 	}
-	if len(missing) > 0 {
-		return nil, pending, fmt.Errorf("%s; the rules are left as they are", strings.Join(missing, "; "))
+	if len(sr.missing) > 0 {
+		return nil, sr.pending, fmt.Errorf("%s; the rules are left as they are", strings.Join(sr.missing, "; "))
 	}
-	return read, pending, nil
+	return sr.read, sr.pending, nil
+}
+
+// A sourceReader reads the sources of one IPAllowlist from what Crossplane
+// fetched, noting the sources not fetched yet (pending) and those whose
+// object is missing or unreadable (missing).
+type sourceReader struct {
+	namespace string
+	required  map[string][]resource.Required
+	read      map[string]Read
+	pending   []string
+	missing   []string
+}
+
+// fetched returns what Crossplane fetched for src in the IPAllowlist's
+// namespace, and which objects of other namespaces it left out; ok is
+// false while Crossplane has not fetched it yet.
+func (sr *sourceReader) fetched(src readSource) (us []*unstructured.Unstructured, foreign []string, ok bool) {
+	rs, ok := sr.required[src.key()]
+	if !ok {
+		sr.pending = append(sr.pending, strconv.Quote(src.name))
+		return nil, nil, false
+	}
+	out := make([]*unstructured.Unstructured, 0, len(rs))
+	for _, r := range rs {
+		if r.Resource != nil {
+			out = append(out, r.Resource)
+		}
+	}
+	us, foreign = inNamespace(out, sr.namespace)
+	return us, foreign, true
+}
+
+func (sr *sourceReader) services(src ServiceSource) {
+	us, foreign, ok := sr.fetched(readSource{kind: kindService, name: src.Name})
+	if !ok {
+		return
+	}
+	r := readServices(src, sr.namespace, us)
+	r.Notes = append(foreign, r.Notes...)
+	sr.read[src.Name] = r
+}
+
+func (sr *sourceReader) objects(src ObjectSource) {
+	rs := readSource{kind: kindObject, name: src.Name}
+	us, foreign, ok := sr.fetched(rs)
+	switch {
+	case !ok:
+		return
+	case src.ObjectName != "" && len(us) == 0:
+		sr.missing = append(sr.missing, fmt.Sprintf("%s: %s %s/%s not found", rs.label(), src.Kind, sr.namespace, src.ObjectName))
+		return
+	}
+	r := readObjects(src, sr.namespace, us)
+	r.Notes = append(foreign, r.Notes...)
+	sr.read[src.Name] = r
+}
+
+func (sr *sourceReader) configMap(src ConfigMapSource) {
+	rs := readSource{kind: kindConfigMap, name: src.Name}
+	us, _, ok := sr.fetched(rs)
+	switch {
+	case !ok:
+		return
+	case len(us) == 0:
+		sr.missing = append(sr.missing, fmt.Sprintf("%s: ConfigMap %s/%s not found", rs.label(), sr.namespace, src.ConfigMapName))
+		return
+	}
+	r, err := readConfigMap(src, us[0])
+	if err != nil {
+		sr.missing = append(sr.missing, fmt.Sprintf("%s: %v", rs.label(), err))
+		return
+	}
+	sr.read[src.Name] = r
 }
 
 // inNamespace keeps the objects of namespace, and says which others were left out. Crossplane

@@ -157,14 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	d := Decide(prev.Addresses, prev.peak, prev.heldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
-	want.Addresses = d.Addresses
-	want.AddressCount = len(d.Addresses)
-	want.NodeCount = got.Nodes
-	want.SkippedCount = len(got.Skipped)
-	want.Skipped = got.Skipped[:min(len(got.Skipped), MaxSkippedListed)]
-	want.HeldShrink = d.Held
-	want.Peak = d.Peak
-	want.ObservedGeneration = as.GetGeneration()
+	setDecided(want, as.GetGeneration(), got, d)
 	ready := readyCondition(as, d)
 	result := reconcile.Result{RequeueAfter: again}
 	if d.Held != nil {
@@ -185,6 +178,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.registry.publish(req.NamespacedName, now)
 
 	return r.writePaced(ctx, as, want, result)
+}
+
+// setDecided sets the status's addresses, counts and hold to what d
+// decided from got.
+func setDecided(want *v1alpha1.AddressSetStatus, generation int64, got Collected, d Decision) {
+	want.Addresses = d.Addresses
+	want.AddressCount = len(d.Addresses)
+	want.NodeCount = got.Nodes
+	want.SkippedCount = len(got.Skipped)
+	want.Skipped = got.Skipped[:min(len(got.Skipped), MaxSkippedListed)]
+	want.HeldShrink = d.Held
+	want.Peak = d.Peak
+	want.ObservedGeneration = generation
 }
 
 // writePaced writes want as as's status: a new spec or condition at once,

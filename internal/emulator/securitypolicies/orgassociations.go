@@ -50,44 +50,9 @@ func defaultAssociationName(attachment string) string {
 // same operation. Attaching to a project enrolls it in Cloud Armor
 // Enterprise if it was on Standard.
 func (api *API) addOrgAssociation(w http.ResponseWriter, r *http.Request, c Call) {
-	var in compute.SecurityPolicyAssociation
-	if _, err := api.decode(w, r, &in, "security_policy_association"); err != nil {
+	a, replace, err := api.readAssociation(w, r)
+	if err != nil {
 		core.WriteError(w, err)
-		return
-	}
-	replace := false
-	if v := r.URL.Query().Get("replaceExistingAssociation"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			core.WriteError(w, core.ErrPayload(fmt.Sprintf("Invalid value at 'replace_existing_association' (TYPE_BOOL), %q", v)))
-			return
-		}
-		replace = b
-	}
-	if !attachmentPattern.MatchString(in.AttachmentId) {
-		core.WriteError(w, core.ErrInvalidField("resource.attachmentId", in.AttachmentId,
-			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`))
-		return
-	}
-	for i, f := range in.ExcludedFolders {
-		if !strings.HasPrefix(f, "folders/") || !parentPattern.MatchString(f) {
-			core.WriteError(w, core.ErrInvalidField(fmt.Sprintf("resource.excludedFolders[%d]", i), f, `Must be "folders/[FOLDER_ID]".`))
-			return
-		}
-	}
-	for i, p := range in.ExcludedProjects {
-		if !strings.HasPrefix(p, "projects/") || !attachmentPattern.MatchString(p) {
-			core.WriteError(w, core.ErrInvalidField(fmt.Sprintf("resource.excludedProjects[%d]", i), p, `Must be "projects/[PROJECT]".`))
-			return
-		}
-	}
-	a := association{Name: in.Name, AttachmentID: in.AttachmentId, ExcludedFolders: in.ExcludedFolders,
-		ExcludedProjects: in.ExcludedProjects}
-	if a.Name == "" {
-		a.Name = defaultAssociationName(a.AttachmentID)
-	}
-	if !core.NamePattern.MatchString(a.Name) {
-		core.WriteError(w, core.ErrInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"))
 		return
 	}
 	id := OrgPolicyID(r)
@@ -132,6 +97,47 @@ func (api *API) addOrgAssociation(w http.ResponseWriter, r *http.Request, c Call
 			}
 		}}, nil
 	})
+}
+
+// readAssociation reads and checks addAssociation's body and its
+// replaceExistingAssociation parameter; an association without a name
+// gets gcloud's.
+func (api *API) readAssociation(w http.ResponseWriter, r *http.Request) (association, bool, error) {
+	var in compute.SecurityPolicyAssociation
+	if _, err := api.decode(w, r, &in, "security_policy_association"); err != nil {
+		return association{}, false, err
+	}
+	replace := false
+	if v := r.URL.Query().Get("replaceExistingAssociation"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return association{}, false, core.ErrPayload(fmt.Sprintf("Invalid value at 'replace_existing_association' (TYPE_BOOL), %q", v))
+		}
+		replace = b
+	}
+	if !attachmentPattern.MatchString(in.AttachmentId) {
+		return association{}, false, core.ErrInvalidField("resource.attachmentId", in.AttachmentId,
+			`Must be "organizations/[ORGANIZATION_ID]", "folders/[FOLDER_ID]" or "projects/[PROJECT]".`)
+	}
+	for i, f := range in.ExcludedFolders {
+		if !strings.HasPrefix(f, "folders/") || !parentPattern.MatchString(f) {
+			return association{}, false, core.ErrInvalidField(fmt.Sprintf("resource.excludedFolders[%d]", i), f, `Must be "folders/[FOLDER_ID]".`)
+		}
+	}
+	for i, p := range in.ExcludedProjects {
+		if !strings.HasPrefix(p, "projects/") || !attachmentPattern.MatchString(p) {
+			return association{}, false, core.ErrInvalidField(fmt.Sprintf("resource.excludedProjects[%d]", i), p, `Must be "projects/[PROJECT]".`)
+		}
+	}
+	a := association{Name: in.Name, AttachmentID: in.AttachmentId, ExcludedFolders: in.ExcludedFolders,
+		ExcludedProjects: in.ExcludedProjects}
+	if a.Name == "" {
+		a.Name = defaultAssociationName(a.AttachmentID)
+	}
+	if !core.NamePattern.MatchString(a.Name) {
+		return association{}, false, core.ErrInvalidField("resource.name", a.Name, "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
+	}
+	return a, replace, nil
 }
 
 // attachmentLocked finds the association of a policy of type typ at an
