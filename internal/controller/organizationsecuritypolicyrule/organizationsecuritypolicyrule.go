@@ -98,7 +98,13 @@ var Kind = setup.Kind[*v1alpha1.OrganizationSecurityPolicyRule]{
 }
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.OrganizationSecurityPolicyRule] {
-	return &externalConnector{conn: e.Connector, index: ownership.NewIndex(e.Client)}
+	index := ownership.NewIndex(e.Client)
+	return connector.OrgPolicyConnector(e.Connector,
+		// A rule's calls name its policy by id, which needs no parent.
+		func(*v1alpha1.OrganizationSecurityPolicyRule) string { return "" },
+		func(p gcp.OrgPolicyClient) managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyRule] {
+			return &external{policies: p, owners: index}
+		})
 }
 
 // PollGroup is the policy a rule reads, polled with the policy's own object
@@ -159,22 +165,6 @@ func related(ctx context.Context, kube client.Reader, p *v1alpha1.OrganizationSe
 		}
 	}
 	return out, nil
-}
-
-// An externalConnector connects each reconcile to GCP through a
-// ClusterProviderConfig only (connector.Connector.OrgPolicies).
-type externalConnector struct {
-	conn  *connector.Connector
-	index *ownership.Index
-}
-
-func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.OrganizationSecurityPolicyRule) (managed.TypedExternalClient[*v1alpha1.OrganizationSecurityPolicyRule], error) {
-	// A rule's calls name its policy by id, which needs no parent.
-	policies, err := c.conn.OrgPolicies(ctx, cr, "")
-	if err != nil {
-		return nil, err
-	}
-	return &external{policies: policies, owners: c.index}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.

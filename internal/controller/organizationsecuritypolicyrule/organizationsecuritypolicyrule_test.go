@@ -30,6 +30,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp/gcptest"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
 )
 
@@ -532,7 +533,7 @@ func TestConnect(t *testing.T) {
 				gcp.NewClientCache(0), func(context.Context, gcp.Credentials) (*gcp.Client, error) { return &gcp.Client{}, nil })
 			cr := rule()
 			cr.SetProviderConfigReference(tc.ref)
-			_, err := (&externalConnector{conn: conn}).Connect(context.Background(), cr)
+			_, err := newConnector(setup.Env{Options: setup.Options{Connector: conn}, Client: kube}).Connect(context.Background(), cr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("\n%s\nConnect(...): want an error containing %q, got %v", tc.reason, tc.want, err)
 			}
