@@ -3,41 +3,12 @@ package emulator
 import (
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
-
-	compute "google.golang.org/api/compute/v1"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
 )
-
-// otherPermissions are the permissions of the methods beyond security
-// policies and their operations (see permissionOf): the project's and the
-// mounted APIs' (addMethods).
-var otherPermissions = map[string]permission{
-	"globalOrganizationOperations.get":    {"compute.globalOrganizationOperations.get", false},
-	"globalOrganizationOperations.list":   {"compute.globalOrganizationOperations.list", false},
-	"globalOrganizationOperations.delete": {"compute.globalOrganizationOperations.delete", true},
-}
-
-// otherResponseTypes are the response types of those methods, for fields=.
-var otherResponseTypes = map[string]reflect.Type{
-	"globalOrganizationOperations.get":  reflect.TypeOf(compute.Operation{}),
-	"globalOrganizationOperations.list": reflect.TypeOf(compute.OperationList{}),
-}
-
-// addMethods adds a mounted API's permissions and response types to
-// otherPermissions and otherResponseTypes.
-func addMethods(perms map[string]core.Permission, types map[string]reflect.Type) {
-	for name, p := range perms {
-		otherPermissions[name] = permission{name: p.Name, write: p.Write}
-	}
-	for name, t := range types {
-		otherResponseTypes[name] = t
-	}
-}
 
 func init() { addMethods(networksecurity.Permissions, networksecurity.ResponseTypes) }
 
