@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
@@ -17,38 +16,23 @@ func init() { addMethods(backends.Permissions, backends.ResponseTypes) }
 func (s *Server) mountBackends() {
 	s.backends.Mount(func(verb, pattern, name string, h backends.Handler) {
 		s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
-			h(w, r, backendCall{s: s, w: w, r: r, c: c})
+			h(w, r, backendCall{apiCall{s: s, w: w, r: r, c: c}})
 		})
 	})
 }
 
-// backendCall is a call of the backend API: its writes are compute
-// operations of the store, answered like every compute write.
-type backendCall struct {
-	s *Server
-	w http.ResponseWriter
-	r *http.Request
-	c *call
-}
-
-func (bc backendCall) Method() string    { return bc.c.method }
-func (bc backendCall) Scope() core.Scope { return bc.c.scope }
+// backendCall is a call of the backend API.
+type backendCall struct{ apiCall }
 
 func (bc backendCall) Mutate(opType, path string, change func() (backends.Plan, error)) {
-	bc.s.write(bc.w, bc.r, bc.c, bc.s.mutation(bc.r, bc.c, opType, path), path, func() (plan, error) {
+	bc.write(bc.s.mutation(bc.r, bc.c, opType, path), path, func() (plan, error) {
 		p, err := change()
 		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
 	})
 }
 
 // backendsHost is what the server gives the backend API.
-type backendsHost struct{ s *Server }
-
-func (h backendsHost) Lock()               { h.s.store.mu.Lock() }
-func (h backendsHost) Unlock()             { h.s.store.mu.Unlock() }
-func (h backendsHost) Now() time.Time      { return h.s.now() }
-func (h backendsHost) Gen() *core.Gen      { return h.s.store.gen }
-func (h backendsHost) MaxBodyBytes() int64 { return h.s.opts.MaxBodyBytes }
+type backendsHost struct{ serverHost }
 
 func (h backendsHost) ResolvePolicyLocked(kind string, sc core.Scope, field, ref string) (string, error) {
 	return h.s.policies.ResolvePolicyLocked(kind, sc, field, ref)

@@ -2,9 +2,7 @@ package emulator
 
 import (
 	"net/http"
-	"time"
 
-	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 )
 
@@ -22,13 +20,7 @@ func (s *Server) mountInstances() {
 }
 
 // instancesHost is what the server gives the instances API.
-type instancesHost struct{ s *Server }
-
-func (h instancesHost) Now() time.Time           { return h.s.now() }
-func (h instancesHost) Gen() *core.Gen           { return h.s.store.gen }
-func (h instancesHost) OpLatency() time.Duration { return h.s.opts.OpLatency }
-func (h instancesHost) MaxBodyBytes() int64      { return h.s.opts.MaxBodyBytes }
-func (h instancesHost) User() string             { return h.s.opts.User }
+type instancesHost struct{ serverHost }
 
 func (h instancesHost) Mutated(format string, args ...any) {
 	h.s.stats.mutation()

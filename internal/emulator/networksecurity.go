@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
@@ -44,14 +43,7 @@ func (s *Server) mountNetworkSecurity() {
 func (s *Server) AddressGroups() map[string]map[string]any { return s.groups.Rendered() }
 
 // networkSecurityHost is what the server gives the address group API.
-type networkSecurityHost struct{ s *Server }
-
-func (h networkSecurityHost) Lock()                    { h.s.store.mu.Lock() }
-func (h networkSecurityHost) Unlock()                  { h.s.store.mu.Unlock() }
-func (h networkSecurityHost) Now() time.Time           { return h.s.now() }
-func (h networkSecurityHost) Gen() *core.Gen           { return h.s.store.gen }
-func (h networkSecurityHost) OpLatency() time.Duration { return h.s.opts.OpLatency }
-func (h networkSecurityHost) MaxBodyBytes() int64      { return h.s.opts.MaxBodyBytes }
+type networkSecurityHost struct{ serverHost }
 
 func (h networkSecurityHost) OpFailure(method string) (int, string) {
 	if f := h.s.opFailure(method); f != nil {

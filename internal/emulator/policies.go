@@ -2,9 +2,7 @@ package emulator
 
 import (
 	"net/http"
-	"time"
 
-	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
@@ -16,22 +14,14 @@ func init() { addMethods(securitypolicies.Permissions, securitypolicies.Response
 func (s *Server) mountPolicies() {
 	s.policies.Mount(func(verb, pattern, name string, h securitypolicies.Handler) {
 		s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
-			h(w, r, policyCall{s: s, w: w, r: r, c: c})
+			h(w, r, policyCall{apiCall{s: s, w: w, r: r, c: c}})
 		})
 	})
 }
 
-// policyCall is a call of the security policy API: its writes are compute
-// operations of the store, answered like every compute write.
-type policyCall struct {
-	s *Server
-	w http.ResponseWriter
-	r *http.Request
-	c *call
-}
+// policyCall is a call of the security policy API.
+type policyCall struct{ apiCall }
 
-func (pc policyCall) Method() string          { return pc.c.method }
-func (pc policyCall) Scope() core.Scope       { return pc.c.scope }
 func (pc policyCall) Policy() string          { return pc.c.policy }
 func (pc policyCall) CountPolicy(path string) { pc.s.stats.policy(path, pc.c.counted) }
 
@@ -45,20 +35,14 @@ func (pc policyCall) Mutate(wr securitypolicies.Write, change func() (securitypo
 	if wr.Parent != "" {
 		m.scope, m.parent = scope{}, wr.Parent
 	}
-	pc.s.write(pc.w, pc.r, pc.c, m, wr.What, func() (plan, error) {
+	pc.write(m, wr.What, func() (plan, error) {
 		p, err := change()
 		return plan{link: p.Link, id: p.ID, policy: p.Policy, fail: p.Fail, commit: p.Commit}, err
 	})
 }
 
 // policiesHost is what the server gives the security policy API.
-type policiesHost struct{ s *Server }
-
-func (h policiesHost) Lock()               { h.s.store.mu.Lock() }
-func (h policiesHost) Unlock()             { h.s.store.mu.Unlock() }
-func (h policiesHost) Now() time.Time      { return h.s.now() }
-func (h policiesHost) Gen() *core.Gen      { return h.s.store.gen }
-func (h policiesHost) MaxBodyBytes() int64 { return h.s.opts.MaxBodyBytes }
+type policiesHost struct{ serverHost }
 
 func (h policiesHost) PolicyUserLocked(link string) string {
 	return h.s.store.backends.UserLocked(link)

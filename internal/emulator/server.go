@@ -58,10 +58,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, faultGen: core.NewGen(seed + 1), mux: http.NewServeMux(),
 		stats: newCounters(), now: time.Now, faults: opts.Faults, grants: compileGrants(opts.Grants)}
 	s.store = newStore(core.NewGen(seed), func() time.Time { return s.now() })
-	s.policies = securitypolicies.New(policiesHost{s}, opts.DefaultTier)
-	s.groups = networksecurity.New(networkSecurityHost{s}, &s.store.groups)
-	s.instances = instances.New(instancesHost{s})
-	s.backends = backends.New(backendsHost{s}, &s.store.backends)
+	s.policies = securitypolicies.New(policiesHost{serverHost{s}}, opts.DefaultTier)
+	s.groups = networksecurity.New(networkSecurityHost{serverHost{s}}, &s.store.groups)
+	s.instances = instances.New(instancesHost{serverHost{s}})
+	s.backends = backends.New(backendsHost{serverHost{s}}, &s.store.backends)
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}

@@ -72,14 +72,6 @@ func (st *store) mutateObject(m mutation, change func() (plan, error)) (*operati
 	return &c, nil
 }
 
-// write carries out a write of an API as a compute operation of the store
-// (see mutateObject) and answers the call. what names the target in the
-// log line.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, c *call, m mutation, what string, change func() (plan, error)) {
-	op, err := s.store.mutateObject(m, change)
-	s.answer(w, c, m.validateOnly, what, op, err)
-}
-
 // describe fills in, before grants are checked, what a call on these
 // objects is checked against (owner) and what a 403 names (resource); it
 // also counts an organization policy's calls under its path in Stats.

@@ -75,6 +75,7 @@ type changeFn func(cur *policy) (*policy, error)
 func (a *API) mutatePolicy(c Call, opType, name string, f changeFn) {
 	sc := c.Scope()
 	key := sc.PolicyPath(name)
+	maxPolicies, maxRules := c.Quota() // read before the store's lock is taken
 	c.Mutate(Write{OpType: opType, Keys: []string{key}, What: key}, func() (Plan, error) {
 		st := a.st
 		cur := st.policies[key]
@@ -90,8 +91,7 @@ func (a *API) mutatePolicy(c Call, opType, name string, f changeFn) {
 		if t := pick(next, cur); t != nil {
 			p.ID = t.ID
 		}
-		policies, rules := c.Quota()
-		p.Fail = st.quotaError(sc, key, policies, rules, cur, next)
+		p.Fail = st.quotaError(sc, key, maxPolicies, maxRules, cur, next)
 		return p, nil
 	})
 }
