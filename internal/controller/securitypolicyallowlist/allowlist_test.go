@@ -642,6 +642,7 @@ func TestPlanKeeps(t *testing.T) {
 		}
 	}
 	type keeps struct {
+		Wanted     []int64 // the range rules the plan wants, by priority
 		Ranges     bool
 		GroupRules []string
 		Groups     []string
@@ -660,7 +661,7 @@ func TestPlanKeeps(t *testing.T) {
 		"RulesWaitKeepGroups": {
 			reason: "Back to rules: the group and its rule stay until every range rule is in GCP, and a range rule the packing no longer wants goes at once.",
 			plan:   func() (plan, error) { return planRules(rules.Spec, prefixes(ranges(2)), groupChildren()) },
-			want:   keeps{GroupRules: []string{"web"}, Groups: []string{"web"}, Switching: true},
+			want:   keeps{Wanted: []int64{1000}, GroupRules: []string{"web"}, Groups: []string{"web"}, Switching: true},
 		},
 		"GroupsWaitKeepRules": {
 			reason: "To a group: while the group is being filled, the range rules and every group stay.",
@@ -674,7 +675,11 @@ func TestPlanKeeps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := keeps{Ranges: p.keepRanges, GroupRules: slices.Sorted(maps.Keys(p.keepGroupRules)),
+			var wanted []int64
+			for _, r := range p.ranges {
+				wanted = append(wanted, r.Priority)
+			}
+			got := keeps{Wanted: wanted, Ranges: p.keepRanges, GroupRules: slices.Sorted(maps.Keys(p.keepGroupRules)),
 				Groups: slices.Sorted(maps.Keys(p.keepGroups)), Switching: p.switching != ""}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
