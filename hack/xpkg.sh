@@ -5,7 +5,8 @@
 # A package is any folder among package/ and package/*/ holding a crossplane.yaml;
 # its kind decides the rest:
 #   Provider       runtime image from ./cmd/provider, examples from examples/
-#                  (minus examples/allowlist), one package per platform:
+#                  (minus examples/allowlist, and examples/tests: cases for
+#                  `provider test`, not objects), one package per platform:
 #                  _output/xpkg/linux_<arch>/<name>.xpkg
 #   Function       runtime image from ./cmd/function, one package per platform
 #   Configuration  no image, examples from examples/allowlist: _output/xpkg/<name>.xpkg
@@ -103,7 +104,7 @@ for dir in "${pkgdirs[@]}"; do
     case "$sub" in "$dir"/*) ignore+=("${sub#"$dir"/}/*") ;; esac
   done
   case "$kind" in
-    Provider)      main=./cmd/provider; examples=examples; ignore+=("allowlist/*") ;;
+    Provider)      main=./cmd/provider; examples=examples; ignore+=("allowlist/*" "tests/*") ;;
     Function)      main=./cmd/function; examples=$out/.no-examples ;;
     Configuration) main=;               examples=examples/allowlist ;;
     *) echo "xpkg: $dir/crossplane.yaml: unknown kind '$kind'" >&2; exit 1 ;;

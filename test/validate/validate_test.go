@@ -182,7 +182,12 @@ func inputs(t *testing.T) (extensions, resources []string) {
 			resources = append(resources, f)
 		}
 	}
-	resources = append(resources, yamlFiles(t, filepath.Join(root, "examples"))...)
+	for _, f := range yamlFiles(t, filepath.Join(root, "examples")) {
+		// examples/tests holds `provider test` cases, not objects.
+		if !strings.HasPrefix(f, filepath.Join(root, "examples", "tests")+string(filepath.Separator)) {
+			resources = append(resources, f)
+		}
+	}
 	return extensions, resources
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/policyeval"
 )
 
 // Limits of a match expression. "An advanced match condition contains an
@@ -48,7 +50,7 @@ var celEnv = sync.OnceValue(func() *cel.Env {
 		cel.CrossTypeNumericComparisons(true),
 		// Cloud Armor has only has(), and accepts has(m['key']) as well.
 		cel.ClearMacros(),
-		cel.Macros(cel.GlobalMacro("has", 1, hasMacro)),
+		cel.Macros(policyeval.HasMacro),
 		cel.Function("inIpRange", cel.Overload("inIpRange_string_string", []*cel.Type{str, str}, boolean)),
 		cel.Function("evaluatePreconfiguredWaf",
 			cel.Overload("evaluatePreconfiguredWaf_string", []*cel.Type{str}, boolean),
@@ -90,25 +92,6 @@ var celEnv = sync.OnceValue(func() *cel.Env {
 	}
 	return env
 })
-
-// hasMacro is Cloud Armor's has(): a presence test on a field, has(a.b), or
-// on a map key, has(request.headers['user-agent']).
-func hasMacro(eh cel.MacroExprFactory, _ ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
-	arg := args[0]
-	switch arg.Kind() {
-	case ast.SelectKind:
-		s := arg.AsSelect()
-		return eh.NewPresenceTest(s.Operand(), s.FieldName()), nil
-	case ast.CallKind:
-		c := arg.AsCall()
-		if c.FunctionName() == operators.Index && len(c.Args()) == 2 && c.Args()[1].Kind() == ast.LiteralKind {
-			if key, ok := c.Args()[1].AsLiteral().(types.String); ok {
-				return eh.NewPresenceTest(c.Args()[0], string(key)), nil
-			}
-		}
-	}
-	return nil, eh.NewError(arg.ID(), "invalid argument to has() macro")
-}
 
 // exprCache remembers checks by expression text: clients resend the same
 // rules on every PATCH, and checking runs under the store's lock.
