@@ -123,6 +123,70 @@ type ClusterProviderConfigSpec struct {
 	// observe (managementPolicies: [Observe]) need no selection.
 	// +optional
 	ProjectSettingsNamespaceSelector *metav1.LabelSelector `json:"projectSettingsNamespaceSelector,omitempty"`
+
+	// AllowedProjects are the GCP projects that resources using this config
+	// may name in spec.forProvider.project (and an IPAllowlist's instance
+	// sources in spec.instanceSources[].project). Unset, only projectID: a
+	// namespace admitted to manage its own policies cannot reach the other
+	// projects this config's identity can read or write. "*" admits every
+	// project. A resource naming a project not listed is Synced=False and
+	// makes no call to GCP.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z][-a-z0-9.:]{4,61}[a-z0-9])$`
+	AllowedProjects []string `json:"allowedProjects,omitempty"`
+
+	// AttachmentGrants say which backends the SecurityPolicyAttachments of
+	// which namespaces may write through this config. Nothing in GCP ties a
+	// backend service or bucket to a namespace, and this config's identity
+	// can usually write every backend of the project, so an attachment
+	// writes only a target some grant gives its namespace; unset, no
+	// namespace may write any (an attachment that only observes,
+	// managementPolicies [Observe], needs no grant). A refused attachment is
+	// Synced=False, naming the grant it lacks, and makes no call to GCP.
+	// A ProviderConfig in the namespace, with its own credentials, needs
+	// no grant: GCP's IAM decides what those may write.
+	// +optional
+	// +listType=atomic
+	AttachmentGrants []AttachmentGrant `json:"attachmentGrants,omitempty"`
+}
+
+// An AttachmentGrant gives the namespaces its selector matches the backends
+// its targets name.
+type AttachmentGrant struct {
+	// NamespaceSelector selects the namespaces granted the targets; {}
+	// selects every namespace the config admits. A namespace must be
+	// admitted by spec.namespaceSelector too.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// Targets are the backends granted.
+	// +kubebuilder:validation:MinItems=1
+	// +listType=atomic
+	Targets []AttachmentGrantTarget `json:"targets"`
+}
+
+// An AttachmentGrantTarget names backends of one kind by name pattern, in
+// every project the config lets the namespace name.
+type AttachmentGrantTarget struct {
+	// Kind of the backends: BackendService (global or regional) or
+	// BackendBucket.
+	// +kubebuilder:validation:Enum=BackendService;BackendBucket
+	Kind string `json:"kind"`
+
+	// Names are patterns of backend names: * matches any run of
+	// characters, ? one character; "web-*" grants web-frontend and
+	// web-api, "*" every backend of the kind.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:Pattern=`^[-a-z0-9*?]{1,63}$`
+	// +listType=atomic
+	Names []string `json:"names"`
+
+	// Regions limits a BackendService grant to regional backend services
+	// of these regions; "global" names the global ones. Unset grants both.
+	// +optional
+	// +listType=atomic
+	Regions []string `json:"regions,omitempty"`
 }
 
 // ClusterProviderCredentials of a ClusterProviderConfig, which may name a

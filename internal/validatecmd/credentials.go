@@ -27,7 +27,7 @@ type Credentials struct {
 // gcpCredentials reads the files the options name. Errors name the option
 // and the file, never their content.
 func (c Credentials) gcpCredentials(endpoint string) (gcp.Credentials, error) {
-	out := gcp.Credentials{Source: gcp.SourceInjectedIdentity, Endpoint: endpoint}
+	out := gcp.Credentials{Source: gcp.SourceInjectedIdentity, Endpoint: endpoint, Trust: gcp.TrustOperator}
 	if c.AccessTokenFile != "" && (c.CredentialsFile != "" || c.ImpersonateServiceAccount != "") {
 		return out, errors.New("--access-token-file cannot be combined with --credentials-file or --impersonate-service-account")
 	}

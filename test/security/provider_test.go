@@ -115,7 +115,9 @@ func TestProviderSecurity(t *testing.T) {
 	key := newFakeKey(t, tok.URL+"/token")
 	e := harness.Start(t, providerBin, harness.Options{
 		Emulator: emulator.Options{OpLatency: 20 * time.Millisecond, Seed: 5},
-		Args:     []string{"--debug", "--poll=3s", "--poll-jitter=500ms", "--snapshot-ttl=1s", "--timeout=20s"},
+		// The key's token endpoint is this test's server, which the
+		// platform team must grant.
+		Args: []string{"--debug", "--poll=3s", "--poll-jitter=500ms", "--snapshot-ttl=1s", "--timeout=20s", "--allow-token-url=" + tok.URL + "/token"},
 	})
 	admin := e.Admin
 	for _, n := range []string{"tenant-a", "tenant-b"} {

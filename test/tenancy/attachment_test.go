@@ -152,3 +152,50 @@ spec:
 	s.delete(t, policy)
 	s.Eventually(t, settle, "deleted", all(s.gone(sameName), s.gone(policy)))
 }
+
+// setField sets the securityPolicy of project's backend service to policy,
+// as gcloud would, outside Kubernetes.
+func (s *suite) setField(t *testing.T, project, backend, policy string) {
+	t.Helper()
+	op, err := s.gcp.BackendServices.SetSecurityPolicy(project, backend, &compute.SecurityPolicyReference{SecurityPolicy: policyPath(project, policy)}).Do()
+	if err == nil {
+		err = gcp.WaitForOperation(context.Background(), s.gcp, project, "", op)
+	}
+	if err != nil {
+		t.Fatalf("set the securityPolicy of %s: %v", backend, err)
+	}
+}
+
+// testAttachmentUngrantedBackend: an attachment naming a backend service
+// its ClusterProviderConfig grants its namespace no access to (another
+// team's, set outside Kubernetes) is refused, says which grant to ask for,
+// makes no GCP call (its endpoint is the counting proxy), and deleting it
+// leaves the field as it was.
+func (s *suite) testAttachmentUngrantedBackend(t *testing.T) {
+	s.backendService(t, projA, "legacy-console", "legacy-console-armor", "legacy-console-b")
+	s.setField(t, projA, "legacy-console", "legacy-console-armor")
+	thief := s.create(t, attachment("tenant-b", "legacy-console", cpcWatched, "securityPolicy: legacy-console-b", "legacy-console"))
+	refused := s.syncedFalse(thief, `ClusterProviderConfig "shared-watched" grants namespace "tenant-b" no BackendService named "legacy-console"`,
+		`spec.attachmentGrants`)
+	s.Eventually(t, settle, "tenant-b's attachment of an ungranted backend refused", refused)
+	s.holds(t, window, "the ungranted attachment refused, making no GCP call", all(refused,
+		s.fieldIs(projA, "legacy-console", "legacy-console-armor"), s.noBackendCalls(projA, "legacy-console")))
+	s.delete(t, thief)
+	s.Eventually(t, settle, "tenant-b's attachment gone", s.gone(thief))
+	s.holds(t, window, "legacy-console's policy as it was", all(s.fieldIs(projA, "legacy-console", "legacy-console-armor"),
+		s.noBackendCalls(projA, "legacy-console")))
+}
+
+// testAttachmentAdoptThenDelete: a tenant's attachment naming a backend
+// service and the policy it already holds (set outside Kubernetes) is
+// Ready without a write; deleting it leaves the policy attached: an
+// attachment that never wrote clears nothing.
+func (s *suite) testAttachmentAdoptThenDelete(t *testing.T) {
+	s.backendService(t, projA, "att-adopt", "att-adopt-legacy")
+	s.setField(t, projA, "att-adopt", "att-adopt-legacy")
+	adopter := s.create(t, attachment("tenant-b", "att-adopt", cpcWatched, "securityPolicy: att-adopt-legacy", "att-adopt"))
+	s.Eventually(t, settle, "tenant-b's attachment Ready without a write", all(s.ready(adopter), s.fieldIs(projA, "att-adopt", "att-adopt-legacy")))
+	s.delete(t, adopter)
+	s.Eventually(t, settle, "tenant-b's attachment gone", s.gone(adopter))
+	s.holds(t, window, "att-adopt's policy still attached after the adopter was deleted", s.fieldIs(projA, "att-adopt", "att-adopt-legacy"))
+}

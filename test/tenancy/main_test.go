@@ -39,6 +39,12 @@
 //     ClusterProviderConfig's token, sent to a server the namespace names);
 //     a remote cluster's token reaches its server and no status, event or
 //     log line.
+//   - RemoteReach, RemoteEndlessList: a remote cluster on loopback,
+//     link-local, a Service address or the cluster's own API server is
+//     refused, and so are http, insecure-skip-tls-verify and proxy-url, each
+//     saying why, while the tenant's servers receive nothing; an endless Node
+//     list is cut at the provider's bound of bytes per response, named on
+//     the AddressSet.
 //   - InstancesStayInNamespace: an instance source lists only as its
 //     namespace may: GCP's 403 for another tenant's project and none of its
 //     addresses; a ClusterProviderConfig that does not admit the namespace

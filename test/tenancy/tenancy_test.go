@@ -119,6 +119,17 @@ func TestTenancy(t *testing.T) {
 		return "http://" + addr + "/compute/v1/"
 	}
 	s.emuEndpoint, s.proxyEndpoint = expose(emu.URL()), expose(s.proxy.srv.URL)
+	// The platform team's grant: namespaced ProviderConfigs may name this
+	// suite's emulator and proxy (a tenant's own endpoint is refused:
+	// CredentialsStayOurs). Registered before the namespaces' cleanup, so
+	// it is put back after their objects are gone.
+	plat.ReconfigureProvider(t, func(spec map[string]any) {
+		args := platform.ArgsIn(spec)
+		for _, ep := range []string{s.emuEndpoint, s.proxyEndpoint} {
+			args = append(args, "--namespaced-endpoint="+ep)
+		}
+		platform.SetArgsIn(spec, args)
+	})
 	// Registered after the emulator's cleanup, so it runs first: the
 	// provider's deletes still reach GCP. Deleting a tenant's namespace must
 	// finish on its own: its objects delete what they manage through the
@@ -161,6 +172,8 @@ spec:
 	}
 	// The platform's ClusterProviderConfigs, all with a token that may
 	// write both projects: only the cluster's own rules stop their users.
+	// Each grants the tenants' namespaces the backend services att-* and no
+	// other.
 	s.create(t, fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: shared-token, namespace: platform}
@@ -176,7 +189,10 @@ metadata: {name: %s}
 spec:
   projectID: %s
   endpoint: %s
-  credentials: {source: AccessToken, secretRef: {namespace: platform, name: shared-token, key: token}}%s`, c.name, projA, c.endpoint, c.selector))
+  credentials: {source: AccessToken, secretRef: {namespace: platform, name: shared-token, key: token}}
+  attachmentGrants:
+  - namespaceSelector: {matchExpressions: [{key: tenant, operator: Exists}]}
+    targets: [{kind: BackendService, names: ["att-*"]}]%s`, c.name, projA, c.endpoint, c.selector))
 	}
 
 	for name, fn := range map[string]func(*testing.T){
@@ -192,10 +208,17 @@ spec:
 		"AttachmentNamespaceSelector":         s.testAttachmentNamespaceSelector,
 		"AttachmentOneOwner":                  s.testAttachmentOneOwner,
 		"AttachmentPolicyRefStaysInNamespace": s.testAttachmentPolicyRefStaysInNamespace,
+		"AttachmentUngrantedBackend":          s.testAttachmentUngrantedBackend,
+		"AttachmentAdoptThenDelete":           s.testAttachmentAdoptThenDelete,
 		"RemoteSecretStaysInNamespace":        s.testRemoteClusterSecretStaysInNamespace,
 		"RemoteIdentityStaysInNamespace":      s.testRemoteClusterIdentityStaysInNamespace,
 		"RemoteCredentialsNeverShown":         s.testRemoteClusterCredentialsNeverShown,
+		"RemoteReach":                         s.testRemoteClusterReach,
+		"RemoteEndlessList":                   s.testRemoteClusterEndlessList,
 		"InstancesStayInNamespace":            s.testInstancesStayInNamespace,
+		"CredentialsStayOurs":                 s.testCredentialsStayOurs,
+		"EndpointNotGranted":                  s.testEndpointNotGranted,
+		"ProjectNotGranted":                   s.testProjectNotGranted,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -89,12 +89,19 @@ type Credentials struct {
 	// Endpoint overrides the compute API base URL (private endpoints, the
 	// emulator). See NormalizeEndpoint.
 	Endpoint string
+	// Trust says who wrote Data, and so which credentials JSON it may hold
+	// (see Trust). The zero value is a ClusterProviderConfig's.
+	Trust Trust
+	// Grants are what the platform team allowed a credentials JSON to name
+	// besides Google's hosts.
+	Grants Grants
 }
 
 // Hash returns a SHA-256 of every field, for IdentityKey: equal hashes mean
 // clients built from the two Credentials behave the same.
 func (c Credentials) Hash() string {
-	return IdentityKey(string(c.Source), string(c.Data), c.ImpersonateServiceAccount, c.Endpoint)
+	return IdentityKey(string(c.Source), string(c.Data), c.ImpersonateServiceAccount, c.Endpoint, c.Trust.String(),
+		strings.Join(c.Grants.ExternalSources, "\n"), strings.Join(c.Grants.TokenURLs, "\n"))
 }
 
 // IdentityKey hashes parts into a fixed-length key for a ClientCache. Parts
@@ -173,7 +180,7 @@ func ClientOptions(ctx context.Context, c Credentials) ([]option.ClientOption, e
 func authOptions(ctx context.Context, c Credentials) ([]option.ClientOption, error) {
 	switch c.Source {
 	case SourceSecret, SourceEnvironment, SourceFilesystem:
-		o, err := jsonCredentials(c.Data)
+		o, err := jsonCredentials(c)
 		if err != nil {
 			return nil, err
 		}
@@ -193,17 +200,18 @@ func authOptions(ctx context.Context, c Credentials) ([]option.ClientOption, err
 // jsonCredentials checks the JSON's "type" and passes the matching
 // credentials type, as WithAuthCredentialsJSON requires. Malformed JSON gets
 // our own message: encoding/json's syntax errors quote input bytes.
-func jsonCredentials(data []byte) (option.ClientOption, error) {
-	data, t, err := typedJSON(data)
+func jsonCredentials(c Credentials) (option.ClientOption, error) {
+	data, t, err := typedJSON(c)
 	if err != nil {
 		return nil, err
 	}
 	return option.WithAuthCredentialsJSON(t, data), nil
 }
 
-// typedJSON returns credentials JSON, trimmed, and its "type".
-func typedJSON(data []byte) ([]byte, option.CredentialsType, error) {
-	data = bytes.TrimSpace(data)
+// typedJSON returns c's credentials JSON, trimmed, and its "type", once the
+// JSON is one c's writer may use (checkTrust).
+func typedJSON(c Credentials) ([]byte, option.CredentialsType, error) {
+	data := bytes.TrimSpace(c.Data)
 	if len(data) == 0 {
 		return nil, "", errors.New(errCredsEmpty)
 	}
@@ -214,7 +222,10 @@ func typedJSON(data []byte) ([]byte, option.CredentialsType, error) {
 		return nil, "", errors.New(errCredsNotJSON)
 	}
 	t, err := credentialsType(head.Type)
-	return data, t, err
+	if err != nil {
+		return nil, "", err
+	}
+	return data, t, checkTrust(data, t, c.Trust, c.Grants)
 }
 
 func credentialsType(t string) (option.CredentialsType, error) {
@@ -252,7 +263,7 @@ func impersonatedTokenSource(ctx context.Context, c Credentials) (oauth2.TokenSo
 	}
 	var base []option.ClientOption
 	if len(bytes.TrimSpace(c.Data)) > 0 {
-		o, err := jsonCredentials(c.Data)
+		o, err := jsonCredentials(c)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +297,7 @@ func TokenSource(ctx context.Context, c Credentials) (oauth2.TokenSource, error)
 	ctx = context.WithoutCancel(ctx)
 	switch c.Source {
 	case SourceSecret, SourceEnvironment, SourceFilesystem:
-		data, t, err := typedJSON(c.Data)
+		data, t, err := typedJSON(c)
 		if err != nil {
 			return nil, err
 		}

@@ -101,8 +101,9 @@ func TestClientOptionsSources(t *testing.T) {
 			creds:  Credentials{Source: SourceSecret, Data: []byte(`{"type":"service_account","client_email":"a@b"}`)},
 		},
 		"ExternalAccount": {
-			reason: "A workload identity federation config is accepted.",
-			creds:  Credentials{Source: SourceFilesystem, Data: []byte(`{"type":"external_account","audience":"x"}`)},
+			reason: "A workload identity federation config reading a source the platform team allowed is accepted.",
+			creds: Credentials{Source: SourceFilesystem, Grants: Grants{ExternalSources: []string{"/var/run/secrets/tokens/gcp/token"}},
+				Data: []byte(`{"type":"external_account","audience":"x","credential_source":{"file":"/var/run/secrets/tokens/gcp/token"}}`)},
 		},
 		"AuthorizedUser": {
 			reason: "User credentials are accepted.",
@@ -119,7 +120,7 @@ func TestClientOptionsSources(t *testing.T) {
 		"ImpersonateFromKey": {
 			reason: "Impersonation can start from a key; nothing is fetched up front.",
 			creds: Credentials{Source: SourceImpersonateServiceAccount, ImpersonateServiceAccount: "sa@p.iam.gserviceaccount.com",
-				Data: serviceAccountKey(t, "http://127.0.0.1:1/token")},
+				Data: serviceAccountKey(t, "https://oauth2.googleapis.com/token")},
 		},
 		"AccessToken": {
 			reason: "An access token is accepted.",
@@ -227,8 +228,8 @@ func TestClientForCredentials(t *testing.T) {
 			want:   seenRequest{Path: "/compute/v1/projects/p/global/securityPolicies/n", UserAgent: true},
 		},
 		"ServiceAccount": {
-			reason: "A service account key yields a bearer token (self-signed or from token_uri).",
-			creds:  Credentials{Source: SourceSecret, Data: serviceAccountKey(t, srv.URL+"/token"), Endpoint: srv.URL},
+			reason: "A service account key yields a bearer token (self-signed or from token_uri). The token_uri is this test's server, which only the operator's own credentials may name.",
+			creds:  Credentials{Source: SourceSecret, Data: serviceAccountKey(t, srv.URL+"/token"), Endpoint: srv.URL, Trust: TrustOperator},
 			want:   seenRequest{Path: "/compute/v1/projects/p/global/securityPolicies/n", Authorization: "Bearer", UserAgent: true},
 		},
 	}

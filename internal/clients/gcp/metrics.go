@@ -120,7 +120,8 @@ func opResultOf(err error) opResult {
 // writeMethods are the methods that start operations.
 var writeMethods = []Method{MethodInsert, MethodPatch, MethodDelete, MethodAddRule, MethodPatchRule, MethodRemoveRule, MethodSetLabels,
 	MethodGroupCreate, MethodGroupPatch, MethodGroupDelete, MethodGroupAddItems, MethodGroupRemoveItems,
-	MethodEdgeInsert, MethodEdgePatch, MethodEdgeDelete, MethodSetTier, MethodOrgAddAssociation, MethodOrgRemoveAssociation}
+	MethodEdgeInsert, MethodEdgePatch, MethodEdgeDelete, MethodSetTier, MethodOrgAddAssociation, MethodOrgRemoveAssociation,
+	MethodBackendSetPolicy}
 
 // collector exports the process-wide GCP counters.
 type collector struct {

@@ -52,40 +52,48 @@ const ReasonShrinkHeld xpv2.ConditionReason = "ShrinkHeld"
 // whether the provider may list and watch Nodes: Crossplane's RBAC manager
 // does not grant it, so without the extra ClusterRole the controller still
 // runs, to say so on every AddressSet, and keeps their last addresses.
-func Setup(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) error {
+func Setup(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bounds Bounds) error {
 	o.Gate.Register(func() {
-		if err := add(mgr, o, canListNodes, reg); err != nil {
+		if err := add(mgr, o, canListNodes, reg, bounds); err != nil {
 			panic(errors.Wrap(err, "cannot set up AddressSet controller"))
 		}
 	}, v1alpha1.AddressSetGroupVersionKind)
 	return nil
 }
 
-func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) error {
+func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bounds Bounds) error {
 	name := "addressset"
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	r := &Reconciler{
-		kube:     mgr.GetClient(),
-		log:      o.Logger.WithValues("controller", name),
-		recorder: rec,
-		now:      time.Now,
-		nodes:    canListNodes,
-		registry: reg,
-		pacer:    pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		kube:      mgr.GetClient(),
+		log:       o.Logger.WithValues("controller", name),
+		recorder:  rec,
+		now:       time.Now,
+		nodes:     canListNodes,
+		registry:  reg,
+		pacer:     pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		held:      &holds{},
+		dropAfter: bounds.DropUnreadableAfter,
 	}
-	cl := newClusters(mgr, o)
+	cl := newClusters(mgr, o, bounds)
 	r.clusters = cl
-	r.instances = newInstances(o.Connector)
+	r.instances = newInstances(cl.ctx, o.Connector, func(k types.NamespacedName) { cl.wakeSet(k) })
+	if err := addRemote(mgr, o, r, cl); err != nil {
+		return err
+	}
+	local := *r
+	local.path = pathLocal
 	co := o.ForControllerRuntime()
-	// A handful of AddressSets, each recomputed in microseconds.
+	// A handful of AddressSets, each recomputed in microseconds: the local
+	// path never waits on another cluster or on GCP, which the remote
+	// controller reads on workers of its own.
 	co.MaxConcurrentReconciles = 1
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(co).
 		// Its own status writes need no reconcile; a spec change does.
-		For(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	b = cl.watch(b)
+		For(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, onPath(pathLocal)))
 	if canListNodes {
 		b = b.Watches(&corev1.Node{}, setup.Delayed(handler.Funcs{
 			CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q queue) {
@@ -99,7 +107,57 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry) er
 			},
 		}, Settle), builder.WithPredicates(nodeChanged()))
 	}
-	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	return b.Complete(ratelimiter.NewReconciler(name, &local, o.GlobalRateLimiter))
+}
+
+// RemoteWorkers is how many AddressSets reading another cluster or GCP are
+// reconciled at once: one tenant's slow cluster or project holds one of
+// them, not the others, and never the local Nodes' path.
+const RemoteWorkers = 4
+
+// addRemote adds the controller of the AddressSets that read another
+// cluster's Nodes or Compute Engine instances: r on workers of their own.
+func addRemote(mgr ctrl.Manager, o setup.Options, r *Reconciler, cl *clusters) error {
+	name := "addressset-remote"
+	remote := *r
+	remote.path = pathRemote
+	co := o.ForControllerRuntime()
+	co.MaxConcurrentReconciles = RemoteWorkers
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(co).
+		For(&v1alpha1.AddressSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, onPath(pathRemote)))
+	return cl.watch(b).Complete(ratelimiter.NewReconciler(name, &remote, o.GlobalRateLimiter))
+}
+
+// path is which controller reconciles an AddressSet.
+type path int
+
+const (
+	// pathAny reconciles every AddressSet (a Reconciler alone, in tests).
+	pathAny path = iota
+	// pathLocal: the Nodes of the provider's own cluster.
+	pathLocal
+	// pathRemote: another cluster's Nodes, or instances.
+	pathRemote
+)
+
+// pathOf is the path of as.
+func pathOf(as *v1alpha1.AddressSet) path {
+	if as.Spec.Instances != nil || (as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil) {
+		return pathRemote
+	}
+	return pathLocal
+}
+
+// onPath passes the events of the AddressSets of path p. A set whose spec
+// moves to the other path is that one's to reconcile; its reads forget
+// what the other read for it (read).
+func onPath(p path) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		as, ok := o.(*v1alpha1.AddressSet)
+		return !ok || pathOf(as) == p
+	})
 }
 
 // Reconciler recomputes one AddressSet.
@@ -109,6 +167,15 @@ type Reconciler struct {
 	recorder event.Recorder
 	now      func() time.Time
 	nodes    bool
+	// path is the AddressSets it reconciles; another path's are left to
+	// their controller (a request queued before the spec moved).
+	path path
+
+	// held remembers the outages past HeldLong; shared by both paths.
+	held *holds
+	// dropAfter, when positive, drops an unreadable source's addresses
+	// once it has been unreadable this long.
+	dropAfter time.Duration
 
 	// registry is where the addresses go at once, for the controllers that
 	// write them to GCP; the status follows at the pacer's bounded rate.
@@ -135,6 +202,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
+	if r.path != pathAny && pathOf(as) != r.path {
+		return reconcile.Result{}, nil
+	}
 	prev := r.previous(as)
 	want := as.Status.DeepCopy()
 
@@ -145,7 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case errors.As(err, &pending):
 		return reconcile.Result{RequeueAfter: pending.After}, nil
 	case errors.As(err, &unread):
-		return r.hold(ctx, as, prev, want, unread.Error(), unread.After)
+		return r.holdUnreadable(ctx, as, prev, want, unread)
 	case errors.Is(err, errNodesUnreadable):
 		// The last addresses stay: an allowlist must not empty because a
 		// permission is missing.
@@ -155,6 +225,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		_ = r.write(ctx, as, want)
 		return reconcile.Result{}, err
 	}
+	r.held.readable(req.NamespacedName)
 	d := Decide(prev.Addresses, prev.peak, prev.heldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
 	setDecided(want, as.GetGeneration(), got, d)
@@ -261,6 +332,28 @@ func (r *Reconciler) hold(ctx context.Context, as *v1alpha1.AddressSet, prev Pub
 	return reconcile.Result{RequeueAfter: after}, r.write(ctx, as, want)
 }
 
+// holdUnreadable holds as's last addresses while its source cannot be
+// read: says so once the outage passes HeldLong (an event, and the
+// sources_held_long metric), and drops them once it passes dropAfter, when
+// the platform team set that.
+func (r *Reconciler) holdUnreadable(ctx context.Context, as *v1alpha1.AddressSet, prev Published, want *v1alpha1.AddressSetStatus, u *Unreadable) (reconcile.Result, error) {
+	held := r.now().Sub(u.Since)
+	r.held.unreadable(client.ObjectKeyFromObject(as), as.GetLabels()[labelAllowlist], u.Since)
+	if r.held.longNow(client.ObjectKeyFromObject(as), u.Since, held) {
+		r.recorder.Event(as, event.Warning("SourceHeldLong", errors.Errorf("%s; held longer than %s", u.Error(), HeldLong)))
+	}
+	if r.dropAfter <= 0 || held < r.dropAfter {
+		after := u.After
+		if r.dropAfter > 0 {
+			after = sooner(after, r.dropAfter-held)
+		}
+		return r.hold(ctx, as, prev, want, u.Error(), after)
+	}
+	prev.Addresses, prev.peak, prev.heldShrink = nil, nil, nil
+	want.Addresses, want.AddressCount, want.Peak, want.HeldShrink = nil, 0, nil, nil
+	return r.hold(ctx, as, prev, want, droppedMessage(u, r.dropAfter), u.After)
+}
+
 // sooner is the sooner of two requeue delays, 0 being none.
 func sooner(a, b time.Duration) time.Duration {
 	if a == 0 || (b > 0 && b < a) {
@@ -287,6 +380,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.instances.Forget(key)
 	r.registry.forget(key)
 	r.pacer.Forget(key)
+	r.held.readable(key)
 }
 
 // fingerprint identifies the status fields that change with the Nodes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,3 +324,67 @@ func (unusedReader) Read(context.Context, *v1alpha1.AddressSet) (Collected, time
 }
 
 func (unusedReader) Forget(types.NamespacedName) {}
+
+// failingReader is a source unreadable since a given time.
+type failingReader struct{ since time.Time }
+
+func (f failingReader) Read(context.Context, *v1alpha1.AddressSet) (Collected, time.Duration, error) {
+	return Collected{}, 0, &Unreadable{Source: "the cluster of Secret team-a/eu-1", Since: f.since, Err: errors.New("the list of Nodes timed out"), After: RemoteRetry}
+}
+func (failingReader) Forget(types.NamespacedName) {}
+
+// TestHoldUnreadable checks what an unreadable source's set publishes as
+// its outage lasts: its last addresses, an event once past HeldLong, and
+// no addresses once past --drop-unreadable-after, when set.
+func TestHoldUnreadable(t *testing.T) {
+	now := time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC)
+	four := []string{"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32"}
+	type want struct {
+		Addresses []string
+		Events    int
+		Dropped   bool
+	}
+	cases := map[string]struct {
+		reason    string
+		held      time.Duration
+		dropAfter time.Duration
+		want      want
+	}{
+		"Held": {reason: "A short outage keeps the last addresses, quietly.", held: time.Minute, want: want{Addresses: four}},
+		"HeldLong": {reason: "An outage past an hour keeps them, and says so once in an event.", held: 2 * time.Hour,
+			want: want{Addresses: four, Events: 1}},
+		"NotYetDropped": {reason: "With --drop-unreadable-after, an outage shorter than it keeps them.", held: time.Minute, dropAfter: time.Hour,
+			want: want{Addresses: four}},
+		"Dropped": {reason: "An outage past --drop-unreadable-after drops them, and says so.", held: 3 * time.Hour, dropAfter: 2 * time.Hour,
+			want: want{Events: 1, Dropped: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			_ = corev1.AddToScheme(s)
+			_ = v1alpha1.SchemeBuilder.AddToScheme(s)
+			as := set(0, v1alpha1.AddressSetStatus{Addresses: four, AddressCount: 4, NodeCount: 4})
+			as.Spec.Nodes.Cluster = &v1alpha1.NodeCluster{KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1"}}
+			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(as).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
+			rec := &recorded{}
+			reg := NewRegistry()
+			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now },
+				registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: failingReader{since: now.Add(-tc.held)}, instances: unusedReader{},
+				held: &holds{}, dropAfter: tc.dropAfter}
+			key := types.NamespacedName{Namespace: "team-a", Name: "web"}
+			for range 2 {
+				if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+					t.Fatalf("Reconcile: %v", err)
+				}
+			}
+			p, _ := reg.Get(key)
+			got := want{Addresses: p.Addresses, Events: len(rec.events), Dropped: strings.Contains(p.Held, FlagDropUnreadableAfter)}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+			if !p.Unreadable {
+				t.Errorf("%s\nthe set does not publish that its source is unreadable", tc.reason)
+			}
+		})
+	}
+}

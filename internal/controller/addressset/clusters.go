@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/netguard"
 )
 
 const (
@@ -81,6 +84,11 @@ type clusters struct {
 	log     logging.Logger
 	now     func() time.Time
 
+	// dial is where a remote cluster may be: every connection to one
+	// dials through it. bounds are what one may cost.
+	dial   *netguard.Policy
+	bounds Bounds
+
 	// wake carries a Node event of a remote cluster to the controller's
 	// queue, which delays it by Settle as it does a local Node's.
 	wake chan ctrlevent.GenericEvent
@@ -106,10 +114,10 @@ type user struct {
 	generation int64
 }
 
-func newClusters(mgr ctrl.Manager, o setup.Options) *clusters {
+func newClusters(mgr ctrl.Manager, o setup.Options, bounds Bounds) *clusters {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &clusters{
-		kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), conn: o.Connector,
+		kube: mgr.GetClient(), secrets: mgr.GetAPIReader(), conn: o.Connector, dial: o.Dial, bounds: bounds,
 		log: o.Logger.WithValues("controller", "addressset", "reader", "clusters"), now: time.Now,
 		wake: make(chan ctrlevent.GenericEvent, wakeBuffer), ctx: ctx,
 		remotes: map[string]*remote{}, users: map[types.NamespacedName]*user{},
@@ -192,12 +200,36 @@ func (c *clusters) resolve(ctx context.Context, as *v1alpha1.AddressSet) (*targe
 	if err != nil {
 		return nil, err
 	}
+	// Refused before any connection, so the set says why at once; the
+	// dialer checks again on every connection.
+	if err := c.dial.Check(serverHost(cfg)); err != nil {
+		return nil, wrongKubeconfig(err, as)
+	}
+	c.guard(cfg)
 	sum := sha256.Sum256(data)
 	return &target{
 		key:    gcp.IdentityKey(as.GetNamespace(), ref.Name, ref.KeyOrDefault(), cl.IdentityOrDefault(), hex.EncodeToString(sum[:]), identity),
 		source: fmt.Sprintf(errFmtClusterSourceAt, as.GetNamespace(), ref.Name, cfg.Host),
 		config: cfg,
 	}, nil
+}
+
+// guard makes rc connect only as the provider allows: through its dial
+// policy, never through a proxy (not the environment's either), and with
+// every response's bytes bounded.
+func (c *clusters) guard(rc *rest.Config) {
+	rc.Dial = c.dial.DialContext
+	rc.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	if c.bounds.ResponseBytes <= 0 {
+		return
+	}
+	wrap := rc.WrapTransport
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if wrap != nil {
+			rt = wrap(rt)
+		}
+		return capTransport{rt: rt, max: c.bounds.ResponseBytes}
+	}
 }
 
 // kubeconfig reads the kubeconfig from the Secret ref names in namespace,
@@ -287,6 +319,9 @@ func (c *clusters) attach(key types.NamespacedName, t *target, generation int64)
 	}
 	r, ok := c.remotes[t.key]
 	if !ok {
+		if err := c.withinClustersLocked(key, t.key); err != nil {
+			return nil, err
+		}
 		var err error
 		if r, err = c.startLocked(t); err != nil {
 			return nil, err
@@ -313,6 +348,24 @@ func (c *clusters) fresh(key types.NamespacedName, generation int64) (*remote, t
 		return nil, 0
 	}
 	return c.remotes[u.remote], Recheck - age
+}
+
+// withinClustersLocked refuses a cluster that would make key's namespace
+// read more than ClustersPerNamespace distinct clusters.
+func (c *clusters) withinClustersLocked(key types.NamespacedName, remote string) error {
+	if c.bounds.ClustersPerNamespace <= 0 {
+		return nil
+	}
+	read := map[string]bool{remote: true}
+	for k, u := range c.users {
+		if k.Namespace == key.Namespace && k != key && u.remote != "" {
+			read[u.remote] = true
+		}
+	}
+	if len(read) > c.bounds.ClustersPerNamespace {
+		return clustersBound(key.Namespace, c.bounds.ClustersPerNamespace)
+	}
+	return nil
 }
 
 func (c *clusters) userLocked(key types.NamespacedName) *user {
@@ -351,10 +404,19 @@ func (c *clusters) wakeUsers(key string) {
 	}
 	c.mu.Unlock()
 	for _, k := range keys {
-		select {
-		case c.wake <- ctrlevent.GenericEvent{Object: &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}:
-		case <-c.ctx.Done():
+		if !c.wakeSet(k) {
 			return
 		}
+	}
+}
+
+// wakeSet puts the set key in the remote controller's queue; false when
+// the provider stops.
+func (c *clusters) wakeSet(key types.NamespacedName) bool {
+	select {
+	case c.wake <- ctrlevent.GenericEvent{Object: &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }

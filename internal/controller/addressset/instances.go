@@ -24,8 +24,8 @@ import (
 // credentials, never the provider's own.
 const errNoConfigRef = "spec.providerConfigRef is required to list instances: they are listed with that ProviderConfig's credentials"
 
-// instanceListTimeout bounds one list: the AddressSet controller has one worker,
-// so a project that answers slowly must not hold up every other set.
+// instanceListTimeout bounds one list: a project that answers slowly must
+// not keep its set's last addresses from being retried.
 const instanceListTimeout = 15 * time.Second
 
 // connectFn returns what lists the instances of as, and the project of its
@@ -40,6 +40,13 @@ type instances struct {
 	connect connectFn
 	now     func() time.Time
 	timeout time.Duration // of one list
+
+	// wake, when set, has every poll run outside the reconcile, in a
+	// goroutine of its own that wakes the set when it is done: a project
+	// that answers slowly holds no controller worker. ctx ends those
+	// polls. Nil polls within Read.
+	wake func(types.NamespacedName)
+	ctx  context.Context
 
 	mu   sync.Mutex
 	sets map[types.NamespacedName]*instanceSet
@@ -56,16 +63,32 @@ type instanceSet struct {
 	zones map[string][]gcp.Instance
 	// failing is the outage the last poll is part of, nil when it answered.
 	failing *Unreadable
+	// polling says a poll runs in the background (instances.wake).
+	polling bool
 }
 
-func newInstances(c *connector.Connector) *instances {
-	return newInstanceReader(func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
+// newInstances returns the reader of instances that polls in the
+// background until ctx ends, waking a set with wake when its poll ends.
+func newInstances(ctx context.Context, c *connector.Connector, wake func(types.NamespacedName)) *instances {
+	i := newInstanceReader(func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
 		conn, _, err := c.ConnectNamespace(ctx, as.GetNamespace(), as.Spec.ProviderConfigRef)
 		if err != nil {
 			return nil, "", err
 		}
-		return conn.Client.Instances(), conn.Project, nil
+		// A project the config does not let this namespace name is refused
+		// before GCP is asked.
+		var named *string
+		if as.Spec.Instances != nil && as.Spec.Instances.Project != "" {
+			named = &as.Spec.Instances.Project
+		}
+		project, err := conn.ProjectOr(named)
+		if err != nil {
+			return nil, "", err
+		}
+		return conn.Client.Instances(), project, nil
 	}, time.Now)
+	i.ctx, i.wake = ctx, wake
+	return i
 }
 
 func newInstanceReader(connect connectFn, now func() time.Time) *instances {
@@ -84,6 +107,9 @@ func (i *instances) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collecte
 		return Collected{}, 0, errors.Wrap(err, "spec.instances.matchLabels")
 	}
 	s := i.set(client.ObjectKeyFromObject(as), selectorOf(as))
+	if i.wake != nil {
+		return i.readPolled(client.ObjectKeyFromObject(as), as, s)
+	}
 	now := i.now()
 	if !s.polled.IsZero() && now.Sub(s.polled) < sel.Poll() {
 		return s.answer(s.polled.Add(sel.Poll()).Sub(now))
@@ -105,6 +131,57 @@ func (i *instances) Read(ctx context.Context, as *v1alpha1.AddressSet) (Collecte
 	defer cancel()
 	s.poll(lctx, lister, project, sel, now)
 	return s.answer(sel.Poll())
+}
+
+// readPolled answers from what the background polls found, and starts
+// one when it is due: the set's last answer stands meanwhile (Pending
+// before its first), and the poll wakes the set when it ends.
+func (i *instances) readPolled(key types.NamespacedName, as *v1alpha1.AddressSet, s *instanceSet) (Collected, time.Duration, error) {
+	poll := as.Spec.Instances.Poll()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	now := i.now()
+	if !s.polling && (s.polled.IsZero() || now.Sub(s.polled) >= poll) {
+		s.polling = true
+		go i.pollInBackground(key, as.DeepCopy(), s, now)
+	}
+	if s.polled.IsZero() {
+		// Looked at again in case the wake is lost; the poll's end wakes it sooner.
+		return Collected{}, 0, &Pending{After: i.timeout + time.Second}
+	}
+	if s.polling {
+		return s.answer(poll)
+	}
+	return s.answer(max(s.polled.Add(poll).Sub(now), time.Second))
+}
+
+// pollInBackground polls once for key, as Read does, records what it
+// found in s unless key has been forgotten or reads something else since,
+// and wakes the set.
+func (i *instances) pollInBackground(key types.NamespacedName, as *v1alpha1.AddressSet, s *instanceSet, now time.Time) {
+	sel := as.Spec.Instances
+	ctx, cancel := context.WithTimeout(i.ctx, min(i.timeout, sel.Poll()))
+	defer cancel()
+	lister, project, err := i.connect(ctx, as)
+	if sel.Project != "" {
+		project = sel.Project
+	}
+	var got gcp.Instances
+	if err != nil {
+		err = errors.Wrap(err, "cannot connect to GCP to list instances")
+	} else {
+		got, err = lister.List(ctx, project, sel.MatchLabels)
+	}
+	i.mu.Lock()
+	current := i.sets[key] == s
+	if current {
+		s.polling, s.polled = false, now
+		s.record(project, sel, got, err, now)
+	}
+	i.mu.Unlock()
+	if current && i.ctx.Err() == nil {
+		i.wake(key)
+	}
 }
 
 // set returns the state of key, new when key selects something else now.
@@ -131,6 +208,11 @@ func selectorOf(as *v1alpha1.AddressSet) string {
 func (s *instanceSet) poll(ctx context.Context, lister gcp.InstanceClient, project string, sel *v1alpha1.InstanceSelector, now time.Time) {
 	s.polled = now
 	got, err := lister.List(ctx, project, sel.MatchLabels)
+	s.record(project, sel, got, err, now)
+}
+
+// record keeps what a poll found, or the outage it is part of.
+func (s *instanceSet) record(project string, sel *v1alpha1.InstanceSelector, got gcp.Instances, err error, now time.Time) {
 	if err != nil {
 		s.fail(project, sel, err, now)
 		return

@@ -329,3 +329,52 @@ func TestInstancesReaderUnreachableZone(t *testing.T) {
 		t.Errorf("us-central1-a back: its deleted instance gone, -want, +got:\n%s", diff)
 	}
 }
+
+// slowLister answers a list once released.
+type slowLister struct {
+	release chan struct{}
+	got     gcp.Instances
+}
+
+func (l *slowLister) List(ctx context.Context, _ string, _ map[string]string) (gcp.Instances, error) {
+	select {
+	case <-l.release:
+		return l.got, nil
+	case <-ctx.Done():
+		return gcp.Instances{}, ctx.Err()
+	}
+}
+
+// TestInstancesPolledInBackground checks that a poll runs outside the
+// reconcile: Read returns at once (Pending before the first answer, the
+// last answer while a later poll runs), and the poll's end wakes the set.
+func TestInstancesPolledInBackground(t *testing.T) {
+	l := &slowLister{release: make(chan struct{}), got: gcp.Instances{Items: []gcp.Instance{
+		{Name: "a", Zone: "z", Status: gcp.StatusRunning, External: []netip.Prefix{netip.MustParsePrefix("203.0.113.1/32")}}}}}
+	woken := make(chan types.NamespacedName, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newInstanceReader(func(context.Context, *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) { return l, "p", nil }, time.Now)
+	r.ctx, r.wake = ctx, func(k types.NamespacedName) { woken <- k }
+	as := instanceSetOf("web")
+
+	start := time.Now()
+	_, _, err := r.Read(ctx, as)
+	var pending *Pending
+	if !errors.As(err, &pending) || time.Since(start) > time.Second {
+		t.Fatalf("the first Read while the poll runs: want Pending at once, got %v after %s", err, time.Since(start))
+	}
+	close(l.release)
+	select {
+	case k := <-woken:
+		if k.Name != "web" {
+			t.Errorf("the poll woke %s, not the set", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poll's end did not wake the set")
+	}
+	got, _, err := r.Read(ctx, as)
+	if err != nil || got.Nodes != 1 {
+		t.Errorf("after the poll: want its one instance, got %+v, %v", got, err)
+	}
+}

@@ -18,11 +18,13 @@ const (
 	errKubeconfigParse    = "does not parse as a kubeconfig"
 	errKubeconfigContext  = "has no current-context, or its current-context names no context"
 	errKubeconfigCluster  = "its current context names no cluster the kubeconfig defines"
-	errKubeconfigServer   = "its cluster's server is not an http or https URL without user or password"
+	errKubeconfigServer   = "its cluster's server is not an https URL without user or password"
+	errKubeconfigHTTP     = "its cluster's server is http, which is refused: the provider reads another cluster only over https with the server's certificate verified, so that no one on the path reads its credentials or answers as the cluster. Use the https URL and embed the cluster's CA (certificate-authority-data)"
+	errKubeconfigSkipTLS  = "its cluster sets insecure-skip-tls-verify, which is refused: anyone on the path could answer as the cluster and receive its credentials. Embed the cluster's CA (certificate-authority-data) instead"
+	errKubeconfigProxy    = "its cluster names a proxy-url, which is refused: the provider connects to another cluster only directly, to an address its dial policy has checked. Remove proxy-url; a cluster reachable only through a proxy is for the platform team to open"
 	errKubeconfigExec     = "its user runs an exec plugin, which is refused: the provider's pod has no gcloud or other cloud CLI to run. Use a kubeconfig with a token or a client certificate, or identity ProviderConfig for a GKE cluster"
 	errKubeconfigProvider = "its user names an auth-provider, which is refused: the provider's pod has no gcloud or other cloud CLI to refresh it. Use a kubeconfig with a token or a client certificate, or identity ProviderConfig for a GKE cluster"
 	errKubeconfigFile     = "its %s names a file, which is refused: the file would be read from the provider's own filesystem. Embed the data instead (token, client-certificate-data, client-key-data, certificate-authority-data)"
-	errKubeconfigInsecure = "with identity ProviderConfig the server must be https and verified: the ProviderConfig's Google access token is never sent to a server the kubeconfig's CA does not vouch for (insecure-skip-tls-verify is refused)"
 	errKubeconfigClient   = "cannot build a client from it"
 )
 
@@ -41,14 +43,41 @@ func currentCluster(data []byte) (*clientcmdapi.Config, *clientcmdapi.Cluster, *
 	if cl == nil {
 		return nil, nil, nil, errors.New(errKubeconfigCluster)
 	}
-	u, err := url.Parse(cl.Server)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return nil, nil, nil, errors.New(errKubeconfigServer)
-	}
-	if cl.CertificateAuthority != "" {
-		return nil, nil, nil, errors.Errorf(errKubeconfigFile, "certificate-authority")
+	if err := checkCluster(cl); err != nil {
+		return nil, nil, nil, err
 	}
 	return cfg, cl, cfg.AuthInfos[kctx.AuthInfo], nil
+}
+
+// checkCluster refuses a cluster the provider would reach other than
+// directly, over https, with its certificate verified, whatever the
+// identity: a kubeconfig's token or client key is a credential as much as
+// a Google access token, and the Nodes' addresses become firewall rules.
+func checkCluster(cl *clientcmdapi.Cluster) error {
+	u, err := url.Parse(cl.Server)
+	switch {
+	case err == nil && u.Scheme == "http":
+		return errors.New(errKubeconfigHTTP)
+	case err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil:
+		return errors.New(errKubeconfigServer)
+	case cl.InsecureSkipTLSVerify:
+		return errors.New(errKubeconfigSkipTLS)
+	case cl.ProxyURL != "":
+		return errors.New(errKubeconfigProxy)
+	case cl.CertificateAuthority != "":
+		return errors.Errorf(errKubeconfigFile, "certificate-authority")
+	}
+	return nil
+}
+
+// serverHost is the host (and port) of the kubeconfig's server, which
+// currentCluster has checked.
+func serverHost(rc *rest.Config) string {
+	u, err := url.Parse(rc.Host)
+	if err != nil {
+		return rc.Host
+	}
+	return u.Host
 }
 
 // kubeconfigConfig is the client configuration of the kubeconfig's current
@@ -99,10 +128,6 @@ func providerConfigConfig(data []byte, ts oauth2.TokenSource) (*rest.Config, err
 	_, cl, _, err := currentCluster(data)
 	if err != nil {
 		return nil, err
-	}
-	u, _ := url.Parse(cl.Server) // parsed by currentCluster
-	if u.Scheme != "https" || cl.InsecureSkipTLSVerify {
-		return nil, errors.New(errKubeconfigInsecure)
 	}
 	rc := &rest.Config{
 		Host: cl.Server,

@@ -105,6 +105,27 @@ func TestKubeconfigConfig(t *testing.T) {
 			},
 			want: want{Err: errKubeconfigServer},
 		},
+		"PlainHTTP": {
+			reason: "http is refused whatever the identity: the kubeconfig's token and the Nodes' addresses would cross the network in clear.",
+			data: func(t *testing.T) []byte {
+				return kubeconfigOf(t, &clientcmdapi.Cluster{Server: "http://10.0.0.1:8080"}, &clientcmdapi.AuthInfo{Token: "tok"})
+			},
+			want: want{Err: errKubeconfigHTTP},
+		},
+		"InsecureSkipVerify": {
+			reason: "A server whose certificate is not verified could be anyone on the path.",
+			data: func(t *testing.T) []byte {
+				return kubeconfigOf(t, &clientcmdapi.Cluster{Server: "https://10.0.0.1", InsecureSkipTLSVerify: true}, &clientcmdapi.AuthInfo{Token: "tok"})
+			},
+			want: want{Err: errKubeconfigSkipTLS},
+		},
+		"ProxyURL": {
+			reason: "A proxy would connect where the dial policy never looked.",
+			data: func(t *testing.T) []byte {
+				return kubeconfigOf(t, &clientcmdapi.Cluster{Server: "https://10.0.0.1", CertificateAuthorityData: []byte("ca"), ProxyURL: "http://169.254.169.254:80"}, &clientcmdapi.AuthInfo{Token: "tok"})
+			},
+			want: want{Err: errKubeconfigProxy},
+		},
 		"NotAKubeconfig": {
 			reason: "What does not parse is said so, without quoting it.",
 			data:   func(*testing.T) []byte { return []byte("token: s3cr3t: [") },
@@ -162,12 +183,12 @@ func TestProviderConfigConfig(t *testing.T) {
 		"PlainHTTP": {
 			reason:  "A Google access token is never sent in clear.",
 			cluster: &clientcmdapi.Cluster{Server: strings.Replace(srv.URL, "https:", "http:", 1)},
-			wantErr: errKubeconfigInsecure,
+			wantErr: errKubeconfigHTTP,
 		},
 		"InsecureSkipVerify": {
 			reason:  "Nor to a server the kubeconfig's CA does not verify.",
 			cluster: &clientcmdapi.Cluster{Server: srv.URL, InsecureSkipTLSVerify: true},
-			wantErr: errKubeconfigInsecure,
+			wantErr: errKubeconfigSkipTLS,
 		},
 	}
 	for name, tc := range cases {

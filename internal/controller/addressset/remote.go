@@ -2,8 +2,7 @@ package addressset
 
 import (
 	"context"
-	"net"
-	"net/url"
+	"net/http"
 	"sync"
 	"time"
 
@@ -38,9 +37,12 @@ type remote struct {
 	// users are the AddressSets reading it; guarded by clusters.mu.
 	users map[types.NamespacedName]bool
 
+	// bounds are what its cluster may cost.
+	bounds Bounds
+
 	mu        sync.Mutex
 	failSince time.Time // first failed list or watch of the current outage
-	err       error     // the API server's last error
+	err       error     // what failed last: the call and its outcome, never the server's text
 }
 
 // startLocked starts the informer of t's cluster.
@@ -50,11 +52,13 @@ func (c *clusters) startLocked(t *target) (*remote, error) {
 		return nil, wrongSecret{errors.Wrap(err, errKubeconfigClient)}
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	r := &remote{key: t.key, source: t.source, started: c.now(), cancel: cancel, users: map[types.NamespacedName]bool{}}
-	lw := &nodeListWatch{ListWatch: &cache.ListWatch{}, rest: cs.CoreV1().RESTClient(), seen: func(err error) { c.seen(ctx, r, err) }}
+	r := &remote{key: t.key, source: t.source, started: c.now(), cancel: cancel, users: map[types.NamespacedName]bool{}, bounds: c.bounds}
+	lw := &nodeListWatch{ListWatch: &cache.ListWatch{}, rest: cs.CoreV1().RESTClient(), maxNodes: c.bounds.NodesPerCluster,
+		seen: func(call string, err error) { c.seen(ctx, r, call, err) }}
 	lw.ListWithContextFunc, lw.WatchFuncWithContext = lw.list, lw.watch
 	r.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Node{}, cache.SharedIndexInformerOptions{})
-	if err := r.informer.SetTransform(TransformNodeToAddresses); err != nil {
+	lw.count = func() int { return len(r.informer.GetStore().ListKeys()) }
+	if err := r.informer.SetTransform(remoteTransform(c.bounds.LabelBytesPerNode)); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -76,10 +80,17 @@ func (c *clusters) startLocked(t *target) (*remote, error) {
 func (r *remote) stop() { r.cancel() }
 
 // seen records the outcome of a list or watch call, and wakes the cluster's
-// sets when it turns: an outage begins, or the server answers again.
-func (c *clusters) seen(ctx context.Context, r *remote, err error) {
+// sets when it turns: an outage begins, or the server answers again. What
+// is kept of an error says which call failed and how, never what the
+// server said: the AddressSet's status is the tenant's to read, and a
+// server the tenant names may answer anything (describe).
+func (c *clusters) seen(ctx context.Context, r *remote, call string, err error) {
 	if ctx.Err() != nil {
 		return // stopping: not an outage
+	}
+	if err != nil {
+		c.log.Debug("A call to a remote cluster failed", "source", r.source, "call", call, "error", err.Error())
+		err = describe(call, err)
 	}
 	r.mu.Lock()
 	turned := r.failSince.IsZero() != (err == nil)
@@ -87,31 +98,14 @@ func (c *clusters) seen(ctx context.Context, r *remote, err error) {
 	case err == nil:
 		r.failSince, r.err = time.Time{}, nil
 	case r.failSince.IsZero():
-		r.failSince, r.err = c.now(), stable(err)
+		r.failSince, r.err = c.now(), err
 	default:
-		r.err = stable(err)
+		r.err = err
 	}
 	r.mu.Unlock()
 	if turned {
 		c.wakeUsers(r.key)
 	}
-}
-
-// stable is err without what changes with every retry of an outage, which
-// would rewrite the held message each time: the request URL client-go puts
-// around a failed connection (its query: resourceVersion, timeout), and a
-// broken connection's local port. The server's URL is in the source's name
-// already.
-func stable(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Source != nil {
-		return &net.OpError{Op: oe.Op, Net: oe.Net, Addr: oe.Addr, Err: oe.Err}
-	}
-	return err
 }
 
 // nodeHandler wakes the cluster's sets when a Node comes, goes, or changes
@@ -159,10 +153,21 @@ func (r *remote) read(sel *v1alpha1.NodeSelector, now time.Time) (Collected, err
 	case !synced:
 		return Collected{}, &Unreadable{Source: r.source, Since: r.started, Err: errors.New(errNeverListed), After: RemoteRetry}
 	}
+	all := r.informer.GetStore().List()
+	if r.bounds.NodesPerCluster > 0 && len(all) > r.bounds.NodesPerCluster {
+		return Collected{}, &Unreadable{Source: r.source, Since: now, Err: nodesBound(r.bounds.NodesPerCluster), After: RemoteRetry}
+	}
 	s := labels.SelectorFromSet(sel.MatchLabels)
 	var nodes []corev1.Node
-	for _, o := range r.informer.GetStore().List() {
-		if n, ok := o.(*corev1.Node); ok && s.Matches(labels.Set(n.GetLabels())) {
+	for _, o := range all {
+		n, ok := o.(*corev1.Node)
+		if !ok {
+			continue
+		}
+		if _, over := n.Annotations[annotationLabelBytes]; over {
+			return Collected{}, &Unreadable{Source: r.source, Since: now, Err: labelsBound(n.Name, r.bounds.LabelBytesPerNode), After: RemoteRetry}
+		}
+		if s.Matches(labels.Set(n.GetLabels())) {
 			nodes = append(nodes, *n)
 		}
 	}
@@ -178,7 +183,15 @@ func (r *remote) read(sel *v1alpha1.NodeSelector, now time.Time) (Collected, err
 type nodeListWatch struct {
 	*cache.ListWatch
 	rest rest.Interface
-	seen func(error)
+	seen func(call string, err error)
+
+	// maxNodes bounds the Nodes listed (over every page of one list) and
+	// kept (count, the informer's store); 0 is none.
+	maxNodes int
+	count    func() int
+	// listed counts the Nodes of the list's pages so far: a server that
+	// pages without end is refused as one that lists too many at once.
+	listed int
 }
 
 // IsWatchListSemanticsUnSupported makes the reflector list, not stream
@@ -191,7 +204,16 @@ func (l *nodeListWatch) list(ctx context.Context, o metav1.ListOptions) (runtime
 	defer cancel()
 	got := &corev1.NodeList{}
 	err := l.rest.Get().Resource("nodes").VersionedParams(&o, scheme.ParameterCodec).MaxRetries(0).Do(ctx).Into(got)
-	l.seen(err)
+	if err == nil {
+		if o.Continue == "" {
+			l.listed = 0
+		}
+		l.listed += len(got.Items)
+		if l.maxNodes > 0 && l.listed > l.maxNodes {
+			got, err = &corev1.NodeList{}, nodesBound(l.maxNodes)
+		}
+	}
+	l.seen("list", err)
 	return got, err
 }
 
@@ -205,6 +227,23 @@ func (l *nodeListWatch) watch(ctx context.Context, o metav1.ListOptions) (watch.
 	}
 	o.Watch = true
 	w, err := l.rest.Get().Resource("nodes").VersionedParams(&o, scheme.ParameterCodec).Timeout(timeout).MaxRetries(0).Watch(ctx)
-	l.seen(err)
-	return w, err
+	l.seen("watch", err)
+	if err != nil || l.maxNodes == 0 || l.count == nil {
+		return w, err
+	}
+	return l.bounded(w), nil
+}
+
+// bounded ends w when it would add a Node beyond maxNodes: the reflector
+// lists again, and a list beyond the bound is refused.
+func (l *nodeListWatch) bounded(w watch.Interface) watch.Interface {
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if e.Type != watch.Added || l.count() < l.maxNodes {
+			return e, true
+		}
+		err := nodesBound(l.maxNodes)
+		l.seen("watch", err)
+		w.Stop()
+		return watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Message: err.Error(), Code: http.StatusRequestEntityTooLarge}}, true
+	})
 }

@@ -143,7 +143,7 @@ func TestSeen(t *testing.T) {
 	}
 	for _, s := range steps {
 		c.now = func() time.Time { return s.at }
-		c.seen(context.Background(), r, s.err)
+		c.seen(context.Background(), r, "list", s.err)
 		got := want{Wakes: len(c.wake), FailSince: r.failSince}
 		for len(c.wake) > 0 {
 			<-c.wake

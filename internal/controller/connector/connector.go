@@ -6,8 +6,12 @@ package connector
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +53,8 @@ const (
 	errFmtNotAdmitted    = "ClusterProviderConfig %q does not admit namespace %q: its spec.namespaceSelector does not match the namespace's labels, so resources here may not use it"
 	errFmtNotProjectWide = "ClusterProviderConfig %q does not let namespace %q change project-wide settings such as the project's Cloud Armor tier: its spec.projectSettingsNamespaceSelector is unset or does not match the namespace's labels. Ask your platform team to select this namespace there, or use a ProviderConfig in this namespace with credentials of its own"
 	errFmtNotOrgWide     = "an organization-level resource affects every project below its organization, folder or attachment point, so it may only use a ClusterProviderConfig: providerConfigRef names %s %q, which is refused. Ask your platform team for a ClusterProviderConfig"
+	errFmtEndpoint       = "ProviderConfig %s/%s sets spec.endpoint %q, which the platform team has not allowed for namespaced ProviderConfigs: every GCP call, with this namespace's token, would go there. Remove it to use GCP's API, or ask your platform team to allow it (provider flag --namespaced-endpoint)"
+	errFmtProject        = "%s may not name project %q: its projects are %s. Ask your platform team to add the project to the ClusterProviderConfig's spec.allowedProjects, or use a ProviderConfig in this namespace with credentials of its own"
 	errFmtAmbient        = "ProviderConfig %s/%s uses credentials.source %s, which would act with the provider's own GCP identity: a namespaced ProviderConfig may only use Secret or AccessToken (the provider runs without --namespaced-ambient-credentials). Use a ClusterProviderConfig that admits this namespace"
 )
 
@@ -58,21 +64,28 @@ type Connection struct {
 	Client *gcp.Client
 	// Project is the config's projectID, used when a resource sets none.
 	Project string
+
+	// config names the config in messages; allowed are the projects it
+	// lets a resource name (nil: any, a namespaced ProviderConfig's own
+	// credentials decide).
+	config  string
+	allowed []string
 }
 
-// ProjectOr returns project when a resource sets it, else the config's.
-func (c *Connection) ProjectOr(project *string) string {
-	if project != nil {
-		return *project
+// ProjectOr returns project when a resource sets it, else the config's, and
+// refuses a project the config does not let its resources name, before any
+// call to GCP.
+func (c *Connection) ProjectOr(project *string) (string, error) {
+	p := ptr.Deref(project, c.Project)
+	if c.allowed == nil || slices.Contains(c.allowed, p) || slices.Contains(c.allowed, AnyProject) {
+		return p, nil
 	}
-	return c.Project
+	return "", errors.Errorf(errFmtProject, c.config, p, strings.Join(c.allowed, ", "))
 }
 
-// Policies returns the policy client for a resource's project (nil means
-// the config's) and region (nil means global).
-func (c *Connection) Policies(project, region *string) gcp.PolicyClient {
-	return c.Client.Policies(c.ProjectOr(project), ptr.Deref(region, ""))
-}
+// AnyProject in a ClusterProviderConfig's allowedProjects admits every
+// project.
+const AnyProject = "*"
 
 // A BuildFn builds a GCP client for credentials.
 type BuildFn func(ctx context.Context, creds gcp.Credentials) (*gcp.Client, error)
@@ -92,6 +105,12 @@ type Connector struct {
 	// identity (InjectedIdentity, Environment, Filesystem,
 	// ImpersonateServiceAccount).
 	ambient bool
+	// endpoints are the origins (scheme://host:port) a namespaced
+	// ProviderConfig's spec.endpoint may name.
+	endpoints []string
+	// grants are what the platform team allowed a credentials JSON to name
+	// besides Google's hosts.
+	grants gcp.Grants
 }
 
 // An Option configures a Connector.
@@ -103,6 +122,23 @@ type Option func(*Connector)
 // ProviderConfig in any namespace acts as the provider.
 func WithNamespacedAmbientCredentials() Option {
 	return func(c *Connector) { c.ambient = true }
+}
+
+// WithNamespacedEndpoints lets namespaced ProviderConfigs set spec.endpoint
+// to a URL of one of origins (scheme://host[:port], e.g. a Private Service
+// Connect endpoint or the local emulator). Without it a namespaced
+// ProviderConfig may not set one: every GCP call, with the namespace's
+// token, would go wherever it names.
+func WithNamespacedEndpoints(origins []string) Option {
+	return func(c *Connector) { c.endpoints = origins }
+}
+
+// WithCredentialGrants lets credentials JSON name what g lists besides
+// Google's hosts: the files and URLs external_account credentials of a
+// ClusterProviderConfig may read their subject token from, and token
+// endpoints. Without it none is accepted.
+func WithCredentialGrants(g gcp.Grants) Option {
+	return func(c *Connector) { c.grants = g }
 }
 
 // New returns a Connector. kube should be the manager's cached client and
@@ -160,7 +196,7 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Co
 	if err != nil {
 		return nil, errors.Wrap(err, errBuildClient)
 	}
-	return &Connection{Client: cl, Project: cfg.project}, nil
+	return cfg.connection(cl), nil
 }
 
 // ConnectNamespace is Connect for an object of namespace that is not a
@@ -189,7 +225,7 @@ func (c *Connector) ConnectNamespace(ctx context.Context, namespace string, ref 
 	if err != nil {
 		return nil, gcp.Credentials{}, errors.Wrap(err, errBuildClient)
 	}
-	return &Connection{Client: cl, Project: cfg.project}, creds, nil
+	return cfg.connection(cl), creds, nil
 }
 
 // OrgPolicies connects mg, a resource that changes what every project below
@@ -271,6 +307,9 @@ func (c *Connector) AdmitProjectWide(ctx context.Context, mg resource.ModernMana
 // admit checks that cfg may serve a managed resource in namespace.
 func (c *Connector) admit(ctx context.Context, cfg *config, namespace string) error {
 	if cfg.namespace != "" {
+		if cfg.endpoint != "" && !endpointAllowed(cfg.endpoint, c.endpoints) {
+			return errors.Errorf(errFmtEndpoint, cfg.namespace, cfg.name, cfg.endpoint)
+		}
 		switch cfg.source {
 		case xpv2.CredentialsSourceSecret, v1beta1.CredentialsSourceAccessToken:
 			return nil
@@ -306,6 +345,7 @@ type config struct {
 	uid         string
 	generation  int64
 	project     string
+	projects    []string // a ClusterProviderConfig's allowedProjects; nil: any
 	endpoint    string
 	source      xpv2.CredentialsSource
 	secret      *xpv2.SecretKeySelector
@@ -426,13 +466,59 @@ func fromProviderConfig(pc *v1beta1.ProviderConfig) *config {
 
 func fromClusterProviderConfig(cpc *v1beta1.ClusterProviderConfig) *config {
 	s := cpc.Spec
+	projects := s.AllowedProjects
+	if len(projects) == 0 {
+		projects = []string{s.ProjectID}
+	}
 	return &config{name: cpc.GetName(), namespaces: s.NamespaceSelector, projectWide: s.ProjectSettingsNamespaceSelector, uid: string(cpc.GetUID()), generation: cpc.GetGeneration(), project: s.ProjectID,
-		endpoint: ptr.Deref(s.Endpoint, ""), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
+		projects: projects, endpoint: ptr.Deref(s.Endpoint, ""), source: s.Credentials.Source, secret: s.Credentials.SecretRef,
 		env: s.Credentials.Env, fs: s.Credentials.Fs, impersonate: s.Credentials.ImpersonateServiceAccount}
 }
 
+// connection is what Connect returns for cfg and its client.
+func (cfg *config) connection(cl *gcp.Client) *Connection {
+	name := "ClusterProviderConfig " + strconv.Quote(cfg.name)
+	if cfg.namespace != "" {
+		name = "ProviderConfig " + cfg.namespace + "/" + cfg.name
+	}
+	return &Connection{Client: cl, Project: cfg.project, config: name, allowed: cfg.projects}
+}
+
+// endpointAllowed reports whether endpoint's origin is one of origins.
+func endpointAllowed(endpoint string, origins []string) bool {
+	o, ok := origin(endpoint)
+	if !ok {
+		return false
+	}
+	for _, a := range origins {
+		if ao, ok := origin(a); ok && ao == o {
+			return true
+		}
+	}
+	return false
+}
+
+// origin returns scheme://host:port of raw, with the scheme's default port
+// made explicit, so http://h and http://h:80 are one origin.
+func origin(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return "", false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
+}
+
 func (c *Connector) credentials(ctx context.Context, cfg *config) (gcp.Credentials, error) {
-	creds := gcp.Credentials{Source: gcp.CredentialsSource(cfg.source), Endpoint: cfg.endpoint}
+	creds := gcp.Credentials{Source: gcp.CredentialsSource(cfg.source), Endpoint: cfg.endpoint, Grants: c.grants}
+	if cfg.namespace != "" && cfg.source == xpv2.CredentialsSourceSecret {
+		// The namespace wrote these bytes: only a service account key of
+		// Google's is taken from it (gcp.TrustTenant).
+		creds.Trust = gcp.TrustTenant
+	}
 	var err error
 	switch cfg.source {
 	case xpv2.CredentialsSourceSecret, v1beta1.CredentialsSourceAccessToken:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,7 +176,8 @@ func TestConnect(t *testing.T) {
 		buildErr   error
 		env        map[string]string
 		files      map[string]string
-		ambient    bool // --namespaced-ambient-credentials
+		ambient    bool     // --namespaced-ambient-credentials
+		endpoints  []string // --namespaced-endpoint
 	}
 	type args struct {
 		mg resource.ModernManaged
@@ -193,6 +195,9 @@ func TestConnect(t *testing.T) {
 	otherSecret := types.NamespacedName{Namespace: otherNamespace, Name: secretName}
 	keyData := map[string][]byte{secretKey: []byte(fakeKey)}
 	secretCreds := &gcp.Credentials{Source: gcp.SourceSecret, Data: []byte(fakeKey)}
+	// A namespaced ProviderConfig's Secret is the tenant's: only a Google
+	// service account key is taken from it.
+	tenantCreds := &gcp.Credentials{Source: gcp.SourceSecret, Data: []byte(fakeKey), Trust: gcp.TrustTenant}
 
 	cases := map[string]struct {
 		reason string
@@ -205,15 +210,23 @@ func TestConnect(t *testing.T) {
 			fields: fields{kubeObjs: []client.Object{pc()}, secretObjs: []client.Object{secret(keyData)}},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
-				secretKeys: []types.NamespacedName{ownSecret}, creds: secretCreds},
+				secretKeys: []types.NamespacedName{ownSecret}, creds: tenantCreds},
 		},
 		"ProviderConfigEndpoint": {
-			reason: "The endpoint override reaches the client.",
-			fields: fields{kubeObjs: []client.Object{pc(withEndpoint(endpoint))}, secretObjs: []client.Object{secret(keyData)}},
-			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
+			reason: "An endpoint override of an origin the platform team allowed reaches the client.",
+			fields: fields{kubeObjs: []client.Object{pc(withEndpoint(endpoint))}, secretObjs: []client.Object{secret(keyData)},
+				endpoints: []string{"http://127.0.0.1:8787"}},
+			args: args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
 				secretKeys: []types.NamespacedName{ownSecret},
-				creds:      &gcp.Credentials{Source: gcp.SourceSecret, Data: []byte(fakeKey), Endpoint: endpoint}},
+				creds:      &gcp.Credentials{Source: gcp.SourceSecret, Data: []byte(fakeKey), Endpoint: endpoint, Trust: gcp.TrustTenant}},
+		},
+		"ProviderConfigEndpointRefused": {
+			reason: "A namespaced endpoint the platform team did not allow is refused before the Secret is read or a client built: every call, with the tenant's token, would go there.",
+			fields: fields{kubeObjs: []client.Object{pc(withEndpoint("http://169.254.169.254/computeMetadata/v1/"))}, secretObjs: []client.Object{secret(keyData)},
+				endpoints: []string{"http://127.0.0.1:8787"}},
+			args: args{mg: mr(v1beta1.ProviderConfigKind, configName)},
+			want: want{err: errors.Errorf(errFmtEndpoint, mrNamespace, configName, "http://169.254.169.254/computeMetadata/v1/"), kubeKeys: []types.NamespacedName{pcKey}},
 		},
 		"ClusterProviderConfig": {
 			reason: "A ClusterProviderConfig is read by name and may name a Secret in any namespace.",
@@ -307,7 +320,7 @@ func TestConnect(t *testing.T) {
 				return cr
 			}()},
 			want: want{conn: &Connection{Client: built, Project: project}, kubeKeys: []types.NamespacedName{pcKey},
-				secretKeys: []types.NamespacedName{ownSecret}, creds: secretCreds},
+				secretKeys: []types.NamespacedName{ownSecret}, creds: tenantCreds},
 		},
 		"AmbientRefused": {
 			reason: "A namespaced ProviderConfig may not act with the provider's own identity: refused before any usage is tracked or credential read.",
@@ -388,7 +401,7 @@ func TestConnect(t *testing.T) {
 			fields: fields{kubeObjs: []client.Object{pc()}, secretObjs: []client.Object{secret(keyData)}, buildErr: errBoom},
 			args:   args{mg: mr(v1beta1.ProviderConfigKind, configName)},
 			want: want{err: errors.Wrap(errBoom, errBuildClient), kubeKeys: []types.NamespacedName{pcKey},
-				secretKeys: []types.NamespacedName{ownSecret}, creds: secretCreds},
+				secretKeys: []types.NamespacedName{ownSecret}, creds: tenantCreds},
 		},
 	}
 	for name, tc := range cases {
@@ -396,11 +409,12 @@ func TestConnect(t *testing.T) {
 			var kubeKeys, secretKeys []types.NamespacedName
 			var creds *gcp.Credentials
 			c := &Connector{
-				ambient: tc.fields.ambient,
-				kube:    reader(&kubeKeys, tc.fields.kubeErr, tc.fields.kubeObjs...),
-				secrets: reader(&secretKeys, tc.fields.secretErr, tc.fields.secretObjs...),
-				usage:   resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return tc.fields.track }),
-				clients: gcp.NewClientCache(0),
+				ambient:   tc.fields.ambient,
+				endpoints: tc.fields.endpoints,
+				kube:      reader(&kubeKeys, tc.fields.kubeErr, tc.fields.kubeObjs...),
+				secrets:   reader(&secretKeys, tc.fields.secretErr, tc.fields.secretObjs...),
+				usage:     resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return tc.fields.track }),
+				clients:   gcp.NewClientCache(0),
 				build: func(_ context.Context, c gcp.Credentials) (*gcp.Client, error) {
 					creds = &c
 					if tc.fields.buildErr != nil {
@@ -423,7 +437,7 @@ func TestConnect(t *testing.T) {
 			if err != nil && strings.Contains(err.Error(), "SUPERSECRETFAKEKEY") {
 				t.Errorf("\n%s\nConnect(...): error shows the Secret's data: %q", tc.reason, err)
 			}
-			if diff := cmp.Diff(tc.want.conn, got, cmp.Comparer(func(a, b *gcp.Client) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(tc.want.conn, got, cmp.Comparer(func(a, b *gcp.Client) bool { return a == b }), cmpopts.IgnoreUnexported(Connection{})); diff != "" {
 				t.Errorf("\n%s\nConnect(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(tc.want.kubeKeys, kubeKeys); diff != "" {
@@ -577,19 +591,56 @@ func TestConnectErrorsHideSecretData(t *testing.T) {
 
 func TestConnectionProjectOr(t *testing.T) {
 	other := "other-project"
+	type want struct {
+		project string
+		err     error
+	}
 	cases := map[string]struct {
 		reason  string
+		allowed []string
 		project *string
-		want    string
+		want    want
 	}{
-		"Unset": {reason: "A resource without a project uses the config's.", want: "config-project"},
-		"Set":   {reason: "A resource's own project wins.", project: &other, want: other},
+		"Unset":             {reason: "A resource without a project uses the config's.", want: want{project: "config-project"}},
+		"SetNamespaced":     {reason: "A namespaced ProviderConfig's own credentials decide which projects they reach.", project: &other, want: want{project: other}},
+		"ClusterOwnProject": {reason: "A ClusterProviderConfig admits its own project.", allowed: []string{"config-project"}, want: want{project: "config-project"}},
+		"ClusterListed":     {reason: "A listed project is admitted.", allowed: []string{"config-project", other}, project: &other, want: want{project: other}},
+		"ClusterAny":        {reason: "\"*\" admits every project.", allowed: []string{AnyProject}, project: &other, want: want{project: other}},
+		"ClusterNotListed": {
+			reason: "A project the ClusterProviderConfig does not list is refused before any call, naming what to grant.", allowed: []string{"config-project"}, project: &other,
+			want: want{err: errors.Errorf(errFmtProject, `ClusterProviderConfig "shared"`, other, "config-project")},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := &Connection{Project: "config-project"}
-			if diff := cmp.Diff(tc.want, c.ProjectOr(tc.project)); diff != "" {
+			c := &Connection{Project: "config-project", config: `ClusterProviderConfig "shared"`, allowed: tc.allowed}
+			got, err := c.ProjectOr(tc.project)
+			if diff := cmp.Diff(tc.want, want{project: got, err: err}, test.EquateErrors(), cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("\n%s\nProjectOr(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestEndpointAllowed(t *testing.T) {
+	origins := []string{"http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787", "https://compute-psc.example.com"}
+	cases := map[string]struct {
+		endpoint string
+		want     bool
+	}{
+		"Listed":             {endpoint: "http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787/compute/v1/", want: true},
+		"DefaultPort":        {endpoint: "https://compute-psc.example.com:443/compute/v1", want: true},
+		"OtherPort":          {endpoint: "http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8788/"},
+		"OtherScheme":        {endpoint: "https://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787/"},
+		"Metadata":           {endpoint: "http://169.254.169.254/computeMetadata/v1/"},
+		"APIServer":          {endpoint: "https://kubernetes.default.svc/"},
+		"UserInfo":           {endpoint: "https://user@compute-psc.example.com/"},
+		"SuffixOfListedHost": {endpoint: "https://evil-compute-psc.example.com/"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := endpointAllowed(tc.endpoint, origins); got != tc.want {
+				t.Errorf("endpointAllowed(%q): want %t, got %t", tc.endpoint, tc.want, got)
 			}
 		})
 	}

@@ -4,21 +4,26 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/grant"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
 )
 
 // A SecurityPolicyAttachment owns one field of one backend service or
 // bucket. GCP records nothing of who set a field, so only the cluster's
-// objects decide, in every namespace: of the attachments that may write and
-// name the same field of the same target in the same project, the oldest
-// owns it (attachmentOlder: one that wrote the field, then creation time,
-// then namespace/name).
+// objects decide, in every namespace: of the attachments that may write, are
+// granted the target (package grant) and name the same field of the same
+// target in the same project, the oldest owns it (attachmentOlder: one the
+// provider recorded writing the field, then creation time, then
+// namespace/name). Nothing a tenant can edit ranks: the record is the
+// provider's cluster-scoped AttachmentRecord, not the attachment's status
+// or annotations, and creationTimestamp is the API server's.
 
 const indexAttachmentTarget = "ownership.attachmentTarget" // SecurityPolicyAttachment: kind/region/name/field
 
@@ -51,11 +56,11 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 	if err := i.kube.List(ctx, l, client.MatchingFields{indexAttachmentTarget: AttachmentTargetKey(cr.Spec.ForProvider)}, client.UnsafeDisableDeepCopy); err != nil {
 		return "", errors.Wrap(err, errListAttachments)
 	}
-	projects := i.projects()
+	projects, grants, wrote := i.projects(), grant.NewChecker(i.kube), i.wroteFn(ctx)
 	var owner *v1alpha1.SecurityPolicyAttachment
 	for n := range l.Items {
 		a := &l.Items[n]
-		if a.GetUID() == cr.GetUID() || !verdict.Writes(a) || !attachmentOlder(a, cr) {
+		if a.GetUID() == cr.GetUID() || !verdict.Writes(a) || !attachmentOlder(a, cr, wrote) {
 			continue
 		}
 		if p, err := projects.Of(ctx, a, a.Spec.ForProvider.Project); err != nil || p != project {
@@ -68,7 +73,11 @@ func (i *Index) AttachmentStanding(ctx context.Context, cr *v1alpha1.SecurityPol
 			// tenant may not hold another's field by naming it first.
 			continue
 		}
-		if owner == nil || attachmentOlder(a, owner) {
+		if why, err := grants.Check(ctx, a); err != nil || why != "" {
+			// Nor can one whose namespace is not granted the target.
+			continue
+		}
+		if owner == nil || attachmentOlder(a, owner, wrote) {
 			owner = a
 		}
 	}
@@ -91,17 +100,32 @@ func targetName(cr *v1alpha1.SecurityPolicyAttachment, project string) string {
 	return "projects/" + project + "/global/backendServices/" + t.Name
 }
 
-// attachmentOlder reports whether a owns before b: an attachment that wrote
-// its field (status.atProvider.lastAppliedTime) before one that never did,
-// then older. An attachment never records a create (its field exists with
-// its target), so without the write first an attachment created in the
-// same second as the one that set the field, with a name that sorts
-// earlier, would take the field over (creationTimestamp has a resolution
-// of one second).
-func attachmentOlder(a, b *v1alpha1.SecurityPolicyAttachment) bool {
-	wa, wb := a.Status.AtProvider.LastAppliedTime != nil, b.Status.AtProvider.LastAppliedTime != nil
+// attachmentOlder reports whether a owns before b: an attachment the
+// provider recorded writing its field (wrote) before one it did not, then
+// older. An attachment never records a create (its field exists with its
+// target), so without the write first an attachment created in the same
+// second as the one that set the field, with a name that sorts earlier,
+// would take the field over (creationTimestamp has a resolution of one
+// second).
+func attachmentOlder(a, b *v1alpha1.SecurityPolicyAttachment, wrote func(*v1alpha1.SecurityPolicyAttachment) bool) bool {
+	wa, wb := wrote(a), wrote(b)
 	if wa != wb {
 		return wa
 	}
 	return older(a, b)
+}
+
+// wroteFn returns a function reporting whether the provider recorded an
+// attachment writing its field: its AttachmentRecord exists. A record that
+// cannot be read counts as none.
+func (i *Index) wroteFn(ctx context.Context) func(*v1alpha1.SecurityPolicyAttachment) bool {
+	seen := map[types.UID]bool{}
+	return func(a *v1alpha1.SecurityPolicyAttachment) bool {
+		if w, ok := seen[a.GetUID()]; ok {
+			return w
+		}
+		err := i.kube.Get(ctx, types.NamespacedName{Name: v1alpha1.AttachmentRecordName(string(a.GetUID()))}, &v1alpha1.AttachmentRecord{})
+		seen[a.GetUID()] = err == nil
+		return err == nil
+	}
 }

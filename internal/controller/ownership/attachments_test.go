@@ -32,7 +32,21 @@ func attachmentWorld(t *testing.T, objs ...client.Object) client.Client {
 	if err := SetupAttachmentIndexes(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	b := fake.NewClientBuilder().WithScheme(s).WithObjects(clusterConfig("default", project)).WithObjects(objs...)
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(grantAll(clusterConfig("default", project))).WithObjects(objs...)
+	// Grants are decided by namespace labels: every attachment's namespace
+	// exists, unlabelled unless objs has it.
+	have := map[string]bool{}
+	for _, o := range objs {
+		if _, ok := o.(*corev1.Namespace); ok {
+			have[o.GetName()] = true
+		}
+	}
+	for _, o := range objs {
+		if _, ok := o.(*v1alpha1.SecurityPolicyAttachment); ok && !have[o.GetNamespace()] {
+			have[o.GetNamespace()] = true
+			b = b.WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetNamespace()}})
+		}
+	}
 	for _, c := range rec.calls {
 		b = b.WithIndex(c.obj, c.field, c.extract)
 	}
@@ -78,21 +92,35 @@ func TestAttachmentStanding(t *testing.T) {
 			cr:     attachment("team-a", "web"),
 		},
 		"SameSecondWriterFirst": {
-			reason: "Of two attachments created in the same second, the one that wrote the field owns it, whatever the names.",
-			others: []client.Object{attachment("team-b", "wrote", func(mg managedObject) {
+			reason: "Of two attachments created in the same second, the one the provider recorded writing the field owns it, whatever the names.",
+			others: []client.Object{attachment("team-b", "wrote"), record("team-b/wrote")},
+			cr:     attachment("team-a", "web"),
+			want:   "is managed by SecurityPolicyAttachment team-b/wrote",
+		},
+		"WroteFirst": {
+			reason: "An attachment the provider recorded writing the field is not outranked by an unwritten one that sorts first.",
+			others: []client.Object{attachment("team-0", "never-wrote"), record("team-a/web")},
+			cr:     attachment("team-a", "web"),
+		},
+		"ForgedStatusDoesNotRank": {
+			reason: "A status claiming a write (a tenant may write its attachment's status) is not the provider's record: of two attachments created in the same second, the first by name owns.",
+			others: []client.Object{attachment("team-b", "forged", func(mg managedObject) {
 				now := metav1.Now()
 				mg.(*v1alpha1.SecurityPolicyAttachment).Status.AtProvider.LastAppliedTime = &now
 			})},
-			cr:   attachment("team-a", "web"),
-			want: "is managed by SecurityPolicyAttachment team-b/wrote",
+			cr: attachment("team-a", "web"),
 		},
-		"WroteFirst": {
-			reason: "An attachment that wrote the field is not outranked by an unwritten one that sorts first.",
-			others: []client.Object{attachment("team-0", "never-wrote")},
-			cr: attachment("team-a", "web", func(mg managedObject) {
-				now := metav1.Now()
-				mg.(*v1alpha1.SecurityPolicyAttachment).Status.AtProvider.LastAppliedTime = &now
-			}),
+		"ForgedAnnotationDoesNotRank": {
+			reason: "Nor does the annotation crossplane.io/external-create-succeeded: a younger annotated attachment is outranked by the older one.",
+			others: []client.Object{attachment("team-b", "first")},
+			cr:     attachment("team-a", "web", createdAt(5), createSucceeded()),
+			want:   "is managed by SecurityPolicyAttachment team-b/first",
+		},
+		"NotGranted": {
+			reason: "An older attachment whose namespace its config grants no such target cannot write, so it owns nothing: a tenant may not hold another's backend by naming it first.",
+			others: []client.Object{clusterConfig("ungranted", project),
+				attachment("team-b", "first", usingConfig("ClusterProviderConfig", "ungranted"))},
+			cr: attachment("team-a", "web", createdAt(5)),
 		},
 		"OtherField": {
 			reason: "An attachment of the other field of the same target is no rival.",
@@ -142,7 +170,19 @@ func TestAttachmentStanding(t *testing.T) {
 // restrictedConfig is the ClusterProviderConfig "restricted" (project p1),
 // admitting only namespaces labelled tenant=yes.
 func restrictedConfig() *pcv1beta1.ClusterProviderConfig {
-	cpc := clusterConfig("restricted", project)
+	cpc := grantAll(clusterConfig("restricted", project))
 	cpc.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "yes"}}
 	return cpc
+}
+
+// grantAll grants every namespace every backend service through cpc.
+func grantAll(cpc *pcv1beta1.ClusterProviderConfig) *pcv1beta1.ClusterProviderConfig {
+	cpc.Spec.AttachmentGrants = []pcv1beta1.AttachmentGrant{{Targets: []pcv1beta1.AttachmentGrantTarget{{Kind: v1alpha1.TargetBackendService, Names: []string{"*"}}}}}
+	return cpc
+}
+
+// record is the provider's record that the attachment whose UID is uid
+// wrote its field.
+func record(uid string) *v1alpha1.AttachmentRecord {
+	return &v1alpha1.AttachmentRecord{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.AttachmentRecordName(uid)}}
 }

@@ -125,10 +125,11 @@ func TestOrgRuleStanding(t *testing.T) {
 			objs:   []client.Object{orgRule("team-b", "second", 100, createdAt(1))},
 			cr:     orgRule("team-a", "first", 100),
 		},
-		"RecordedCreateFirst": {
-			reason: "A rule object that recorded its create owns the priority before an older one that did not.",
+		"CreateAnnotationDoesNotRank": {
+			reason: "A younger rule object annotated crossplane.io/external-create-succeeded (any editor can set it) is still outranked by the older one.",
 			objs:   []client.Object{orgRule("team-a", "first", 100)},
 			cr:     orgRule("team-b", "second", 100, createdAt(1), createSucceeded()),
+			want:   Standing{Refused: byOlder},
 		},
 		"OtherPriority": {
 			reason: "Rule objects at other priorities do not compete.",

@@ -6,9 +6,12 @@
 // them may write it:
 //
 //   - Among the objects that may write (management policies beyond Observe),
-//     the oldest owns the GCP object: the one that recorded a create first,
-//     then the one created first, then the first by namespace/name. The
-//     others make no write and leave the GCP object in place when deleted.
+//     the oldest owns the GCP object: the one created first
+//     (creationTimestamp, which the API server sets), then the first by
+//     namespace/name. The others make no write and leave the GCP object in
+//     place when deleted. Nothing a tenant can edit ranks: not the
+//     annotation crossplane.io/external-create-succeeded, nor a status
+//     (Crossplane's roles grant a kind's status subresource with the kind).
 //   - A SecurityPolicyRule may claim a priority of a policy that a
 //     SecurityPolicy in this cluster owns only if that policy admits the
 //     rule's namespace (spec.allowedRules; by default its own namespace).
@@ -348,25 +351,21 @@ func (i *Index) ProjectOf(ctx context.Context, mg ManagedResource, project *stri
 // A ManagedResource is what project resolution needs of a managed resource.
 type ManagedResource = connector.ConfigUser
 
-// older reports whether a owns before b: an object that recorded creating
-// its GCP object first, then the one created first, then by namespace/name.
-// creationTimestamp has a resolution of one second; ranking a recorded create
-// first keeps an owner that already wrote from losing to an object created
-// in the same second whose name sorts earlier.
+// older reports whether a owns before b: the one created first, then by
+// namespace/name. Only what the API server sets ranks. The annotation
+// crossplane.io/external-create-succeeded, which ranked first before, is
+// metadata any editor of an object can set: with it a tenant took over
+// another team's policy or rule by annotating a younger object of its own.
+// What it protected, a policy's creator keeping the policy, the GCP owner
+// label holds: the policy controller refuses to write a policy whose label
+// names another object. An attachment's recorded write ranks too
+// (attachmentOlder), from the provider's own AttachmentRecord.
 func older(a, b client.Object) bool {
-	ca, cb := created(a), created(b)
-	if ca != cb {
-		return ca
-	}
 	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
 	if !ta.Equal(&tb) {
 		return ta.Before(&tb)
 	}
 	return nameOf(a) < nameOf(b)
-}
-
-func created(o client.Object) bool {
-	return o.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded] != ""
 }
 
 func nameOf(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
@@ -382,15 +381,17 @@ type Labeler struct {
 	cluster string
 }
 
-// NewLabeler returns a Labeler for the cluster whose identity (the UID of
-// its kube-system namespace, which lives as long as the cluster) is cluster.
+// NewLabeler returns a Labeler for the cluster whose owner identity is
+// cluster: the platform's --owner-identity, else the UID of its kube-system
+// namespace, which lives as long as the cluster.
 func NewLabeler(cluster string) Labeler { return Labeler{cluster: cluster} }
 
 // Value returns o's owner label value: 32 hex characters of a hash of the
 // cluster, namespace and name (GCP label values are at most 63 lowercase
-// characters). The name, not the UID, so that an object deleted with the
-// Orphan policy and applied again (as when moving a policy between
-// management policies or restoring a backup) is its policy's owner again.
+// characters). The name, not the UID, so that an object deleted while its
+// management policies keep the GCP resource and applied again, or restored
+// from a backup into a cluster of the same identity, is its policy's owner
+// again.
 func (l Labeler) Value(o client.Object) string {
 	return gcp.IdentityKey(l.cluster, o.GetNamespace(), o.GetName())[:32]
 }

@@ -319,24 +319,24 @@ func TestPolicyOwner(t *testing.T) {
 			key:  key,
 			want: "team-b/my-edge",
 		},
-		"RecordedCreateWins": {
-			reason: "An object that recorded creating the GCP policy owns it, even if another was created earlier.",
+		"CreateAnnotationDoesNotRank": {
+			reason: "The annotation crossplane.io/external-create-succeeded, which any editor of an object can set, does not outrank an older object: a tenant cannot take a policy by annotating its own. The policy's creator keeps it by its GCP owner label, which the policy controller checks.",
 			objs: []client.Object{
 				policy("team-a", "edge", createdAt(10), createSucceeded()),
 				policy("team-b", "edge", createdAt(5)),
 			},
 			key:  key,
-			want: "team-a/edge",
+			want: "team-b/edge",
 		},
-		"RecordedCreatesThenOldest": {
-			reason: "Among objects that recorded a create, the oldest owns.",
+		"AnnotatedOrNotOldest": {
+			reason: "Annotated or not, the oldest owns.",
 			objs: []client.Object{
 				policy("team-a", "edge", createdAt(10), createSucceeded()),
 				policy("team-b", "edge", createdAt(8), createSucceeded()),
 				policy("team-c", "edge", createdAt(1)),
 			},
 			key:  key,
-			want: "team-b/edge",
+			want: "team-c/edge",
 		},
 		"SameTimestampByNamespaceThenName": {
 			reason: "Objects created in the same second are ordered by namespace/name.",
@@ -597,15 +597,15 @@ func TestClaims(t *testing.T) {
 			key:  key,
 			want: want{claims: map[int64]string{100: "team-b/old"}},
 		},
-		"RecordedCreateOwnsPriority": {
-			reason: "Of two admitted rules at one priority, one that recorded a create owns it.",
+		"CreateAnnotationDoesNotRankPriority": {
+			reason: "Of two admitted rules at one priority, the older owns it: the annotation crossplane.io/external-create-succeeded, which any editor can set, does not rank.",
 			policy: policy("team-a", "edge"),
 			objs: []client.Object{
 				rule("team-a", "new", 100, createdAt(10), createSucceeded()),
 				rule("team-a", "old", 100, createdAt(5)),
 			},
 			key:  key,
-			want: want{claims: map[int64]string{100: "team-a/new"}},
+			want: want{claims: map[int64]string{100: "team-a/old"}},
 		},
 		"SameSecondByName": {
 			reason: "Of two admitted rules created in the same second, the first by namespace/name owns.",
@@ -795,14 +795,14 @@ func TestRuleStanding(t *testing.T) {
 			key:  key,
 			want: want{refusedNaming: []string{"SecurityPolicyRule team-b/old"}},
 		},
-		"RecordedCreateDuplicate": {
-			reason: "A rule object that recorded a create owns the priority over an older one that did not.",
+		"CreateAnnotationDoesNotRankDuplicate": {
+			reason: "A younger rule object annotated crossplane.io/external-create-succeeded (any editor can set it) does not outrank an older one.",
 			cr:     rule("team-a", "old", 100, createdAt(5)),
 			objs: []client.Object{
 				rule("team-a", "new", 100, createdAt(10), createSucceeded()),
 			},
 			key:  key,
-			want: want{refusedNaming: []string{"SecurityPolicyRule team-a/new"}},
+			want: want{},
 		},
 		"NewerDuplicate": {
 			reason: "A newer rule object at the same priority does not refuse the older.",

@@ -4,13 +4,18 @@
 // compute v1's setSecurityPolicy and setEdgeSecurityPolicy, which change
 // that field and nothing else of the target.
 //
-// The attachment owns that one field. GCP records nothing of who set it, so
-// only the cluster decides between attachments (ownership.AttachmentStanding:
-// the oldest wins); anything outside the cluster that writes the field is
-// met by a Fight (fight.go): the attachment writes again with a growing
-// delay, and after a few reversals stops writing and reports the contest
-// until the user acts. Deleting the attachment clears the field only if it
-// still names the attachment's policy.
+// The attachment owns that one field, and only of a target the platform
+// team granted its namespace (package grant: ClusterProviderConfig
+// spec.attachmentGrants; a namespaced ProviderConfig's own credentials need
+// no grant). GCP records nothing of who set the field, so only the cluster
+// decides between attachments (ownership.AttachmentStanding: the one that
+// wrote, then the oldest); anything outside the cluster that writes the
+// field is met by a Fight (fight.go): the attachment writes again with a
+// growing delay, and after a few reversals stops writing and reports the
+// contest until the user acts. Deleting the attachment restores what its
+// first write replaced, only if the field still names what it wrote, and
+// only if it ever wrote: the provider records its writes in an
+// AttachmentRecord (record.go), which a tenant cannot forge.
 package securitypolicyattachment
 
 import (
@@ -26,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -35,6 +41,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/dryrun"
+	"github.com/armorplane/provider-cloudarmor/internal/controller/grant"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/verdict"
@@ -46,7 +53,8 @@ const (
 	errStanding  = "cannot decide whether this object may write its field"
 	errGet       = "cannot get the attachment's target"
 	errSet       = "cannot set the target's security policy"
-	errDetach    = "cannot clear the target's security policy"
+	errDetach    = "cannot restore the target's security policy"
+	errGrant     = "cannot decide whether this namespace is granted the target"
 	errBadPolicy = "spec.forProvider.securityPolicy must be a policy name or a securityPolicies URL"
 
 	errFmtDryRunDiffers = "dry run: %s of %s names %s, not %s; nothing is written while the annotation " + v1beta1.AnnotationDryRun + " is set"
@@ -72,8 +80,9 @@ const (
 // Kind wires the SecurityPolicyAttachment controller.
 var Kind = setup.Kind[*v1alpha1.SecurityPolicyAttachment]{
 	GVK: v1alpha1.SecurityPolicyAttachmentGroupVersionKind,
-	// securityPolicyRef resolves to a SecurityPolicy.
-	Requires:  []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind},
+	// securityPolicyRef resolves to a SecurityPolicy; the provider records
+	// the attachment's writes in AttachmentRecords.
+	Requires:  []schema.GroupVersionKind{v1beta1.SecurityPolicyGroupVersionKind, v1alpha1.AttachmentRecordGroupVersionKind},
 	New:       func() *v1alpha1.SecurityPolicyAttachment { return &v1alpha1.SecurityPolicyAttachment{} },
 	List:      &v1alpha1.SecurityPolicyAttachmentList{},
 	Connector: newConnector,
@@ -96,7 +105,7 @@ var Kind = setup.Kind[*v1alpha1.SecurityPolicyAttachment]{
 
 func newConnector(e setup.Env) managed.TypedExternalConnector[*v1alpha1.SecurityPolicyAttachment] {
 	return &externalConnector{conn: e.Connector, index: ownership.NewIndex(e.Client), kube: e.Client, wake: e.PolicyWake,
-		fight: DefaultFight, now: time.Now}
+		fight: DefaultFight, now: time.Now, grants: grant.NewChecker(e.Client), records: Records{kube: e.Client}}
 }
 
 // PollGroup is the attachment's target and field: the attachments of one
@@ -117,16 +126,34 @@ type externalConnector struct {
 	wake  *setup.Wake
 	fight Fight
 	now   func() time.Time
+
+	grants  *grant.Checker
+	records Records
 }
 
+// Connect connects cr to GCP. An attachment that may write must have its
+// target granted (package grant): one that is not gets an external that
+// refuses, which makes no call to GCP, not even a read.
 func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.TypedExternalClient[*v1alpha1.SecurityPolicyAttachment], error) {
 	conn, err := c.conn.Connect(ctx, cr)
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	project := conn.ProjectOr(cr.Spec.ForProvider.Project)
+	if verdict.Writes(cr) {
+		why, err := c.grants.Check(ctx, cr)
+		if err != nil {
+			return nil, errors.Wrap(err, errGrant)
+		}
+		if why != "" {
+			return &refused{why: why, records: c.records}, nil
+		}
+	}
+	project, err := conn.ProjectOr(cr.Spec.ForProvider.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
 	return &external{backends: conn.Client.Backends(), key: Key(cr, project), index: c.index, kube: c.kube, wake: c.wake,
-		fight: c.fight, now: c.now}, nil
+		fight: c.fight, now: c.now, records: c.records}, nil
 }
 
 // Key is the target cr attaches to, given the project it resolved to.
@@ -165,11 +192,25 @@ type external struct {
 	wake     *setup.Wake
 	fight    Fight
 	now      func() time.Time
+	records  Records
 }
 
-// Observe reads the target once per poll and decides, with the Fight, what
-// to do with its field.
+// Observe reads the target and decides; an attachment being deleted that
+// leaves its field as it is (Released, or nothing left to clear) forgets
+// the provider's record of its writes.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalObservation, error) {
+	o, err := e.observe(ctx, cr)
+	if err == nil && !o.ResourceExists && meta.WasDeleted(cr) {
+		if err := e.records.Forget(ctx, cr); err != nil {
+			return verdict.Fail(err)
+		}
+	}
+	return o, err
+}
+
+// observe reads the target once per poll and decides, with the Fight, what
+// to do with its field.
+func (e *external) observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalObservation, error) {
 	f := verdict.FactsOf(cr)
 	desired, ok, err := PolicyName(cr, e.key)
 	if err != nil {
@@ -198,6 +239,20 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttac
 	if err != nil {
 		return verdict.Fail(errors.Wrap(err, errGet))
 	}
+	if f.Deleting {
+		// What the attachment owns while being deleted is what it wrote
+		// and would restore: once the field names anything else, or it
+		// never wrote, nothing is left to restore, and the finalizer may
+		// go.
+		rec, err := e.records.Get(ctx, cr)
+		if err != nil {
+			return verdict.Fail(err)
+		}
+		f.Presence = verdict.Present
+		if !RestoreOnDelete(rec, gcp.RelativeName(t.Field(cr.Spec.ForProvider.Field))).Write {
+			f.Presence = verdict.Missing
+		}
+	}
 	return e.observeField(cr, f, desired, t)
 }
 
@@ -209,12 +264,8 @@ func (e *external) observeField(cr *v1alpha1.SecurityPolicyAttachment, f verdict
 	}
 	held := gcp.RelativeName(t.Field(field))
 	cr.Status.AtProvider.Target, cr.Status.AtProvider.Value = e.key.String(), held
-	f.Presence = verdict.Present
-	if f.Deleting && held != desired {
-		// What the attachment owns while being deleted is its policy in
-		// the field: once the field names anything else, nothing is left
-		// to clear, and the finalizer may go.
-		f.Presence = verdict.Missing
+	if !f.Deleting {
+		f.Presence = verdict.Present
 	}
 	switch v := verdict.Decide(f); v {
 	case verdict.Own:
@@ -283,17 +334,23 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.SecurityPolicyAttach
 	return managed.ExternalCreation{}, err
 }
 
-// Update sets the field to the policy, records the write (the Fight reads
-// it) and wakes the policy's SecurityPolicies, whose usedBy then says so.
+// Update sets the field to the policy, records the write (the provider's
+// record first, which delete restores from; then the status, which the
+// Fight reads) and wakes the policy's SecurityPolicies, whose usedBy then
+// says so. Observe, earlier in the same reconcile, set
+// status.atProvider.value to what the field names now.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalUpdate, error) {
 	desired, _, err := PolicyName(cr, e.key)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
+	now := metav1.NewTime(e.now())
+	if err := e.records.Written(ctx, cr, e.key.String(), cr.Status.AtProvider.Value, desired, now); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	if err := e.backends.SetPolicy(ctx, e.key, cr.Spec.ForProvider.Field, apiRoot+desired); err != nil {
 		return managed.ExternalUpdate{}, errors.Wrap(err, errSet)
 	}
-	now := metav1.NewTime(e.now())
 	o := &cr.Status.AtProvider
 	o.AppliedPolicy, o.LastAppliedTime, o.Value = desired, &now, desired
 	available(cr, cr.Spec.ForProvider.Field, e.key, desired, desired)
@@ -301,26 +358,43 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.SecurityPolicyAttach
 	return managed.ExternalUpdate{}, nil
 }
 
-// Delete clears the field if it still names the policy, read just before:
-// a field another writer set is left as it is.
+// Delete puts back what the attachment's first write replaced
+// (RestoreOnDelete), if the field, read just before, still names what it
+// wrote: a field another writer set is left as it is, and so is one the
+// attachment never wrote (it found its policy already there). Then it
+// forgets the record.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalDelete, error) {
 	cr.SetConditions(xpv2.Deleting())
-	desired, _, err := PolicyName(cr, e.key)
+	rec, err := e.records.Get(ctx, cr)
 	if err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	t, err := e.backends.Get(ctx, e.key)
-	if err != nil {
-		return managed.ExternalDelete{}, errors.Wrap(resource.Ignore(gcp.IsNotFound, err), errGet)
+	if err != nil && !gcp.IsNotFound(err) {
+		return managed.ExternalDelete{}, errors.Wrap(err, errGet)
 	}
-	if gcp.RelativeName(t.Field(cr.Spec.ForProvider.Field)) != desired {
-		return managed.ExternalDelete{}, nil
+	if err == nil {
+		held := gcp.RelativeName(t.Field(cr.Spec.ForProvider.Field))
+		if r := RestoreOnDelete(rec, held); r.Write {
+			if err := e.backends.SetPolicy(ctx, e.key, cr.Spec.ForProvider.Field, policyURL(r.Value)); err != nil {
+				return managed.ExternalDelete{}, errors.Wrap(resource.Ignore(gcp.IsNotFound, err), errDetach)
+			}
+			e.wakePolicies(ctx, held)
+			if r.Value != "" {
+				e.wakePolicies(ctx, r.Value)
+			}
+		}
 	}
-	if err := e.backends.SetPolicy(ctx, e.key, cr.Spec.ForProvider.Field, ""); err != nil {
-		return managed.ExternalDelete{}, errors.Wrap(resource.Ignore(gcp.IsNotFound, err), errDetach)
+	return managed.ExternalDelete{}, e.records.Forget(ctx, cr)
+}
+
+// policyURL is the URL setSecurityPolicy takes for the relative name rel,
+// "" for none.
+func policyURL(rel string) string {
+	if rel == "" {
+		return ""
 	}
-	e.wakePolicies(ctx, desired)
-	return managed.ExternalDelete{}, nil
+	return apiRoot + rel
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
@@ -348,3 +422,34 @@ func (e *external) wakePolicies(ctx context.Context, rel string) {
 		e.wake.Wake(sp)
 	}
 }
+
+// refused is the external of an attachment whose namespace is not granted
+// its target: it makes no call to GCP. Being deleted, it leaves the field
+// as it is (Released) and forgets any record of earlier writes.
+type refused struct {
+	why     string
+	records Records
+}
+
+func (r *refused) Observe(ctx context.Context, cr *v1alpha1.SecurityPolicyAttachment) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(cr) {
+		if err := r.records.Forget(ctx, cr); err != nil {
+			return verdict.Fail(err)
+		}
+	}
+	return verdict.Refuse(verdict.FactsOf(cr), r.why)
+}
+
+func (r *refused) Create(context.Context, *v1alpha1.SecurityPolicyAttachment) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, errors.New(r.why)
+}
+
+func (r *refused) Update(context.Context, *v1alpha1.SecurityPolicyAttachment) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, errors.New(r.why)
+}
+
+func (r *refused) Delete(context.Context, *v1alpha1.SecurityPolicyAttachment) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (r *refused) Disconnect(context.Context) error { return nil }
