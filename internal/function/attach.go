@@ -122,23 +122,34 @@ func AttachmentResource(s Spec, a AttachTarget) *composed.Unstructured {
 }
 
 // composeAttachments adds the attachment of each target to desired. A target is first
-// attached once the allowlist is Ready, its ranges in GCP: a policy attached before its allow
-// rules would deny the very sources it lists. An attachment composed before stays composed
-// whatever the allowlist says since, so a held source never detaches the policy.
-func composeAttachments(s Spec, observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed) {
-	ready := allowlistReady(observed)
+// attached, or its attachment pointed at another policy, only once the allowlist is attachable:
+// Ready on its current spec with every range in GCP, read back from GCP. A policy attached before
+// its allow rules would deny the very sources it lists. An attachment composed before stays
+// composed whatever the allowlist says since, so a held source never detaches the policy.
+func composeAttachments(s Spec, observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed, attachable bool) {
 	for _, a := range s.AttachTo {
 		name := a.resourceName()
-		if _, ok := observed[name]; !ok && !ready {
+		want := AttachmentResource(s, a)
+		oc, composedBefore := observed[name]
+		switch {
+		case attachable:
+		case !composedBefore:
 			continue
+		case oc.Resource != nil && namedPolicy(oc.Resource.Object) != namedPolicy(want.Object):
+			// A new policy name: the backend keeps the policy it names until the new one
+			// holds every range.
+			want = unchanged(oc)
 		}
-		desired[name] = &resource.DesiredComposed{Resource: AttachmentResource(s, a)}
+		desired[name] = &resource.DesiredComposed{Resource: want}
 	}
 }
 
-func allowlistReady(observed map[resource.Name]resource.ObservedComposed) bool {
-	oc, ok := observed[allowlistResource]
-	return ok && oc.Resource != nil && oc.Resource.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+// namedPolicy is the policy an attachment's spec names.
+func namedPolicy(o map[string]any) string {
+	spec, _ := o["spec"].(map[string]any)
+	fp, _ := spec["forProvider"].(map[string]any)
+	p, _ := fp["securityPolicy"].(string)
+	return p
 }
 
 // attachState is what one target's attachment says.
@@ -150,7 +161,7 @@ type attachState struct {
 func stateOf(s Spec, a AttachTarget, observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed) attachState {
 	name := a.resourceName()
 	if _, ok := desired[name]; !ok {
-		return attachState{ReasonAttaching, fmt.Sprintf("%s: attached once the allowlist's rules are in GCP (its SecurityPolicyAllowlist is Ready)", a)}
+		return attachState{ReasonAttaching, fmt.Sprintf("%s: attached once GCP holds every range of the allowlist (its SecurityPolicyAllowlist is Ready, rangesInGCP equal to ipCount)", a)}
 	}
 	oc, ok := observed[name]
 	if !ok || oc.Resource == nil {

@@ -75,10 +75,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	keepEarlierComposition(observed, desired)
-	composeAttachments(spec, observed, desired)
-	if err := composeAllowlist(rsp, req, oxr, spec, observed, desired, required); err != nil {
+	r, err := composeAllowlist(rsp, req, oxr, spec, observed, desired, required)
+	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
+	}
+	composeAttachments(spec, observed, desired, r.attachable())
+	if r.held {
+		// An allowlist whose sources cannot be read must not look healthy.
+		for _, d := range desired {
+			d.Ready = resource.ReadyFalse
+		}
 	}
 	reportAttachments(rsp, oxr, spec, observed, desired)
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
@@ -87,24 +94,32 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
+// allowlistState is what composeAllowlist found: the allowlist's report on its current spec, or that
+// the allowlist is held.
+type allowlistState struct {
+	reported
+	held bool
+}
+
 // composeAllowlist composes the SecurityPolicyAllowlist from the spec and the private-cluster
 // sources Crossplane fetched (required), and reports its status on the IPAllowlist; while those
 // sources cannot be read it holds the allowlist exactly as observed.
 func composeAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec Spec,
 	observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed,
-	required map[string][]resource.Required) error {
+	required map[string][]resource.Required) (allowlistState, error) {
 	xrName, xrNamespace := oxr.Resource.GetName(), oxr.Resource.GetNamespace()
+	held := allowlistState{reported: unreported(), held: true}
 	read, fetching, missing := ReadSources(spec, xrNamespace, required)
 	switch {
 	case missing != nil:
-		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, missing)
+		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, missing)
 	case len(fetching) > 0:
-		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonSourcesPending,
+		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonSourcesPending,
 			errors.Errorf("waiting for Crossplane to fetch the objects of source(s) %s", strings.Join(fetching, ", ")))
 	}
 	names, cidrs, unmatched, warning, err := readRanges(spec, read)
 	if err != nil {
-		return holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
+		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
 	}
 	allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
 	desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
@@ -112,7 +127,7 @@ func composeAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReques
 	if !r.settled() {
 		rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 	}
-	return report(rsp, req, oxr, spec, r, unmatched, warning)
+	return allowlistState{reported: r}, report(rsp, req, oxr, spec, r, unmatched, warning)
 }
 
 // keepEarlierComposition keeps what an earlier version of this function composed (the policy,
@@ -129,16 +144,13 @@ func keepEarlierComposition(observed map[resource.Name]resource.ObservedComposed
 	}
 }
 
-// holdAllowlist keeps the allowlist exactly as observed, says why in the Current condition and
-// marks every composed resource not ready: an allowlist whose sources cannot be read must not
-// look healthy, nor lose a rule.
+// holdAllowlist keeps the allowlist exactly as observed and says why in the Current condition:
+// an allowlist whose sources cannot be read must not lose a rule. RunFunction marks every
+// composed resource not ready.
 func holdAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, observed map[resource.Name]resource.ObservedComposed,
 	desired map[resource.Name]*resource.DesiredComposed, reason string, why error) error {
 	if oc, ok := observed[allowlistResource]; ok && oc.Resource != nil {
 		desired[allowlistResource] = &resource.DesiredComposed{Resource: unchanged(oc)}
-	}
-	for _, d := range desired {
-		d.Ready = resource.ReadyFalse
 	}
 	rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 	if err := setStatus(rsp, req, observedStatus(oxr)); err != nil {

@@ -248,14 +248,66 @@ func TestRunFunction(t *testing.T) {
 			xr:           withAttachTo(xrSpec(true, false), "web"),
 			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
-			wantAttached: &condition{"False", ReasonAttaching, "backend service web: attached once the allowlist's rules are in GCP (its SecurityPolicyAllowlist is Ready)"},
+			wantAttached: &condition{"False", ReasonAttaching, "backend service web: attached once GCP holds every range of the allowlist (its SecurityPolicyAllowlist is Ready, rangesInGCP equal to ipCount)"},
+			wantTTL:      WaitingTTL,
+		},
+		"AttachWaitsForEveryRangeInGCP": {
+			reason: "A Ready allowlist whose ranges GCP is not confirmed to hold yet (rangesInGCP below ipCount) gets no attachment: the policy would deny them.",
+			xr:     withAttachTo(xrSpec(true, false), "web"),
+			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
+				currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(35), "rangesInGCP": float64(34), "ruleCount": float64(4)})},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantStatus:   map[string]any{"ipCount": float64(35), "ruleCount": float64(4), "unmatchedSources": []any{}, "policyName": "web-allowlist"},
+			wantCurrent:  condition{"True", "Composed", "composed"},
+			wantAttached: &condition{"False", ReasonAttaching, "backend service web: attached once GCP holds every range of the allowlist (its SecurityPolicyAllowlist is Ready, rangesInGCP equal to ipCount)"},
+			wantTTL:      WaitingTTL,
+		},
+		"AttachWaitsForReportOnSpec": {
+			reason: "An allowlist Ready on its previous spec says nothing of the ranges of this one: no attachment until it reports on it.",
+			xr:     withAttachTo(xrSpec(true, false), "web"),
+			observed: map[string]map[string]any{"allowlist": func() map[string]any {
+				a := observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "old"), map[string]any{"ipCount": float64(1), "rangesInGCP": float64(1)})
+				a["spec"].(map[string]any)["sources"] = []any{map[string]any{"name": "office", "cidrs": []any{"198.51.100.0/24"}}}
+				return a
+			}()},
+			wantDesired:  map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantAttached: &condition{"False", ReasonAttaching, "backend service web: attached once GCP holds every range of the allowlist (its SecurityPolicyAllowlist is Ready, rangesInGCP equal to ipCount)"},
+			wantTTL:      WaitingTTL,
+		},
+		"NewPolicyNameWaits": {
+			reason: "A backend attached to the policy keeps naming it when the IPAllowlist names another, until the allowlist holds every range in the new one.",
+			xr: func() map[string]any {
+				xr := withAttachTo(xrSpec(true, false), "web")
+				xr["spec"].(map[string]any)["policy"].(map[string]any)["name"] = "web-allowlist-2"
+				return xr
+			}(),
+			observed: map[string]map[string]any{
+				"allowlist": observedAllowlist(true, 2, 1, currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "rangesInGCP": float64(1)}),
+				"attachment-backendService-web": observedAttachment("web", [4]string{"Ready", "True", "Available", ""},
+					[4]string{"Synced", "True", "ReconcileSuccess", ""}),
+			},
+			wantDesired: map[string]map[string]any{
+				"allowlist": func() map[string]any {
+					a := desiredAllowlist(true, false)
+					a["spec"].(map[string]any)["securityPolicy"] = "web-allowlist-2"
+					return a
+				}(),
+				"attachment-backendService-web": func() map[string]any {
+					a := desiredAttachment("web")
+					a["metadata"] = map[string]any{"name": "web-x7k2p"}
+					return a
+				}(),
+			},
+			wantCurrent:  condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantAttached: &condition{"True", ReasonAttached, "backend service web names policy web-allowlist-2"},
 			wantTTL:      WaitingTTL,
 		},
 		"AttachOnceAllowlistReady": {
-			reason: "The allowlist Ready, each backend gets its attachment, named after the target.",
+			reason: "The allowlist Ready with every range in GCP, each backend gets its attachment, named after the target.",
 			xr:     withAttachTo(xrSpec(true, false), "web", "api"),
 			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 1, 1,
-				currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "ruleCount": float64(1)})},
+				currentCondition("True", "Composed", "composed"), map[string]any{"ipCount": float64(1), "rangesInGCP": float64(1), "ruleCount": float64(1)})},
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false),
 				"attachment-backendService-web": desiredAttachment("web"), "attachment-backendService-api": desiredAttachment("api")},
 			wantStatus:  map[string]any{"ipCount": float64(1), "ruleCount": float64(1), "unmatchedSources": []any{}, "policyName": "web-allowlist"},

@@ -38,7 +38,9 @@ const (
 
 // reported is what the observed SecurityPolicyAllowlist says of GCP.
 type reported struct {
-	IPCount          int64    `json:"ipCount"`
+	IPCount int64 `json:"ipCount"`
+	// RangesInGCP counts the ranges of IPCount that GCP is confirmed to hold.
+	RangesInGCP      int64    `json:"rangesInGCP"`
 	RuleCount        int64    `json:"ruleCount"`
 	UnmatchedSources []string `json:"unmatchedSources"`
 	Warnings         []string `json:"warnings"`
@@ -47,6 +49,13 @@ type reported struct {
 	current xpv2.Condition
 	// ready is whether the allowlist is Ready.
 	ready bool
+}
+
+// attachable reports whether the allowlist has reported, on its current spec, that it is Ready
+// and that GCP holds every range it allows: only then may a backend first name its policy, which
+// denies whatever it does not allow.
+func (r reported) attachable() bool {
+	return r.current.Status != corev1.ConditionUnknown && r.ready && r.RangesInGCP >= r.IPCount
 }
 
 // settled reports whether the allowlist has reported, on its current spec, that GCP holds
@@ -66,8 +75,7 @@ func (r reported) settled() bool {
 // Reporting SourcesPending for each such change flipped the IPAllowlist's Current and Ready
 // twice per edit, and a few edits in a row opened Crossplane's circuit breaker for it.
 func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured, read []string) reported {
-	r := reported{current: xpv2.Condition{Status: corev1.ConditionUnknown, Reason: ReasonSourcesPending,
-		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
+	r := unreported()
 	oc, ok := observed[allowlistResource]
 	if !ok || oc.Resource == nil {
 		return r
@@ -89,6 +97,12 @@ func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired
 	r.current = c
 	r.ready = u.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	return r
+}
+
+// unreported is what an allowlist that has not reported on its current spec says.
+func unreported() reported {
+	return reported{current: xpv2.Condition{Status: corev1.ConditionUnknown, Reason: ReasonSourcesPending,
+		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
 }
 
 // withoutSources is an allowlist spec without the sources named in names.

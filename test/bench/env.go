@@ -129,8 +129,11 @@ func (e *env) createProviderConfig(ctx context.Context) error {
 // defaults except the poll interval (and its jitter, scaled like the
 // defaults: 5 s per minute).
 func (e *env) startProvider(ctx context.Context, cfg config, bin string, sc scenario, logDir string) error {
+	// Its remote clusters' API servers are on loopback, which the provider
+	// reaches only where allowed, and all in one namespace.
 	args := []string{"--poll=" + sc.Poll.String(), "--poll-jitter=" + (sc.Poll / 12).String(),
-		"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+		"--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--allow-dial-cidr=127.0.0.1/32", "--max-remote-clusters-per-namespace=1000"}
 	if cfg.profile && !sc.Null {
 		addr, err := freeAddr()
 		if err != nil {

@@ -37,36 +37,42 @@ import (
 
 // config holds the command line.
 type config struct {
-	policies       int
-	rules          int
-	latency        time.Duration
-	poll           time.Duration
-	steadyPolls    int
-	variants       string
-	floor          bool
-	floorOnly      bool
-	limits         bool
-	growth         bool
-	growthRules    string
-	growthPols     string
-	growthInline   int
-	growthPoll     time.Duration
-	growthPolls    int
-	platform       bool
-	fleet          bool
-	fleetClusters  int
-	fleetNodes     int
-	fleetInstances int
-	scale          string
-	doc            string
-	binDir         string
-	outDir         string
-	crds           string
-	providerArgs   string
-	providerEnv    string
-	profile        bool
-	render         string
-	timeout        time.Duration
+	policies        int
+	rules           int
+	latency         time.Duration
+	poll            time.Duration
+	steadyPolls     int
+	variants        string
+	floor           bool
+	floorOnly       bool
+	limits          bool
+	growth          bool
+	growthRules     string
+	growthPols      string
+	growthInline    int
+	growthPoll      time.Duration
+	growthPolls     int
+	platform        bool
+	fleet           bool
+	fleetClusters   int
+	fleetNodes      int
+	fleetInstances  int
+	fleetSim        bool
+	simClusters     int
+	simNodes        int
+	simPerNamespace int
+	simBeat         time.Duration
+	simWindow       time.Duration
+	scale           string
+	doc             string
+	binDir          string
+	outDir          string
+	crds            string
+	providerArgs    string
+	providerEnv     string
+	profile         bool
+	render          string
+	timeout         time.Duration
 }
 
 func parseFlags(args []string) (config, error) {
@@ -91,6 +97,12 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.fleetClusters, "fleet-clusters", 4, "remote clusters (each its own kube-apiserver and etcd), with -fleet")
 	fs.IntVar(&c.fleetNodes, "fleet-nodes", 1000, "Nodes per remote cluster, with -fleet")
 	fs.IntVar(&c.fleetInstances, "fleet-instances", 1000, "emulated instances (half selected), with -fleet")
+	fs.BoolVar(&c.fleetSim, "fleet-sim", true, "measure remote sources at scale, simulated: many remote clusters of realistic GKE Nodes served by one fake API server; the provider's peak RSS and CPU per 1,000 remote Nodes")
+	fs.IntVar(&c.simClusters, "fleet-sim-clusters", 100, "simulated remote clusters, one AddressSet each, with -fleet-sim")
+	fs.IntVar(&c.simNodes, "fleet-sim-nodes", 1000, "Nodes per simulated remote cluster, with -fleet-sim")
+	fs.IntVar(&c.simPerNamespace, "fleet-sim-per-namespace", 20, "simulated clusters per namespace (at most the provider's --max-remote-clusters-per-namespace), with -fleet-sim")
+	fs.DurationVar(&c.simBeat, "fleet-sim-heartbeat", kubeletReportEvery, "how often each simulated Node's status is written (the kubelets' default: 5m; shorter for a harder load), with -fleet-sim")
+	fs.DurationVar(&c.simWindow, "fleet-sim-window", time.Minute, "CPU window, quiet and with heartbeats, with -fleet-sim")
 	fs.BoolVar(&c.platform, "platform", true, "run the live composition suite (test/platform) last and print its node-change latency table")
 	fs.StringVar(&c.scale, "platform-scale", "1000,5000", "Node counts for the IPAllowlist at scale (test/platform TestScale, with -platform); empty skips it")
 	fs.StringVar(&c.doc, "doc", "docs/performance.md", "where the last committed figures are (read from git HEAD, else the file)")
@@ -107,6 +119,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if c.fleet && (c.fleetClusters < 1 || c.fleetNodes < 0 || c.fleetInstances < 0) {
 		return c, fmt.Errorf("-fleet-clusters must be at least 1, -fleet-nodes and -fleet-instances at least 0")
+	}
+	if c.fleetSim && (c.simClusters < 1 || c.simNodes < 0 || c.simPerNamespace < 1 || c.simBeat <= 0 || c.simWindow <= 0) {
+		return c, fmt.Errorf("-fleet-sim-clusters and -fleet-sim-per-namespace must be at least 1, -fleet-sim-nodes at least 0, -fleet-sim-heartbeat and -fleet-sim-window positive")
 	}
 	if c.policies < 1 || c.rules < 1 || c.steadyPolls < 1 || c.growthPolls < 1 {
 		return c, fmt.Errorf("-policies, -rules and -steady-polls must be at least 1")
@@ -296,6 +311,15 @@ func run(ctx context.Context, cfg config) error {
 			f = &fleetReport{Clusters: cfg.fleetClusters, NodesPerCluster: cfg.fleetNodes, Err: err.Error()}
 		}
 		rep.Fleet = f
+	}
+	if cfg.fleetSim {
+		fmt.Fprintf(os.Stderr, ">> fleet-sim: %d simulated remote clusters of %d Nodes (load average %s)\n", cfg.simClusters, cfg.simNodes, loadAvg())
+		f, err := runFleetSim(ctx, cfg, bin)
+		if err != nil {
+			f.Err = err.Error()
+		}
+		rep.FleetSim = f
+		_ = rep.writeJSON(filepath.Join(cfg.outDir, "bench.json"))
 	}
 	// After every run of this process, the fleet's included.
 	rep.LoadAfter = loadAvg()

@@ -103,17 +103,18 @@ type target struct {
 }
 
 type report struct {
-	Started     time.Time    `json:"started"`
-	Config      reportConfig `json:"config"`
-	LoadBefore  string       `json:"loadAverageBefore"`
-	LoadAfter   string       `json:"loadAverageAfter"`
-	Runs        []*result    `json:"runs"`
-	Floor       []floorRow   `json:"floor,omitempty"`
-	Curve       []curvePoint `json:"growth,omitempty"`
-	Targets     []target     `json:"targets,omitempty"`
-	Fleet       *fleetReport `json:"fleet,omitempty"`
-	Platform    string       `json:"platformLatency,omitempty"`
-	PlatformErr string       `json:"platformError,omitempty"`
+	Started     time.Time       `json:"started"`
+	Config      reportConfig    `json:"config"`
+	LoadBefore  string          `json:"loadAverageBefore"`
+	LoadAfter   string          `json:"loadAverageAfter"`
+	Runs        []*result       `json:"runs"`
+	Floor       []floorRow      `json:"floor,omitempty"`
+	Curve       []curvePoint    `json:"growth,omitempty"`
+	Targets     []target        `json:"targets,omitempty"`
+	Fleet       *fleetReport    `json:"fleet,omitempty"`
+	FleetSim    *fleetSimReport `json:"fleetSim,omitempty"`
+	Platform    string          `json:"platformLatency,omitempty"`
+	PlatformErr string          `json:"platformError,omitempty"`
 }
 
 func pass(ok bool) *bool { return &ok }
@@ -486,6 +487,9 @@ func (rep *report) printTable(out io.Writer) {
 
 	if rep.Fleet != nil {
 		rep.Fleet.print(out)
+	}
+	if rep.FleetSim != nil {
+		rep.FleetSim.print(out)
 	}
 	if rep.Platform != "" || rep.PlatformErr != "" {
 		fmt.Fprintln(out, "\nnode-change latency (test/platform: from a Node write to the GCP rule being right):")

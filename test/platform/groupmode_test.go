@@ -42,7 +42,7 @@ func TestGroupMode(t *testing.T) {
 
 	m := e.newMeter(t)
 	defer m.stop()
-	m.setMust("switch to an address group", c.want())
+	m.setMust("switch to an address group", c.want(), c.want)
 
 	t.Run("StandardTierKeepsRules", func(t *testing.T) {
 		e.patchXR(ctx, t, fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName))
@@ -124,7 +124,7 @@ func TestGroupMode(t *testing.T) {
 	})
 
 	t.Run("BackToRules", func(t *testing.T) {
-		m.setMust("switch back to rules", c.want())
+		m.setMust("switch back to rules", c.want(), c.want)
 		begin := time.Now()
 		e.patchXR(ctx, t, `{"spec":{"mode":"rules"}}`)
 		e.waitRuleKinds(t, converge, map[string]int{"ranges": (len(c.want()) + 9) / 10})
@@ -144,7 +144,7 @@ func TestGroupMode(t *testing.T) {
 		// Nodes added meanwhile: every source wanted before the storm stays
 		// allowed at every sample, and the allowlist settles on the last
 		// spec.
-		m.setMust("mode switch storm", c.want())
+		m.setMust("mode switch storm", c.want(), c.want)
 		specs := []string{
 			fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName+"-b"),
 			`{"spec":{"mode":"rules"}}`,

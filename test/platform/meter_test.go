@@ -40,9 +40,14 @@ type meter struct {
 	// composed counts the updates of the objects composed for the XR.
 	composed *updates
 
-	mu      sync.Mutex
-	must    map[string]bool // sources that must stay allowed right now
-	kind    string          // the change being measured
+	mu sync.Mutex
+	// must are the sources that must stay allowed: those wanted before the change, and those
+	// GCP has allowed since it began (seen), while the cluster still wants them (wanted).
+	must   map[string]bool
+	seen   map[string]bool
+	wanted func() []string
+	kind   string // the change being measured
+	// samples counts the samples that checked at least one source.
 	samples int
 	gaps    map[string]int    // gap samples by kind of change
 	lost    map[string]string // by kind: one example of a lost source
@@ -91,43 +96,62 @@ func (m *meter) sample() {
 			return
 		case <-time.After(sampleEvery):
 		}
-		got := m.e.allowed()
 		m.mu.Lock()
-		if got != nil && m.must != nil {
-			m.samples++
-			allowed := map[string]bool{}
-			for _, s := range got {
-				allowed[s] = true
-			}
-			for s := range m.must {
-				if !allowed[s] {
-					m.gaps[m.kind]++
-					m.lost[m.kind] = s
-					break
-				}
-			}
+		wanted := m.wanted
+		m.mu.Unlock()
+		got := m.e.allowed()
+		if got == nil {
+			continue
 		}
+		// Read after GCP: a source removed from the cluster before GCP was read is not required.
+		var now []string
+		if wanted != nil {
+			now = wanted()
+		}
+		m.mu.Lock()
+		m.check(got, now)
 		m.mu.Unlock()
 	}
 }
 
-func (m *meter) setMust(kind string, sources ...[]string) {
+// check records one sample: what GCP allowed (got) against what must stay allowed of what the
+// cluster wants now. A sample that requires nothing is not counted.
+func (m *meter) check(got, now []string) {
+	allowed := map[string]bool{}
+	for _, s := range got {
+		allowed[s] = true
+	}
+	required := 0
+	for _, s := range now {
+		if !m.must[s] && !m.seen[s] {
+			continue
+		}
+		required++
+		if !allowed[s] {
+			m.gaps[m.kind]++
+			m.lost[m.kind] = s
+			break
+		}
+	}
+	for _, s := range now {
+		if allowed[s] && m.seen != nil {
+			m.seen[s] = true
+		}
+	}
+	if required > 0 {
+		m.samples++
+	}
+}
+
+// setMust starts checking kind: every source of before, and every source GCP allows from now
+// on, must stay allowed while wanted says the cluster wants it. A nil wanted checks nothing.
+func (m *meter) setMust(kind string, before []string, wanted func() []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kind = kind
-	m.must = map[string]bool{}
-	if len(sources) == 0 {
-		return
-	}
-	for _, s := range sources[0] {
+	m.kind, m.wanted = kind, wanted
+	m.must, m.seen = map[string]bool{}, map[string]bool{}
+	for _, s := range before {
 		m.must[s] = true
-	}
-	for _, other := range sources[1:] {
-		for s := range m.must {
-			if !slices.Contains(other, s) {
-				delete(m.must, s)
-			}
-		}
 	}
 }
 
@@ -136,10 +160,9 @@ func (m *meter) setMust(kind string, sources ...[]string) {
 func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	t.Helper()
 	before := c.want()
-	// While the change is written the meter cannot tell which sources it
-	// removes (a burst of deletions takes a second or more); from its end
-	// on, every source wanted both before and after must stay allowed.
-	m.setMust(kind)
+	// During the change and after it, every source wanted before or allowed by GCP since, and
+	// still wanted (a Node is forgotten before it is deleted), must stay allowed.
+	m.setMust(kind, before, c.want)
 	stats := m.e.emu.Stats()
 	calls := m.e.functionCalls(t)
 	events := m.composed.count()
@@ -147,7 +170,6 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	change()
 	written := time.Now()
 	after := c.want()
-	m.setMust(kind, before, after)
 
 	var latency, afterLast time.Duration
 	limit := converge
@@ -239,6 +261,9 @@ func (m *meter) report(t *testing.T) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.samples == 0 {
+		t.Error("the gap meter checked no sample: a figure of 0 gap samples would mean nothing")
+	}
 	for k, n := range m.gaps {
 		if n > 0 {
 			t.Errorf("%s: %d samples found a still-wanted source refused by GCP (e.g. %s)", k, n, m.lost[k])

@@ -367,7 +367,12 @@ spec:
   credentials:
     source: AccessToken
     secretRef: {namespace: default, name: emulator-token, key: token}
-`, token, project, e.endpoint))
+  # The IPAllowlist's attachTo composes attachments in namespace default:
+  # they write only the backend service granted here.
+  attachmentGrants:
+  - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: default}}
+    targets: [{kind: BackendService, names: [%s]}]
+`, token, project, e.endpoint, attachBackend))
 }
 
 // setShrinkHold sets the node source's shrinkHoldSeconds on the IPAllowlist.
@@ -561,10 +566,11 @@ func (c *cluster) forget(name string, stillExists bool) {
 func (c *cluster) deleteNode(ctx context.Context, t *testing.T) {
 	t.Helper()
 	n := c.pick(t)
+	// Forgotten first: the meter stops requiring a source once it is being removed.
+	c.forget(n.Name, false)
 	if err := c.e.cp.Client.Delete(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	c.forget(n.Name, false)
 }
 
 // replaceNode deletes the oldest node and adds a new one with a new IP, as a
@@ -585,20 +591,20 @@ func (c *cluster) dropExternalIP(ctx context.Context, t *testing.T) {
 	orig := cur.DeepCopy()
 	cur.Status.Addresses = slices.DeleteFunc(cur.Status.Addresses, func(a corev1.NodeAddress) bool { return a.Type == corev1.NodeExternalIP })
 	// A patch, not an update: the node lifecycle controller writes Nodes too.
+	c.forget(n.Name, true)
 	if err := c.e.cp.Client.Status().Patch(ctx, cur, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
-	c.forget(n.Name, true)
 }
 
 func (c *cluster) relabel(ctx context.Context, t *testing.T) {
 	t.Helper()
 	n := c.pick(t)
 	patch := []byte(`{"metadata":{"labels":{"cloud.google.com/gke-nodepool":"batch"}}}`)
+	c.forget(n.Name, true)
 	if err := c.e.cp.Client.Patch(ctx, &corev1.Node{ObjectMeta: n.ObjectMeta}, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	c.forget(n.Name, true)
 }
 
 // drain deletes every Node the suite made, in the pool or not, at once. The

@@ -376,11 +376,9 @@ func (c *cluster) deleteNodes(ctx context.Context, t *testing.T, kc client.Clien
 	var next atomic.Int64
 	c.burst(t, count, trickle, func() error {
 		name := names[next.Add(1)-1]
-		if err := kc.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			return err
-		}
+		// Forgotten first: the meter stops requiring a source once it is being removed.
 		c.forget(name, false)
-		return nil
+		return kc.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	})
 }
 

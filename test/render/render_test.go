@@ -479,6 +479,8 @@ type report struct {
 	// notInGCP counts the rules or groups GCP does not have yet: a Current allowlist is then
 	// Ready=False Creating, as the provider says before its objects are first in GCP.
 	notInGCP int
+	// missing counts the ranges GCP is not confirmed to hold: rangesInGCP is ipCount less them.
+	missing int64
 }
 
 // transition is the lastTransitionTime of the conditions of observed resources.
@@ -519,6 +521,9 @@ func (r report) status() (generation int64, status map[string]any) {
 	}
 	if r.ipCount != 0 {
 		status["ipCount"] = r.ipCount
+	}
+	if in := r.ipCount - r.missing; in != 0 {
+		status["rangesInGCP"] = in
 	}
 	if r.ruleCount != 0 {
 		status["ruleCount"] = r.ruleCount
@@ -887,6 +892,13 @@ func testAttachTo(t *testing.T, e *env) {
 	}
 	if st, reason, _ := attached(first); st != "False" || reason != "Attaching" {
 		t.Errorf("first pass: XR Attached=%s %s, want False Attaching", st, reason)
+	}
+	// Ready, but GCP is not confirmed to hold every range yet: still no attachment.
+	partial := *rep
+	partial.missing = 1
+	waiting := e.renderOK(t, dir, withStatus(t, xr(t, spec), reportedStatus()), observedFrom(t, first, &partial))
+	if diff := cmp.Diff(map[string]int{"SecurityPolicyAllowlist": 1}, kinds(waiting)); diff != "" {
+		t.Errorf("allowlist Ready, a range not in GCP: composed resources by kind: -want, +got:\n%s", diff)
 	}
 
 	second := e.renderOK(t, dir, withStatus(t, xr(t, spec), reportedStatus()), observedFrom(t, first, rep))

@@ -181,6 +181,14 @@ type SecurityPolicyAllowlistStatus struct {
 	// +optional
 	IPCount int `json:"ipCount,omitempty"`
 
+	// RangesInGCP is the number of those ranges GCP is confirmed to hold:
+	// the provider made GCP what the spec of the rule or group holding the
+	// range says, and nothing the allowlist is about to write takes it out.
+	// The allowlist first turns Ready once it equals ipCount; a composition
+	// that attaches the policy waits for that too.
+	// +optional
+	RangesInGCP int `json:"rangesInGCP,omitempty"`
+
 	// RuleCount is the number of rules holding them (1 in mode
 	// addressGroup, once its rule is in GCP).
 	// +optional

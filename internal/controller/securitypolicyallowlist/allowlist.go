@@ -106,6 +106,10 @@ type Reconciler struct {
 	// registry's news.
 	mu      sync.Mutex
 	readers map[types.NamespacedName]types.NamespacedName
+	// wrote is the generation each object of an allowlist reached by the
+	// allowlist's last write of its spec, by UID, while the cache shows it
+	// older (catchUp).
+	wrote map[types.NamespacedName]map[types.UID]int64
 }
 
 // NewReconciler returns a Reconciler reading Node addresses from sets.
@@ -114,6 +118,7 @@ func NewReconciler(kube client.Client, sets sets, log logging.Logger, rec event.
 		kube: kube, sets: sets, log: log, recorder: rec, now: time.Now,
 		pacer:   pace.New(pace.DefaultQuiet, pace.DefaultMax),
 		readers: map[types.NamespacedName]types.NamespacedName{},
+		wrote:   map[types.NamespacedName]map[types.UID]int64{},
 	}
 }
 
@@ -145,7 +150,37 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 			delete(r.readers, set)
 		}
 	}
+	delete(r.wrote, key)
 	r.pacer.Forget(key)
+}
+
+// written remembers the generation obj reached by a write of al.
+func (r *Reconciler) written(al types.NamespacedName, obj client.Object) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wrote[al] == nil {
+		r.wrote[al] = map[types.UID]int64{}
+	}
+	r.wrote[al][obj.GetUID()] = obj.GetGeneration()
+}
+
+// catchUp gives each listed object that the cache shows older than the
+// allowlist's last write of it the generation that write reached: its
+// conditions then speak of an older spec, and it does not count as in GCP.
+// Without it a Synced condition on the old spec would vouch for ranges the
+// write just took out. Objects caught up, or gone, are forgotten.
+func (r *Reconciler) catchUp(al types.NamespacedName, listed []resource.Managed) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := r.wrote[al]
+	behind := map[types.UID]int64{}
+	for _, o := range listed {
+		if gen, ok := was[o.GetUID()]; ok && o.GetGeneration() < gen {
+			o.SetGeneration(gen)
+			behind[o.GetUID()] = gen
+		}
+	}
+	r.wrote[al] = behind
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -164,6 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	r.catchUp(req.NamespacedName, k.objects())
 	if al.GetDeletionTimestamp() != nil {
 		return r.delete(ctx, al, k)
 	}
@@ -201,10 +237,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			p = hold(k.children)
 		}
 	}
-	if err := r.apply(ctx, al, k.children, p); err != nil {
+	gone, held := removals(k.children, p, src.ranges)
+	if err := r.apply(ctx, al, k.children, p, gone); err != nil {
+		return reconcile.Result{}, r.failed(ctx, al, err)
+	}
+	missing := uncovered(src.ranges, held)
+	if err := r.keepDefaultRule(ctx, al, k, len(missing) == 0 && !st.held); err != nil {
 		return reconcile.Result{}, r.failed(ctx, al, err)
 	}
 	st.follow(al, src, k.children, p)
+	st.inGCP = len(src.ranges) - len(missing)
 	res, err := r.report(ctx, al, k, st)
 	if st.reason == v1alpha1.ReasonSourcesPending {
 		res.RequeueAfter = sooner(res.RequeueAfter, retry)
@@ -212,9 +254,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
-// keepPolicy makes the policy the allowlist creates what its spec says. Only
-// what the allowlist sets is compared: the rest of the object is its
-// controller's (defaults, resolved fields).
+// keepPolicy makes the policy the allowlist creates what its spec says, but
+// its default rule (keepDefaultRule). Only what the allowlist sets is
+// compared: the rest of the object is its controller's (defaults, resolved
+// fields).
 func (r *Reconciler) keepPolicy(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) error {
 	switch {
 	case al.Spec.CreatePolicy == nil:
@@ -223,10 +266,30 @@ func (r *Reconciler) keepPolicy(ctx context.Context, al *v1alpha1.SecurityPolicy
 		return r.create(ctx, policy(al))
 	}
 	want := policyParameters(al, k.policy.Spec.ForProvider)
-	if equality.Semantic.DeepEqual(want, k.policy.Spec.ForProvider) {
+	want.DefaultRule = k.policy.Spec.ForProvider.DefaultRule
+	return r.updatePolicy(ctx, k.policy, want)
+}
+
+// keepDefaultRule gives a policy the allowlist did not create itself (one an
+// IPAllowlist composed before allowlists existed, adopted, and perhaps in use)
+// the default action the spec asks for, once GCP holds every range the spec
+// allows (covered): a deny set first would deny them until their rules came.
+// A policy the allowlist creates has it from the start, as nothing uses it
+// before the allowlist is Ready.
+func (r *Reconciler) keepDefaultRule(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept, covered bool) error {
+	if al.Spec.CreatePolicy == nil || k.policy == nil || !covered {
 		return nil
 	}
-	return errors.Wrapf(r.update(ctx, k.policy, func() { k.policy.Spec.ForProvider = want }), "cannot update SecurityPolicy %s", k.policy.GetName())
+	want := k.policy.Spec.ForProvider.DeepCopy()
+	want.DefaultRule = policyParameters(al, *want).DefaultRule
+	return r.updatePolicy(ctx, k.policy, *want)
+}
+
+func (r *Reconciler) updatePolicy(ctx context.Context, p *v1beta1.SecurityPolicy, want v1beta1.SecurityPolicyParameters) error {
+	if equality.Semantic.DeepEqual(want, p.Spec.ForProvider) {
+		return nil
+	}
+	return errors.Wrapf(r.update(ctx, p, func() { p.Spec.ForProvider = want }), "cannot update SecurityPolicy %s", p.GetName())
 }
 
 // keepSets makes one AddressSet per node or instance source and removes the
@@ -264,15 +327,20 @@ func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAl
 }
 
 // apply makes the rules and groups what p says: creates and updates first,
-// then what goes.
-func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
+// then what goes (removals).
+func (r *Reconciler) apply(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan, gone []resource.Managed) error {
 	if err := r.applyGroups(ctx, al, c, p); err != nil {
 		return err
 	}
 	if err := r.applyRanges(ctx, al, c, p); err != nil {
 		return err
 	}
-	return r.prune(ctx, c, p)
+	for _, o := range gone {
+		if err := ignoreGone(r.kube.Delete(ctx, o)); err != nil {
+			return errors.Wrapf(err, "cannot delete %s %s", kindOf(o), o.GetName())
+		}
+	}
+	return nil
 }
 
 // applyGroups creates or fills the address groups p wants, then their rule.
@@ -326,37 +394,6 @@ func (r *Reconciler) applyRanges(ctx context.Context, al *v1alpha1.SecurityPolic
 	return nil
 }
 
-// prune deletes what p no longer has: range rules no longer wanted, group
-// rules and groups not kept.
-func (r *Reconciler) prune(ctx context.Context, c children, p plan) error {
-	var gone []resource.Managed
-	wanted := map[int64]bool{}
-	for _, rule := range p.ranges {
-		wanted[rule.Priority] = true
-	}
-	for prio, have := range c.ranges {
-		if !p.keepRanges && !wanted[prio] {
-			gone = append(gone, have)
-		}
-	}
-	for name, have := range c.groupRules {
-		if !p.keepGroupRules[name] && (p.groupRule == nil || p.groupRule.v4Name != name) {
-			gone = append(gone, have)
-		}
-	}
-	for name, have := range c.groups {
-		if _, want := p.groups[name]; !want && !p.keepGroups[name] {
-			gone = append(gone, have)
-		}
-	}
-	for _, o := range gone {
-		if err := ignoreGone(r.kube.Delete(ctx, o)); err != nil {
-			return errors.Wrapf(err, "cannot delete %s %s", kindOf(o), o.GetName())
-		}
-	}
-	return nil
-}
-
 // update writes what change makes of obj's spec as a merge patch. The
 // allowlist is the only writer of its objects' specs, so it needs no
 // resourceVersion: a status their own controller wrote a moment before no
@@ -365,7 +402,11 @@ func (r *Reconciler) prune(ctx context.Context, c children, p plan) error {
 func (r *Reconciler) update(ctx context.Context, obj client.Object, change func()) error {
 	base := obj.DeepCopyObject().(client.Object)
 	change()
-	return r.kube.Patch(ctx, obj, client.MergeFrom(base))
+	if err := r.kube.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	r.written(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[LabelAllowlist]}, obj)
+	return nil
 }
 
 func (r *Reconciler) create(ctx context.Context, o client.Object) error {

@@ -70,7 +70,7 @@ func newGCP(t *testing.T, enterprise bool, al *v1alpha1.SecurityPolicyAllowlist)
 	_ = v1alpha1.SchemeBuilder.AddToScheme(s)
 	_ = v1beta1.SchemeBuilder.AddToScheme(s)
 	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(al).
-		WithStatusSubresource(&v1alpha1.SecurityPolicyAllowlist{}, &v1beta1.SecurityPolicyRule{}, &v1alpha1.AddressGroup{}, &v1alpha1.AddressSet{}).Build()
+		WithStatusSubresource(&v1alpha1.SecurityPolicyAllowlist{}, &v1beta1.SecurityPolicyRule{}, &v1alpha1.AddressGroup{}, &v1alpha1.AddressSet{}, &v1beta1.SecurityPolicy{}).Build()
 	r := NewReconciler(kube, noSets{}, logging.NewNopLogger(), noRecorder{})
 	return &gcp{t: t, kube: kube, r: r, enterprise: enterprise, accepted: map[string]string{}, inGCP: map[string]client.Object{}}
 }
@@ -78,13 +78,20 @@ func newGCP(t *testing.T, enterprise bool, al *v1alpha1.SecurityPolicyAllowlist)
 func (g *gcp) objects() []resource.Managed {
 	rules := &v1beta1.SecurityPolicyRuleList{}
 	groups := &v1alpha1.AddressGroupList{}
+	policies := &v1beta1.SecurityPolicyList{}
 	if err := g.kube.List(context.Background(), rules); err != nil {
 		g.t.Fatal(err)
 	}
 	if err := g.kube.List(context.Background(), groups); err != nil {
 		g.t.Fatal(err)
 	}
+	if err := g.kube.List(context.Background(), policies); err != nil {
+		g.t.Fatal(err)
+	}
 	var out []resource.Managed
+	for i := range policies.Items {
+		out = append(out, &policies.Items[i])
+	}
 	for i := range rules.Items {
 		out = append(out, &rules.Items[i])
 	}
@@ -686,12 +693,4 @@ func TestPlanKeeps(t *testing.T) {
 			}
 		})
 	}
-}
-
-func prefixes(s []string) []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(s))
-	for _, c := range s {
-		out = append(out, netip.MustParsePrefix(c))
-	}
-	return out
 }

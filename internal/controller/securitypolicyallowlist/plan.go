@@ -222,11 +222,11 @@ func wantGroupRule(c children, v4Name, v6Name string, priority int64) *groupRule
 func groupsWaiting(c children, p plan, v4Name, v6Name string, priority int64) string {
 	v4Have, hasV4 := c.groups[v4Name]
 	v6Have, hasV6 := c.groups[v6Name]
-	v6Want := len(p.groups[v6Name].items)
-	v6Done := v6Want == 0 && !hasV6 || groupHolds(v6Have, hasV6, v6Want)
+	v6Want := p.groups[v6Name].items
+	v6Done := len(v6Want) == 0 && !hasV6 || groupHolds(v6Have, hasV6, v6Want)
 	ruleHave, hasRule := c.groupRules[v4Name]
 	switch {
-	case !groupHolds(v4Have, hasV4, len(p.groups[v4Name].items)) || !v6Done:
+	case !groupHolds(v4Have, hasV4, p.groups[v4Name].items) || !v6Done:
 		return fmt.Sprintf("address group %s is being created or filled", v4Name)
 	case !hasRule || !inGCP(ruleHave):
 		waiting := fmt.Sprintf("the rule at priority %d that uses address group %s is not in GCP yet", priority, v4Name)
@@ -302,9 +302,16 @@ func inGCP(mg resource.Managed) bool {
 		synced.Status == corev1.ConditionTrue && synced.ObservedGeneration >= mg.GetGeneration()
 }
 
-// groupHolds reports whether a group is in GCP holding want items.
-func groupHolds(g *v1alpha1.AddressGroup, ok bool, want int) bool {
-	return ok && inGCP(g) && g.Status.AtProvider.ItemCount == want
+// groupHolds reports whether a group is in GCP holding exactly the items
+// want: judged by the items, not their count, since a group that held another
+// set of the same size would pass a count, and the plan is made before this
+// reconcile writes the group.
+func groupHolds(g *v1alpha1.AddressGroup, ok bool, want []netip.Prefix) bool {
+	if !ok || !inGCP(g) {
+		return false
+	}
+	have := iprange.Minimal(prefixes(g.Spec.ForProvider.Items))
+	return slices.Equal(have, iprange.Minimal(slices.Clone(want)))
 }
 
 // ruleRanges are the ranges a range rule asks for; those it cannot parse are

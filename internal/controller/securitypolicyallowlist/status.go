@@ -32,9 +32,12 @@ type outcome struct {
 	held bool
 
 	ipCount, ruleCount int
-	group              string
-	unmatched          []string
-	warnings           []string
+	// inGCP counts the ranges of ipCount that GCP is confirmed to hold
+	// (confirmed): all of them is what Ready first waits for.
+	inGCP     int
+	group     string
+	unmatched []string
+	warnings  []string
 }
 
 func (o *outcome) hold(reason xpv2.ConditionReason, msg string) {
@@ -87,6 +90,7 @@ func (r *Reconciler) report(ctx context.Context, al *v1alpha1.SecurityPolicyAllo
 	want := al.Status.DeepCopy()
 	if !o.held {
 		want.IPCount, want.RuleCount, want.AddressGroup = o.ipCount, o.ruleCount, o.group
+		want.RangesInGCP = o.inGCP
 		want.UnmatchedSources, want.Warnings = o.unmatched, o.warnings
 	}
 	want.ObservedGeneration = gen
@@ -96,7 +100,7 @@ func (r *Reconciler) report(ctx context.Context, al *v1alpha1.SecurityPolicyAllo
 		current.Status, current.Reason = corev1.ConditionFalse, o.reason
 	}
 	setCondition(want, current.WithObservedGeneration(gen))
-	rc, recheck := ready(al, k, current, r.now())
+	rc, recheck := ready(al, k, current, !o.held && o.inGCP == o.ipCount, r.now())
 	setCondition(want, rc.WithObservedGeneration(gen))
 	setCondition(want, xpv2.ReconcileSuccess().WithObservedGeneration(gen))
 
@@ -141,13 +145,16 @@ func sooner(a, b time.Duration) time.Duration {
 // (docs/performance.md).
 const refusalGrace = 10 * time.Second
 
-// ready is the allowlist's Ready condition: True once GCP holds what it
-// should; it stays True while rules are added and filled as sources change
-// (a burst of Nodes makes new rules that are not in GCP yet for a moment), and
-// turns False when something is wrong, GCP keeps what it held, or an object
-// has been refused for refusalGrace. recheck, when not zero, is when a refusal
-// still within its grace counts.
-func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition, now time.Time) (c xpv2.Condition, recheck time.Duration) {
+// ready is the allowlist's Ready condition: True once GCP holds every range
+// the spec allows (covered: read back from what the provider confirmed, never
+// inferred from which objects exist, since those created in this reconcile
+// are not listed yet) and every object it keeps is in GCP; it stays True
+// while rules are added and filled as sources change (a burst of Nodes makes
+// new rules that are not in GCP yet for a moment), and turns False when
+// something is wrong, GCP keeps what it held, or an object has been refused
+// for refusalGrace. recheck, when not zero, is when a refusal still within its
+// grace counts.
+func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition, covered bool, now time.Time) (c xpv2.Condition, recheck time.Duration) {
 	if current.Status != corev1.ConditionTrue {
 		return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: current.Reason, Message: current.Message}, 0
 	}
@@ -173,13 +180,23 @@ func ready(al *v1alpha1.SecurityPolicyAllowlist, k kept, current xpv2.Condition,
 			waiting++
 		}
 	}
-	if waiting == 0 && recheck == 0 {
+	switch {
+	case waiting == 0 && recheck == 0 && covered && policyInGCP(al, k):
 		return xpv2.Available(), 0
-	}
-	if wasReady {
+	case wasReady:
 		return was, recheck
+	case waiting > 0:
+		return xpv2.Creating().WithMessage(fmt.Sprintf("%d rule(s) or group(s) are not in GCP yet", waiting)), 0
+	case !policyInGCP(al, k):
+		return xpv2.Creating().WithMessage(fmt.Sprintf("policy %s is not in GCP yet", al.Spec.SecurityPolicy)), 0
 	}
-	return xpv2.Creating().WithMessage(fmt.Sprintf("%d rule(s) or group(s) are not in GCP yet", waiting)), 0
+	return xpv2.Creating().WithMessage("GCP does not hold every allowed range yet"), 0
+}
+
+// policyInGCP reports whether the policy the allowlist creates, if any, is in
+// GCP as its spec says: one not listed yet (created in this reconcile) is not.
+func policyInGCP(al *v1alpha1.SecurityPolicyAllowlist, k kept) bool {
+	return al.Spec.CreatePolicy == nil || (k.policy != nil && inGCP(k.policy))
 }
 
 // kindOf names an object's kind from its Go type: objects read from the cache
@@ -240,5 +257,5 @@ func fingerprint(s *v1alpha1.SecurityPolicyAllowlistStatus) string {
 	for _, c := range s.Conditions {
 		msgs = append(msgs, string(c.Type)+"="+c.Message)
 	}
-	return fmt.Sprintf("%d|%d|%s|%v|%v|%v", s.IPCount, s.RuleCount, s.AddressGroup, s.UnmatchedSources, s.Warnings, msgs)
+	return fmt.Sprintf("%d|%d|%d|%s|%v|%v|%v", s.IPCount, s.RangesInGCP, s.RuleCount, s.AddressGroup, s.UnmatchedSources, s.Warnings, msgs)
 }

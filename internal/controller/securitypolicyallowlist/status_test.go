@@ -62,6 +62,7 @@ func TestReady(t *testing.T) {
 		al          *v1alpha1.SecurityPolicyAllowlist
 		k           kept
 		current     xpv2.Condition
+		uncovered   bool
 		want        xpv2.Condition
 		wantRecheck time.Duration
 	}{
@@ -116,10 +117,41 @@ func TestReady(t *testing.T) {
 			current: composed,
 			want:    xpv2.Creating().WithMessage("1 rule(s) or group(s) are not in GCP yet"),
 		},
+		"NothingListedYet": {
+			reason: "The first reconcile creates the rules and lists none: with no object waiting, GCP still holds no allowed range, " +
+				"so the allowlist is not Ready (it was, and its policy was attached before any allow rule).",
+			al:        allowlist(nil),
+			k:         kept{children: children{ranges: map[int64]*v1beta1.SecurityPolicyRule{}}},
+			current:   composed,
+			uncovered: true,
+			want:      xpv2.Creating().WithMessage("GCP does not hold every allowed range yet"),
+		},
+		"RangeMissingWhileObjectsInGCP": {
+			reason:    "Every listed object in GCP is not enough: a range GCP is not confirmed to hold keeps the allowlist from Ready.",
+			al:        allowlist(nil),
+			k:         kept1(rule(corev1.ConditionTrue, time.Minute)),
+			current:   composed,
+			uncovered: true,
+			want:      xpv2.Creating().WithMessage("GCP does not hold every allowed range yet"),
+		},
+		"PolicyCreatedNotListed": {
+			reason:  "A policy the allowlist just created is not listed yet: not Ready, whatever the rules say.",
+			al:      withCreatePolicy(allowlist(nil)),
+			k:       kept1(rule(corev1.ConditionTrue, time.Minute)),
+			current: composed,
+			want:    xpv2.Creating().WithMessage("policy web-allowlist is not in GCP yet"),
+		},
+		"PolicyInGCP": {
+			reason:  "The allowlist's policy in GCP on its spec, and every range: Ready.",
+			al:      withCreatePolicy(allowlist(nil)),
+			k:       kept{children: kept1(rule(corev1.ConditionTrue, time.Minute)).children, policy: policyInGCP1()},
+			current: composed,
+			want:    xpv2.Available(),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, recheck := ready(tc.al, tc.k, tc.current, now)
+			got, recheck := ready(tc.al, tc.k, tc.current, !tc.uncovered, now)
 			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(xpv2.Condition{}, "LastTransitionTime")); diff != "" {
 				t.Errorf("%s\nready(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -166,4 +198,19 @@ func TestFailed(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withCreatePolicy(al *v1alpha1.SecurityPolicyAllowlist) *v1alpha1.SecurityPolicyAllowlist {
+	al.Spec.SecurityPolicy = "web-allowlist"
+	al.Spec.CreatePolicy = &v1alpha1.AllowlistPolicy{DefaultAction: "deny(403)"}
+	return al
+}
+
+// policyInGCP1 is the allowlist's policy at generation 1, in GCP on it.
+func policyInGCP1() *v1beta1.SecurityPolicy {
+	p := &v1beta1.SecurityPolicy{}
+	p.SetName("web-allowlist")
+	p.SetGeneration(1)
+	p.SetConditions(xpv2.Available(), xpv2.ReconcileSuccess().WithObservedGeneration(1))
+	return p
 }

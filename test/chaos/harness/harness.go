@@ -74,7 +74,10 @@ func Start(t *testing.T, bin string, o Options) *Env {
 		Label:      "harness",
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(logDir, "provider.log"),
-		Args:       append(append([]string{}, o.Args...), "--metrics-bind-address=0", "--health-probe-bind-address=0"),
+		// The platform team's grant: namespaced ProviderConfigs may point
+		// at the emulator.
+		Args: append(append([]string{}, o.Args...), "--metrics-bind-address=0", "--health-probe-bind-address=0",
+			"--namespaced-endpoint="+e.Emu.Endpoint()),
 	}
 	// Registered after the control plane's and emulator's cleanups, so it
 	// runs first: the provider never outlives its API server.

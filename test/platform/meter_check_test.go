@@ -1,0 +1,57 @@
+package platformsuite
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMeterCheck: what one sample of the gap meter requires, and whether it counts.
+func TestMeterCheck(t *testing.T) {
+	type want struct {
+		Samples int
+		Gaps    int
+	}
+	cases := map[string]struct {
+		reason string
+		before []string
+		// samples are what GCP allowed and what the cluster wanted, sample after sample.
+		samples [][2][]string
+		want    want
+	}{
+		"NothingToCheck": {
+			reason:  "A sample while nothing is wanted checks nothing and is not counted.",
+			samples: [][2][]string{{{"a"}, {}}},
+		},
+		"AddedSourceSeenThenLost": {
+			reason:  "During a burst of adds a source GCP allowed once must stay allowed while wanted: it used to be checked only after the burst.",
+			before:  []string{"a"},
+			samples: [][2][]string{{{"a", "b"}, {"a", "b"}}, {{"a"}, {"a", "b"}}},
+			want:    want{Samples: 2, Gaps: 1},
+		},
+		"AddedSourceNotYetInGCP": {
+			reason:  "A new source GCP has not allowed yet is not a gap: it is latency.",
+			before:  []string{"a"},
+			samples: [][2][]string{{{"a"}, {"a", "b"}}},
+			want:    want{Samples: 1},
+		},
+		"RemovedSourceGoes": {
+			reason:  "A source the cluster no longer wants may leave GCP; the others must stay.",
+			before:  []string{"a", "b"},
+			samples: [][2][]string{{{"a"}, {"a"}}, {{}, {"a"}}},
+			want:    want{Samples: 2, Gaps: 1},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := &meter{gaps: map[string]int{}, lost: map[string]string{}}
+			m.setMust("change", tc.before, nil)
+			for _, s := range tc.samples {
+				m.check(s[0], s[1])
+			}
+			if diff := cmp.Diff(tc.want, want{Samples: m.samples, Gaps: m.gaps["change"]}); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
