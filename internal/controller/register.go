@@ -29,6 +29,10 @@ type Options struct {
 	// NodesReadable says whether the provider may list and watch Nodes,
 	// which AddressSets read.
 	NodesReadable bool
+
+	// RemoteBounds are what one remote cluster an AddressSet reads may
+	// cost the provider.
+	RemoteBounds addressset.Bounds
 }
 
 // SetupGated adds every controller, each the same way: one entry of
@@ -37,7 +41,7 @@ type Options struct {
 // ManagedResourceActivationPolicy a CRD may appear long after the provider
 // starts); the ProviderConfig controllers start at once.
 func SetupGated(mgr ctrl.Manager, o Options) error {
-	for _, add := range controllers(o.NodesReadable) {
+	for _, add := range controllers(o.NodesReadable, o.RemoteBounds) {
 		if err := add(mgr, o.Options); err != nil {
 			return err
 		}
@@ -49,8 +53,9 @@ func SetupGated(mgr ctrl.Manager, o Options) error {
 type adder func(ctrl.Manager, setup.Options) error
 
 // controllers are every controller of the provider. nodes says whether the
-// provider may list Nodes, which AddressSets read.
-func controllers(nodes bool) []adder {
+// provider may list Nodes, which AddressSets read; bounds are what a remote
+// cluster an AddressSet reads may cost.
+func controllers(nodes bool, bounds addressset.Bounds) []adder {
 	// The AddressSets publish Node addresses in memory to the allowlists,
 	// which must run in the same process.
 	sets := addressset.NewRegistry()
@@ -62,7 +67,7 @@ func controllers(nodes bool) []adder {
 				addressgroup.Kind.GVK, networkedgesecurityservice.Kind.GVK, projectcloudarmortier.Kind.GVK, securitypolicyattachment.Kind.GVK)
 		},
 		func(mgr ctrl.Manager, o setup.Options) error {
-			return addressset.Setup(mgr, o, nodes, sets)
+			return addressset.Setup(mgr, o, nodes, sets, bounds)
 		},
 		func(mgr ctrl.Manager, o setup.Options) error {
 			return securitypolicyallowlist.Setup(mgr, o.Options, sets)

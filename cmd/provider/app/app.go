@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -45,6 +47,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/setup"
+	"github.com/armorplane/provider-cloudarmor/internal/netguard"
 	"github.com/armorplane/provider-cloudarmor/internal/version"
 )
 
@@ -144,7 +147,15 @@ type flags struct {
 	gcPercent                               int
 	timeout, snapshotTTL                    time.Duration
 
-	namespacedAmbient bool
+	namespacedAmbient  bool
+	namespacedEndpoint []string
+	externalSources    []string
+	tokenURLs          []string
+
+	allowDialCIDRs, allowDialHosts, denyDialCIDRs []string
+	remote                                        addressset.Bounds
+
+	ownerIdentity string
 
 	managementPolicies, changeLogs bool
 	changeLogsSocket               string
@@ -174,6 +185,21 @@ func newFlags(app *kingpin.Application) *flags {
 	app.Flag("snapshot-ttl", "How long rule observations reuse one GET of their policy. Keep it well under --poll.").Default("15s").DurationVar(&f.snapshotTTL)
 
 	app.Flag("namespaced-ambient-credentials", "Let namespaced ProviderConfigs use the sources that act with the provider's own GCP identity (InjectedIdentity, Environment, Filesystem, ImpersonateServiceAccount). Only for single-tenant clusters: anyone who may write a ProviderConfig in any namespace then acts as the provider.").Default("false").BoolVar(&f.namespacedAmbient)
+	app.Flag("namespaced-endpoint", "An origin (scheme://host[:port]) that a namespaced ProviderConfig's spec.endpoint may name, e.g. a Private Service Connect endpoint or the local emulator; repeat for more. Without it a namespaced ProviderConfig may not set an endpoint: every GCP call, with the namespace's token, would go wherever it names.").StringsVar(&f.namespacedEndpoint)
+	app.Flag("external-account-source", "A file or URL (exact) that an external_account credentials JSON of a ClusterProviderConfig may read its subject token from, e.g. a projected token file; repeat for more. Without it no external_account source is accepted: the Google libraries read and call what the JSON names without checking it.").StringsVar(&f.externalSources)
+	app.Flag("allow-token-url", "A token endpoint (exact URL) that credentials JSON may name besides Google's (oauth2.googleapis.com, sts.googleapis.com, iamcredentials.googleapis.com), e.g. a private endpoint; repeat for more.").StringsVar(&f.tokenURLs)
+
+	app.Flag("allow-dial-cidr", "Let the provider connect, on a tenant's behalf (a remote cluster's API server, a namespaced endpoint), to addresses in this CIDR although they are loopback, link-local, private or the cluster's own; repeatable or a comma list. Everything else such a connection may reach is public.").PlaceHolder("CIDR").StringsVar(&f.allowDialCIDRs)
+	app.Flag("allow-dial-host", "Let the provider connect, on a tenant's behalf, to whatever addresses this exact host name resolves to; repeatable or a comma list.").PlaceHolder("HOST").StringsVar(&f.allowDialHosts)
+	app.Flag("deny-dial-cidr", "Refuse connections on a tenant's behalf to this CIDR as well: the cluster's Pod and Service ranges, which the provider cannot discover, when they are public addresses; repeatable or a comma list.").PlaceHolder("CIDR").StringsVar(&f.denyDialCIDRs)
+	d := addressset.DefaultBounds()
+	app.Flag("max-remote-response-bytes", "Bytes one response of a remote cluster's API server may have: a Node list beyond it makes the AddressSet Unreadable, naming this bound; a watch stream beyond it ends and is resumed.").Default(strconv.FormatInt(d.ResponseBytes, 10)).Int64Var(&f.remote.ResponseBytes)
+	app.Flag("max-remote-nodes", "Nodes one remote cluster may have: a cluster with more is Unreadable, naming this bound, and its AddressSets keep their last addresses.").Default(strconv.Itoa(d.NodesPerCluster)).IntVar(&f.remote.NodesPerCluster)
+	app.Flag("max-remote-node-label-bytes", "Bytes of labels (keys and values) one remote Node may have: a cluster with a Node beyond it is Unreadable, naming this bound and the Node.").Default(strconv.Itoa(d.LabelBytesPerNode)).IntVar(&f.remote.LabelBytesPerNode)
+	app.Flag("drop-unreadable-after", "How long an AddressSet's source (another cluster's Nodes, instances) may stay unreadable before its last addresses are dropped from the allowlists; 0 (the default) holds them until it answers again. Either way a source unreadable for an hour is reported in an event and the cloudarmor_addressset_sources_held_long metric.").Default("0s").DurationVar(&f.remote.DropUnreadableAfter)
+	app.Flag("max-remote-clusters-per-namespace", "Distinct remote clusters (and credentials) the AddressSets of one namespace may read: one beyond it is Unreadable, naming this bound.").Default(strconv.Itoa(d.ClustersPerNamespace)).IntVar(&f.remote.ClustersPerNamespace)
+
+	app.Flag("owner-identity", "What the GCP owner labels name this cluster by (1 to 253 letters, digits and . _ : / -). Empty (the default) is the UID of the kube-system namespace. Set it to the old cluster's identity when moving the objects to a new management cluster, so the new one adopts what the old one made; never run two clusters with one identity against the same projects.").Default("").StringVar(&f.ownerIdentity)
 
 	app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").BoolVar(&f.managementPolicies)
 	app.Flag("enable-changelogs", "Record every create, update and delete the provider asks of GCP in Crossplane's change logs, sent to the change logs sidecar on --changelogs-socket-path (docs/security.md).").Default("false").Envar("ENABLE_CHANGE_LOGS").BoolVar(&f.changeLogs)
@@ -197,16 +223,21 @@ func newApp(name string) (*kingpin.Application, *flags, *kingpin.CmdClause, func
 }
 
 // parseCommandLine parses args into the provider's flags. It exits on a
-// command line kingpin refuses, and runs validate and exits when asked to.
+// command line kingpin refuses, and runs validate or test and exits when
+// asked to.
 func parseCommandLine(args []string) *flags {
 	app, f, validate, runValidate := newApp(filepath.Base(os.Args[0]))
+	test, runTest := testCommand(app)
 	command, err := app.Parse(args)
 	if err != nil {
 		app.Errorf("%s, try --help", err)
-		os.Exit(usageStatus(args))
+		os.Exit(testUsageStatus(args, usageStatus(args)))
 	}
 	if command == validate.FullCommand() {
 		os.Exit(runValidate())
+	}
+	if command == test.FullCommand() {
+		os.Exit(runTest())
 	}
 	return f
 }
@@ -351,7 +382,7 @@ type gcpShared struct {
 // the ownership counters registered in reg.
 func newGCPShared(f *flags, reg prometheus.Registerer) (gcpShared, error) {
 	g := gcpShared{calls: gcp.NewCallCounter(), snapshots: gcp.NewSnapshotCache(gcp.WithSnapshotTTL(f.snapshotTTL)), queue: gcp.NewWriteQueue()}
-	return g, register(reg, append([]prometheus.Collector{gcp.NewCollector(g.calls, g.snapshots, g.queue)}, ownership.Collectors()...)...)
+	return g, register(reg, append(append([]prometheus.Collector{gcp.NewCollector(g.calls, g.snapshots, g.queue)}, ownership.Collectors()...), addressset.Collectors()...)...)
 }
 
 // newConnector returns the connector that resolves ProviderConfigs into
@@ -367,12 +398,27 @@ func newConnector(mgr ctrl.Manager, f *flags, g gcpShared, usage resource.Modern
 		connOpts = append(connOpts, connector.WithNamespacedAmbientCredentials())
 		log.Info("Namespaced ProviderConfigs may use the provider's own GCP identity", "flag", "--namespaced-ambient-credentials")
 	}
+	if len(f.namespacedEndpoint) > 0 {
+		connOpts = append(connOpts, connector.WithNamespacedEndpoints(f.namespacedEndpoint))
+		log.Info("Namespaced ProviderConfigs may set these endpoints", "flag", "--namespaced-endpoint", "origins", f.namespacedEndpoint)
+	}
+	if len(f.externalSources)+len(f.tokenURLs) > 0 {
+		connOpts = append(connOpts, connector.WithCredentialGrants(gcp.Grants{ExternalSources: f.externalSources, TokenURLs: f.tokenURLs}))
+	}
 	return connector.New(mgr.GetClient(), mgr.GetAPIReader(), usage, gcp.NewClientCache(0), build, connOpts...)
 }
 
 // clusterOwner returns what GCP owner labels name this cluster by: the
-// kube-system namespace's UID, or none when the provider may not read it.
-func clusterOwner(mgr ctrl.Manager, log logging.Logger) string {
+// platform's --owner-identity, else the kube-system namespace's UID, else
+// none when the provider may not read it.
+func clusterOwner(mgr ctrl.Manager, identity string, log logging.Logger) (string, error) {
+	if identity != "" {
+		if err := checkOwnerIdentity(identity); err != nil {
+			return "", err
+		}
+		log.Info("GCP owner labels name this cluster by --owner-identity", "identity", identity)
+		return identity, nil
+	}
 	cluster, err := clusterID(mgr.GetAPIReader())
 	if err != nil {
 		// Crossplane's RBAC manager does not grant providers namespaces:
@@ -380,8 +426,29 @@ func clusterOwner(mgr ctrl.Manager, log logging.Logger) string {
 		// objects by namespace and name only, which still tells this
 		// cluster's objects apart but not two clusters' same-named ones.
 		log.Info("Cannot read the kube-system namespace; GCP owner labels will not name this cluster", "error", err.Error())
+		return "", nil
 	}
-	return cluster
+	log.Info("GCP owner labels name this cluster by the kube-system namespace's UID", "identity", cluster)
+	return cluster, nil
+}
+
+// maxOwnerIdentity bounds --owner-identity: a DNS subdomain's length, more
+// than a UID (36) or any name a platform team gives a cluster.
+const maxOwnerIdentity = 253
+
+// checkOwnerIdentity refuses an --owner-identity that could not have been
+// meant: empty space, control characters or a pasted document.
+func checkOwnerIdentity(id string) error {
+	if len(id) > maxOwnerIdentity {
+		return errors.Errorf("--owner-identity is %d characters; at most %d", len(id), maxOwnerIdentity)
+	}
+	for _, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r)
+		if !ok {
+			return errors.Errorf("--owner-identity %q has %q: only letters, digits and . _ : / - are allowed", id, r)
+		}
+	}
+	return nil
 }
 
 // nodesReadable says whether the provider may list Nodes, which
@@ -403,14 +470,21 @@ func setupControllers(mgr ctrl.Manager, f *flags, o Options, co controller.Optio
 	if err != nil {
 		return err
 	}
+	dial, err := dialPolicy(f)
+	if err != nil {
+		return err
+	}
 	usage := resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1beta1.ProviderConfigUsage{})
 	conn := newConnector(mgr, f, g, usage, log)
-	cluster := clusterOwner(mgr, log)
+	cluster, err := clusterOwner(mgr, f.ownerIdentity, log)
+	if err != nil {
+		return err
+	}
 	nodes := nodesReadable(mgr, log)
 	if err := customresourcesgate.Setup(mgr, co); err != nil {
 		return errors.Wrap(err, "Cannot set up the CRD gate")
 	}
-	return errors.Wrap(armorcontroller.SetupGated(mgr, controllers(f, o, co, wiring{conn: conn, writes: g.queue, usage: usage, cluster: cluster, nodes: nodes})),
+	return errors.Wrap(armorcontroller.SetupGated(mgr, controllers(f, o, co, wiring{conn: conn, writes: g.queue, usage: usage, cluster: cluster, nodes: nodes, dial: dial})),
 		"Cannot set up controllers")
 }
 
@@ -423,17 +497,20 @@ type wiring struct {
 	usage   resource.ModernTracker
 	cluster string
 	nodes   bool
+	// dial is where the provider may connect on a tenant's behalf
+	// (setup.Options.Dial).
+	dial *netguard.Policy
 }
 
 // controllers returns the options of every controller. o changes only
 // their external system (TestOptionsChangeOnlyTheExternalSystem).
 func controllers(f *flags, o Options, co controller.Options, w wiring) armorcontroller.Options {
 	so := setup.Options{Options: co, Connector: w.conn, PollJitter: f.pollJitter, Timeout: f.timeout, Writes: w.writes,
-		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(w.cluster), PolicyWake: setup.NewWake()}
+		Indexes: &ownership.Indexes{}, Labeler: ownership.NewLabeler(w.cluster), PolicyWake: setup.NewWake(), Dial: w.dial}
 	if o.External != nil {
 		so.External = o.External(w.usage)
 	}
-	return armorcontroller.Options{NodesReadable: w.nodes, Options: so}
+	return armorcontroller.Options{NodesReadable: w.nodes, RemoteBounds: f.remote, Options: so}
 }
 
 // clusterID returns the UID of the kube-system namespace, which lives as

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,5 +58,29 @@ func TestOptionsChangeOnlyTheExternalSystem(t *testing.T) {
 	if diff := cmp.Diff(provider, null, sameFunc, bothWake, cmp.Exporter(func(reflect.Type) bool { return true }),
 		cmpopts.IgnoreFields(setup.Options{}, "External")); diff != "" {
 		t.Errorf("controllers(...): -provider, +null provider:\n%s", diff)
+	}
+}
+
+func TestCheckOwnerIdentity(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		id     string
+		err    bool
+	}{
+		"UID":      {reason: "an old cluster's kube-system UID is the identity a move keeps", id: "5f0c3b7e-2a51-4c8e-9a3b-1d2e3f4a5b6c"},
+		"Name":     {reason: "a name the platform team chose", id: "prod/eu:mgmt_1.a"},
+		"Space":    {reason: "a space is a paste gone wrong", id: "prod cluster", err: true},
+		"Newline":  {reason: "so is a line break", id: "prod\n", err: true},
+		"TooLong":  {reason: "a label value is hashed from it, but nobody means 254 characters", id: string(make([]byte, 254)), err: true},
+		"Longest":  {reason: "253 characters are allowed", id: strings.Repeat("a", 253)},
+		"NonASCII": {reason: "only ASCII letters", id: "prüd", err: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := checkOwnerIdentity(tc.id)
+			if (err != nil) != tc.err {
+				t.Errorf("\n%s\ncheckOwnerIdentity(%q): %v, want error %t", tc.reason, tc.id, err, tc.err)
+			}
+		})
 	}
 }

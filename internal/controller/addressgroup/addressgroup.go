@@ -44,7 +44,7 @@ const (
 
 	errOrgNeedsCluster     = "an organization address group affects every project of the organization: only a ClusterProviderConfig may manage one"
 	errFmtImmutable        = "address group %s differs in fields GCP cannot change: %s. Create a new group (another name) with the wanted values"
-	errFmtLabelledForOther = "address group %s carries the label %s=%s: another AddressGroup, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the group to this object, remove that label from the group in GCP"
+	errFmtLabelledForOther = "address group %s carries the label %s=%s: another AddressGroup, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the group to this object, remove that label from the group in GCP; if this cluster took over from another management cluster, run the provider with that cluster's --owner-identity"
 	errFmtOverCapacity     = "address group %s holds at most %d items, and the spec lists %d distinct ones: capacity is fixed when the group is created, so create a larger group"
 )
 
@@ -87,7 +87,11 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.AddressGro
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	return &external{groups: conn.Client.AddressGroups(), key: Key(cr, conn.ProjectOr(p.Project)), labels: c.labeler.ExternalLabels(cr, v1alpha1.AddressGroupGroupVersionKind.GroupKind())}, nil
+	project, err := conn.ProjectOr(p.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
+	return &external{groups: conn.Client.AddressGroups(), key: Key(cr, project), labels: c.labeler.ExternalLabels(cr, v1alpha1.AddressGroupGroupVersionKind.GroupKind())}, nil
 }
 
 // Key is the GCP group cr manages, given the project it resolved to.

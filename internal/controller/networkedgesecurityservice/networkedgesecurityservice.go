@@ -100,8 +100,12 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.NetworkEdg
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
+	project, err := conn.ProjectOr(cr.Spec.ForProvider.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
 	return &external{services: conn.Client.EdgeServices(), projects: conn.Client.Projects(),
-		key: Key(cr, conn.ProjectOr(cr.Spec.ForProvider.Project)), recorder: c.recorder}, nil
+		key: Key(cr, project), recorder: c.recorder}, nil
 }
 
 // Key is the GCP service cr manages, given the project it resolved to.

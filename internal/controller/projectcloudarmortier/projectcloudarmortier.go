@@ -96,7 +96,11 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1alpha1.ProjectClo
 	if err != nil {
 		return nil, errors.Wrap(err, errConnect)
 	}
-	return &external{projects: conn.Client.Projects(), project: conn.ProjectOr(cr.Spec.ForProvider.Project),
+	project, err := conn.ProjectOr(cr.Spec.ForProvider.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
+	return &external{projects: conn.Client.Projects(), project: project,
 		owners: &owners{kube: c.kube, projects: connector.NewProjects(c.kube), admit: c.conn.AdmitProjectWide}, recorder: c.recorder}, nil
 }
 

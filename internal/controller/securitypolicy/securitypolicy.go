@@ -36,7 +36,7 @@ const (
 	errDeletePolicy = "cannot delete security policy"
 	errClaims       = "cannot list SecurityPolicyRules that claim rules of this policy"
 
-	errFmtLabelledForOther = "GCP policy %s carries the label %s=%s: another SecurityPolicy, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the policy to this object, remove that label from the policy in GCP"
+	errFmtLabelledForOther = "GCP policy %s carries the label %s=%s: another SecurityPolicy, in this cluster or another, owns it. This object makes no change to it and leaves it in place when deleted. To hand the policy to this object, remove that label from the policy in GCP; if this cluster took over from another management cluster, run the provider with that cluster's --owner-identity"
 )
 
 // reasonAdopted is the event recorded when an unlabelled GCP policy is
@@ -87,9 +87,13 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
+	project, err := conn.ProjectOr(p.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
 	// A new external for each reconcile, so its reconcile state starts empty.
-	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.PolicyKey(cr, conn.ProjectOr(p.Project)),
-		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")),
+	return &external{policies: conn.Client.Policies(project, kptr.Deref(p.Region, "")), key: ownership.PolicyKey(cr, project),
+		validator: conn.Client.Validator(project, kptr.Deref(p.Region, "")),
 		projects:  conn.Client.Projects(),
 		owners:    c.index, labels: c.labeler.ExternalLabels(cr, v1beta1.SecurityPolicyGroupVersionKind.GroupKind()), recorder: c.recorder}, nil
 }

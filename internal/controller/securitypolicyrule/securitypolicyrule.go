@@ -172,8 +172,12 @@ func (c *externalConnector) Connect(ctx context.Context, cr *v1beta1.SecurityPol
 		return nil, errors.Wrap(err, errConnect)
 	}
 	p := cr.Spec.ForProvider
-	return &external{policies: conn.Policies(p.Project, p.Region), key: ownership.RulePolicyKey(cr, conn.ProjectOr(p.Project)), owners: c.index,
-		validator: conn.Client.Validator(conn.ProjectOr(p.Project), kptr.Deref(p.Region, "")), projects: conn.Client.Projects(), recorder: c.recorder}, nil
+	project, err := conn.ProjectOr(p.Project)
+	if err != nil {
+		return nil, errors.Wrap(err, errConnect)
+	}
+	return &external{policies: conn.Client.Policies(project, kptr.Deref(p.Region, "")), key: ownership.RulePolicyKey(cr, project), owners: c.index,
+		validator: conn.Client.Validator(project, kptr.Deref(p.Region, "")), projects: conn.Client.Projects(), recorder: c.recorder}, nil
 }
 
 // owners answers who owns what; *ownership.Index in production.

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -92,6 +93,10 @@ type Watch struct {
 func AddGated[T resource.Managed](mgr ctrl.Manager, o Options, k Kind[T]) error {
 	o.Gate.Register(func() {
 		if err := Add(mgr, o, k); err != nil {
+			if managerStopping(err) {
+				// The CRD appeared as the provider stops: nothing to run.
+				return
+			}
 			panic(errors.Wrapf(err, "cannot set up %s controller", k.GVK.Kind))
 		}
 	}, append([]schema.GroupVersionKind{k.GVK}, k.Requires...)...)
@@ -196,4 +201,11 @@ func (o Options) complete(mgr ctrl.Manager, name string, of client.Object, list 
 // asks first).
 func OwnershipIndexes(ctx context.Context, o Options, idx client.FieldIndexer) error {
 	return o.Indexes.Setup(ctx, idx)
+}
+
+// managerStopping says whether err is controller-runtime refusing a
+// controller because the manager is stopping (its error is not exported,
+// hence the text): a gate that opens during a shutdown must not panic.
+func managerStopping(err error) bool {
+	return strings.Contains(err.Error(), "stop procedure is already engaged")
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/connector"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/ownership"
+	"github.com/armorplane/provider-cloudarmor/internal/netguard"
 )
 
 // creationGracePeriod is how long after a successful create an observation
@@ -78,6 +79,12 @@ type Options struct {
 	// objects write one policy each put their reconciles off while its
 	// queue is full (see Backlog). Nil turns that off.
 	Writes WriteQueue[gcp.PolicyKey]
+
+	// Dial is where the provider may connect on a tenant's behalf: every
+	// connection to an address a tenant names (a remote cluster's API
+	// server, a namespaced endpoint) dials through it. Nil refuses what
+	// netguard refuses by default and allows nothing more.
+	Dial *netguard.Policy
 
 	// PolicyWake has SecurityPolicies reconciled at once when an
 	// attachment changed what uses them. Nil turns that off: they see it
