@@ -182,7 +182,7 @@ test-gcp: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd build ## e2e a
 ##@ Bench
 
 .PHONY: bench
-bench: tools build xpkg ## Ours against the null provider (the floor), the growth curve, remote sources (heap per remote cluster and per 1,000 remote Nodes, CPU at the kubelets' report rate, Compute calls per poll), node-change latency and the IPAllowlist with 1,000 and 5,000 Nodes (test/platform), targets; BENCH_ARGS='-policies 10 -rules 100 -growth=false -platform=false'.
+bench: tools build xpkg ## Ours against the null provider (the floor), the growth curve, remote sources (heap per remote cluster and per 1,000 remote Nodes, CPU at the kubelets' report rate, Compute calls per poll; 100 simulated remote clusters of 1,000 GKE Nodes: peak RSS and CPU per 1,000 remote Nodes), node-change latency and the IPAllowlist with 1,000 and 5,000 Nodes (test/platform), targets; BENCH_ARGS='-policies 10 -rules 100 -growth=false -platform=false'.
 	CGO_ENABLED=0 go build -tags bench -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/nullprovider ./test/bench/nullprovider
 	$(TOOL_ENV) go run -tags bench ./test/bench --bin-dir $(BIN_DIR) --out $(OUTPUT_DIR) $(BENCH_ARGS)
 
@@ -246,7 +246,8 @@ $(NODE_TOOLS): node-tool-%:
 # the no-egress configuration and compares the host before and after,
 # TestCrashRecovery kills one, TestPackages installs as README.md says and
 # checks the grants, TestUpgrade upgrades the previous release in place,
-# from xpkg-previous's packages, while it samples GCP); then one shared node (hack/shared-node.sh) for the
+# from xpkg-previous's packages, while it samples GCP, TestMoveToDerivedName
+# moves it from the name provider-cloudarmor to the derived one); then one shared node (hack/shared-node.sh) for the
 # suites that need Crossplane. The node is linux/amd64 only.
 .PHONY: node-suites
 node-suites: $(CROSSPLANE) $(FUNCTION_AUTO_READY) xpkg-previous

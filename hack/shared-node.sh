@@ -10,6 +10,11 @@
 # provider's flags, set through its DeploymentRuntimeConfig as a user would:
 # a poll every 5 s (a test's drift is seen within its waits) and a GCP
 # snapshot that lives for most of one (test/tenancy's reads across tenants).
+# The servers the suites run for the provider to reach on a tenant's behalf
+# (remote clusters' API servers, GCP proxies) are exposed on the node's bridge
+# gateway, a private address: only that one address is allowed, so the
+# suites' hostile cases (loopback, link-local, the cluster's Services and its
+# API server) are refused as in a real cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(pwd)/${NODE_OUT:-_output/node}
@@ -22,7 +27,8 @@ rm -f "$ready"
 
 args=(--ready-file "$ready" --demo=false --bin-dir "${BIN_DIR:-_output/bin}" --xpkg-dir "${XPKG_DIR:-_output/xpkg}"
 	--provider-arg=--poll=5s --provider-arg=--poll-jitter=500ms --provider-arg=--snapshot-ttl=4s
-	--provider-arg=--timeout=20s --provider-arg=--max-reconcile-rate=20)
+	--provider-arg=--timeout=20s --provider-arg=--max-reconcile-rate=20
+	--provider-arg=--allow-dial-cidr=10.244.0.1/32)
 "$local_bin" "${args[@]}" >"$log" 2>&1 &
 pid=$!
 # The node's teardown is waited for, whatever stops this script: Ctrl-C, kill,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 )
 
@@ -492,6 +493,7 @@ func (d *demo) printNext(out io.Writer, kubeconfig, kubectl string) {
 Try next (in another terminal, as root):
   export KUBECONFIG=%[1]s
   alias kubectl=%[3]s
+  kubectl get providers                                # one: %[4]s, Installed and Healthy
   kubectl get pods -A                                  # Crossplane, the provider, the functions, CoreDNS, the emulator
   kubectl get ipallowlists,securitypolicyallowlists,addresssets,securitypolicies,securitypolicyrules -A
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
@@ -505,7 +507,7 @@ Try next (in another terminal, as root):
   kubectl delete node gke-web-a                        # and back
 
   curl -s http://%[2]s/_emulator/stats | head -c 600   # what GCP (the emulator pod) holds and was asked
-  kubectl -n crossplane-system logs -l pkg.crossplane.io/provider=provider-cloudarmor --tail=20   # the provider pod
+  kubectl -n crossplane-system logs -l pkg.crossplane.io/provider=%[4]s --tail=20   # the provider pod
 Press Ctrl-C to stop everything and leave the host as it was.
-`, kubeconfig, d.emulator, kubectl)
+`, kubeconfig, d.emulator, kubectl, rbac.ProviderName)
 }

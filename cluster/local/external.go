@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/cluster/stack"
 )
 
@@ -109,11 +110,12 @@ func runExternal(ctx context.Context, cfg config, out io.Writer) (err error) {
 		fmt.Fprintf(out, `
 Try next (in another terminal):
   export KUBECONFIG=%s
+  kubectl get providers                                # one: %s, Installed and Healthy
   kubectl get ipallowlists,addresssets,securitypolicies,securitypolicyrules -A
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   curl -s http://%s/_emulator/stats | head -c 600      # what GCP (the emulator pod) holds and was asked
 Press Ctrl-C to remove everything make run installed.
-`, cfg.kubeconfig, emulator)
+`, cfg.kubeconfig, rbac.ProviderName, emulator)
 	} else {
 		fmt.Fprintf(out, "\ninstalled %s after `make run` started; Ctrl-C removes it\n", time.Since(start).Round(100*time.Millisecond))
 	}
@@ -124,18 +126,29 @@ Press Ctrl-C to remove everything make run installed.
 // removeDemo deletes what startDemo applied and waits until the provider has
 // deleted every managed resource (and with them their GCP objects) and
 // Crossplane every IPAllowlist.
+//
+// The objects go by kind before the files that made them: the files also
+// hold the credentials Secret and ProviderConfigs every deletion connects
+// with, and examples/allowlist/rbac.yaml's grant the provider deletes its
+// AttachmentRecords with. Deleted together, a SecurityPolicy still attached
+// to a backend outlives its credentials and keeps its finalizer forever.
 func removeDemo(ctx context.Context, ext *stack.External, applied []string, logf func(string, ...any)) error {
-	// The IPAllowlists first, until their SecurityPolicyAllowlists are gone:
-	// those delete the policies, rules and AddressSets they keep, with the
-	// grant examples/allowlist/rbac.yaml gives the provider, which deleting
-	// that folder below takes away.
-	if len(applied) > 0 {
-		if _, err := ext.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=false", "--all", "-A", "ipallowlists.platform.armorplane.io"); err != nil &&
-			!strings.Contains(err.Error(), "the server doesn't have a resource type") {
-			return err
+	if len(applied) == 0 {
+		return nil
+	}
+	// The IPAllowlists first, until their SecurityPolicyAllowlists are gone
+	// (those delete the policies, rules and AddressSets they keep), then
+	// every other managed resource.
+	managed := demoKinds[:len(demoKinds)-2]
+	for _, kinds := range [][]string{managed[:2], managed[2:]} {
+		for _, kind := range kinds {
+			if _, err := ext.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=false", "--all", "-A", kind); err != nil &&
+				!strings.Contains(err.Error(), "the server doesn't have a resource type") {
+				return err
+			}
 		}
-		if err := ext.WaitGone(ctx, 5*time.Minute, demoKinds[:2]...); err != nil {
-			return fmt.Errorf("the IPAllowlists are not all deleted: %w", err)
+		if err := ext.WaitGone(ctx, 5*time.Minute, kinds...); err != nil {
+			return fmt.Errorf("the examples are not all deleted: %w", err)
 		}
 	}
 	// One file or folder at a time: kubectl stops at a kind the cluster does
@@ -147,11 +160,9 @@ func removeDemo(ctx context.Context, ext *stack.External, applied []string, logf
 		}
 	}
 	if err := ext.WaitGone(ctx, 5*time.Minute, demoKinds...); err != nil {
-		return fmt.Errorf("the examples are not all deleted: %w", err)
+		return fmt.Errorf("the ProviderConfigs are not all deleted: %w", err)
 	}
-	if len(applied) > 0 {
-		logf("removed the examples and what they made in GCP")
-	}
+	logf("removed the examples and what they made in GCP")
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,6 +222,23 @@ func installOptions(tools node.Tools, root string, cfg config, logf func(string,
 			// The NetworkEdgeSecurityService example needs Cloud Armor
 			// Enterprise: the demo's projects are enrolled.
 			"--default-tier=CA_ENTERPRISE_PAYGO"},
-		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: cfg.providerArgs, Logf: logf,
+		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: append(dialGrants(cfg.demo), cfg.providerArgs...), Logf: logf,
 	}, nil
+}
+
+// dialGrants are the provider flags that let it reach, on a tenant's behalf,
+// what the local stack runs inside the cluster: with the demo, the node's own
+// API server, which the fleet example reads as its workload cluster
+// (fleetServer). Everything else in the cluster stays refused. (The
+// emulator, a namespaced ProviderConfig's endpoint, is granted by origin:
+// stack.ProviderArgs.)
+func dialGrants(demo bool) []string {
+	if !demo {
+		return nil
+	}
+	f, err := url.Parse(fleetServer)
+	if err != nil {
+		panic(err) // a constant
+	}
+	return []string{"--allow-dial-host=" + f.Hostname()}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -171,4 +172,22 @@ func DownOnSignal() (stop func()) {
 		_, _ = fmt.Fprintf(os.Stderr, "stopped by a signal; %d node(s) torn down\n", len(nodes))
 		os.Exit(1)
 	})
+}
+
+// HangupDefault makes cmd start with SIGHUP's default disposition when this
+// process has it ignored (run under nohup, as CI runners often do): an
+// ignored signal stays ignored across exec, so a test of what a hangup does
+// would otherwise test nothing. coreutils' env resets it and execs cmd's
+// program in its place, under the same PID.
+func HangupDefault(cmd *exec.Cmd) error {
+	if !signal.Ignored(syscall.SIGHUP) {
+		return nil
+	}
+	env, err := exec.LookPath("env")
+	if err != nil {
+		return err
+	}
+	cmd.Args = append([]string{"env", "--default-signal=HUP", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = env
+	return nil
 }

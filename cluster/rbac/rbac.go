@@ -29,6 +29,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// ProviderName is the name the provider is installed under, and the name of
+// provider-runtime.yaml's DeploymentRuntimeConfig and ServiceAccount. It is
+// the name Crossplane's dependency resolver derives from the package path
+// (<org>-<repo> of xpkg.crossplane.io/armorplane/provider-cloudarmor): when it
+// resolves the Configuration's dependency on the provider and finds no
+// Provider of that name, it installs a second one, and two Providers of one
+// package are both unhealthy and run no pod.
+const ProviderName = "armorplane-provider-cloudarmor"
+
 // Files, relative to the repository root.
 const (
 	ClusterRoleFile     = "cluster/rbac/clusterrole.yaml"

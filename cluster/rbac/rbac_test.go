@@ -81,7 +81,8 @@ func TestRBACManagerRules(t *testing.T) {
 
 // TestProviderRuntimeBinding: the binding names the ClusterRole and the
 // ServiceAccount the DeploymentRuntimeConfig fixes, in Crossplane's
-// namespace; examples/allowlist/rbac.yaml carries the same three objects.
+// namespace, all named after the Provider (ProviderName);
+// examples/allowlist/rbac.yaml carries the same three objects.
 func TestProviderRuntimeBinding(t *testing.T) {
 	root := repo.Root()
 	objs, err := Objects(filepath.Join(root, ProviderRuntimeFile))
@@ -115,8 +116,20 @@ func TestProviderRuntimeBinding(t *testing.T) {
 	if diff := cmp.Diff(want.Subjects, binding.Subjects); diff != "" {
 		t.Errorf("subjects (-want +got):\n%s", diff)
 	}
-	if sa == "" || str("DeploymentRuntimeConfig", "metadata", "name") == "" {
-		t.Errorf("the DeploymentRuntimeConfig names no ServiceAccount or has no name")
+	names := map[string]string{
+		"DeploymentRuntimeConfig": str("DeploymentRuntimeConfig", "metadata", "name"),
+		"ServiceAccount":          sa,
+		"ClusterRole":             byKind["ClusterRole"].GetName(),
+		"ClusterRoleBinding":      byKind["ClusterRoleBinding"].GetName(),
+	}
+	wantNames := map[string]string{
+		"DeploymentRuntimeConfig": ProviderName,
+		"ServiceAccount":          ProviderName,
+		"ClusterRole":             ProviderName + ":beyond-rbac-manager",
+		"ClusterRoleBinding":      ProviderName + ":beyond-rbac-manager",
+	}
+	if diff := cmp.Diff(wantNames, names); diff != "" {
+		t.Errorf("%s's names, which follow the Provider's (-want +got):\n%s", ProviderRuntimeFile, diff)
 	}
 
 	example, err := Objects(filepath.Join(root, "examples/allowlist/rbac.yaml"))

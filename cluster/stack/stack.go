@@ -45,7 +45,7 @@ const (
 	AutoReadyTag = "v0.5.0"
 	// ProviderSA is the provider's ServiceAccount, named by the
 	// DeploymentRuntimeConfig of cluster/rbac/provider-runtime.yaml.
-	ProviderSA = "system:serviceaccount:crossplane-system:provider-cloudarmor"
+	ProviderSA = "system:serviceaccount:crossplane-system:" + rbac.ProviderName
 )
 
 // ImageConfig points the packages' registry at registry (as the cluster
@@ -89,6 +89,14 @@ const (
 	// EmulatorEndpoint is the compute API base URL a ProviderConfig names.
 	EmulatorEndpoint = "http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787/compute/v1/"
 )
+
+// ProviderArgs are the provider's flags on this stack: extra after what the
+// stack, as the platform team, grants tenants so the examples can run:
+// namespaced ProviderConfigs may name the emulator it installs as their
+// endpoint.
+func ProviderArgs(extra []string) []string {
+	return append([]string{"--namespaced-endpoint=" + EmulatorEndpoint}, extra...)
+}
 
 func emulatorManifests(image string, args []string) string {
 	quoted := make([]string, 0, len(args)+1)
@@ -150,7 +158,14 @@ type Options struct {
 	// ProviderArgs are added to the provider's container through the
 	// DeploymentRuntimeConfig the README applies, as a user sets flags.
 	ProviderArgs []string
-	Logf         func(format string, args ...any)
+	// Readme are the install commands run, ReadmeInstall unless set: a test
+	// installs as an earlier README said.
+	Readme []string
+	// PreviousRelease: the provider installed is a release from before the
+	// grant flags (--namespaced-endpoint), which would refuse them: it gets
+	// ProviderArgs only.
+	PreviousRelease bool
+	Logf            func(format string, args ...any)
 }
 
 // A Lap is one timed step of Install.
@@ -237,7 +252,15 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 	// Install as README.md says, with the ImageConfig first.
 	chart := filepath.Join(o.Tools.CrossplaneModule, "cluster/charts/crossplane")
 	imageConfigured := false
-	for _, c := range ReadmeInstall {
+	readme := o.Readme
+	if readme == nil {
+		readme = ReadmeInstall
+	}
+	provider, err := InstalledProvider(readme)
+	if err != nil {
+		return in, err
+	}
+	for _, c := range readme {
 		st, err := OnNode(c, chart, o.RepoRoot, reg.Pull)
 		if err != nil {
 			return in, err
@@ -264,8 +287,12 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 		}
 		lap(c, s)
 		in.Ran = append(in.Ran, Ran{README: c, Tool: st.Tool, Args: st.Args, Why: st.Why, Output: strings.TrimSpace(out)})
-		if st.Tool == "kubectl" && len(o.ProviderArgs) > 0 {
-			if _, err := n.Kubectl(ctx, "patch", "deploymentruntimeconfig", "provider-cloudarmor", "--type=merge", "-p", providerArgsPatch(o.ProviderArgs)); err != nil {
+		args := ProviderArgs(o.ProviderArgs)
+		if o.PreviousRelease {
+			args = o.ProviderArgs
+		}
+		if st.Tool == "kubectl" && len(args) > 0 {
+			if _, err := n.Kubectl(ctx, "patch", "deploymentruntimeconfig", rbac.ProviderName, "--type=merge", "-p", providerArgsPatch(args)); err != nil {
 				return in, err
 			}
 		}
@@ -274,7 +301,7 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 	// The dependencies the Configuration pulled in, by the names the
 	// Composition calls them.
 	s = time.Now()
-	for _, obj := range []string{"configuration/armorplane-configuration-ipallowlist", "provider/provider-cloudarmor",
+	for _, obj := range []string{"configuration/armorplane-configuration-ipallowlist", "provider/" + provider,
 		"function/armorplane-function-ipallowlist", "function/crossplane-contrib-function-auto-ready"} {
 		for _, cond := range []string{"Installed", "Healthy"} {
 			if _, err := n.Kubectl(ctx, "wait", obj, "--for=condition="+cond, "--timeout=5m"); err != nil {
@@ -282,6 +309,17 @@ func Install(ctx context.Context, o Options) (*Installed, error) {
 				return in, fmt.Errorf("%s not %s: %w\n%s", obj, cond, err, out)
 			}
 		}
+	}
+	// One Provider of our package: had the resolver found none of the name
+	// it derives, it would have installed a second one. (A cluster the user
+	// has may hold other providers.)
+	providers, err := n.Kubectl(ctx, "get", "providers.pkg.crossplane.io", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.spec.package}{"\n"}{end}`)
+	if err != nil {
+		return in, err
+	}
+	if ours := ofPackage(strings.Fields(providers), Packages[0].Repo); len(ours) != 1 {
+		return in, fmt.Errorf("want one Provider of %s, %s, have %v", Packages[0].Repo, provider, ours)
 	}
 	lap("dependencies Installed and Healthy", s)
 	if _, err := n.Kubectl(ctx, "-n", EmulatorNamespace, "rollout", "status", "deployment/cloudarmor-emulator", "--timeout=3m"); err != nil {
@@ -381,8 +419,34 @@ var ReadmeInstall = []string{
 	"helm repo add crossplane-stable https://charts.crossplane.io/stable",
 	"helm install crossplane crossplane-stable/crossplane --version 2.4.0 --namespace crossplane-system --create-namespace --wait",
 	"kubectl apply -f provider-runtime.yaml",
-	"crossplane xpkg install provider xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.1.0 provider-cloudarmor --runtime-config=provider-cloudarmor --wait=5m",
+	"crossplane xpkg install provider xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.1.0 armorplane-provider-cloudarmor --runtime-config=armorplane-provider-cloudarmor --wait=5m",
 	"crossplane xpkg install configuration xpkg.crossplane.io/armorplane/configuration-ipallowlist:v0.1.0 --wait=5m",
+}
+
+// ofPackage returns the names of the packages, listed as name=reference,
+// whose reference is of repository repo (xpkg.crossplane.io/<repo>, any
+// version).
+func ofPackage(packages []string, repo string) []string {
+	var out []string
+	for _, p := range packages {
+		name, ref, _ := strings.Cut(p, "=")
+		if r, _, _ := strings.Cut(ref, ":"); strings.HasSuffix(r, "/"+repo) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// InstalledProvider is the name the `crossplane xpkg install provider`
+// command of cmds gives the Provider.
+func InstalledProvider(cmds []string) (string, error) {
+	for _, c := range cmds {
+		f := strings.Fields(c)
+		if len(f) > 5 && f[0] == "crossplane" && f[1] == "xpkg" && f[2] == "install" && f[3] == "provider" && !strings.HasPrefix(f[5], "-") {
+			return f[5], nil
+		}
+	}
+	return "", errors.New("no `crossplane xpkg install provider PACKAGE NAME` among the install commands")
 }
 
 // ReadmeRuntimeFile is the file name the README's `kubectl apply -f` uses for

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 )
 
 func TestOnNode(t *testing.T) {
@@ -63,6 +64,55 @@ func TestOnNode(t *testing.T) {
 				t.Errorf("\n%s\nOnNode(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestInstalledProvider(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		cmds   []string
+		want   string
+		err    bool
+	}{
+		"README": {
+			reason: "The README installs the provider under the name Crossplane's resolver derives.",
+			cmds:   ReadmeInstall,
+			want:   rbac.ProviderName,
+		},
+		"EarlierREADME": {
+			reason: "An earlier README named it provider-cloudarmor.",
+			cmds: []string{"kubectl apply -f provider-runtime.yaml",
+				"crossplane xpkg install provider xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.1.0 provider-cloudarmor --runtime-config=provider-cloudarmor --wait=5m"},
+			want: "provider-cloudarmor",
+		},
+		"Unnamed": {
+			reason: "Without a name the CLI derives one; Install must know which Provider to wait for, so it is an error.",
+			cmds:   []string{"crossplane xpkg install provider xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.1.0 --wait=5m"},
+			err:    true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := InstalledProvider(tc.cmds)
+			if (err != nil) != tc.err {
+				t.Fatalf("\n%s\nInstalledProvider(...): error %v, want error %t", tc.reason, err, tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nInstalledProvider(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestOfPackage(t *testing.T) {
+	got := ofPackage([]string{
+		"armorplane-provider-cloudarmor=xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.1.0",
+		"provider-cloudarmor=xpkg.crossplane.io/armorplane/provider-cloudarmor:v0.2.0",
+		"upbound-provider-gcp=xpkg.upbound.io/upbound/provider-gcp:v1",
+		"lookalike=xpkg.crossplane.io/armorplane/provider-cloudarmor-extra:v1",
+	}, "armorplane/provider-cloudarmor")
+	if diff := cmp.Diff([]string{"armorplane-provider-cloudarmor", "provider-cloudarmor"}, got); diff != "" {
+		t.Errorf("ofPackage: the Providers of our package, whatever their names and versions, and no other (-want +got):\n%s", diff)
 	}
 }
 

@@ -74,14 +74,15 @@ func start(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runProvider(t, bin, cp.KubeconfigPath)
+	runProvider(t, bin, cp.KubeconfigPath, emu.Endpoint())
 	return &env{cp: cp, emu: emu, kube: kube}
 }
 
 // runProvider starts the provider binary with a short poll; it stops (and
 // the end of its log is shown on failure) when the test ends, before the
-// control plane.
-func runProvider(t *testing.T, bin, kubeconfig string) {
+// control plane. Namespaced ProviderConfigs may name endpoint, as the
+// platform team grants it.
+func runProvider(t *testing.T, bin, kubeconfig, endpoint string) {
 	t.Helper()
 	p := &provider.Process{
 		Bin:        bin,
@@ -89,7 +90,7 @@ func runProvider(t *testing.T, bin, kubeconfig string) {
 		LogPath:    filepath.Join(t.TempDir(), "provider.log"),
 		Label:      "argocd",
 		Args: []string{"--debug", "--poll=2s", "--poll-jitter=0s", "--snapshot-ttl=1s",
-			"--metrics-bind-address=0", "--health-probe-bind-address=0"},
+			"--metrics-bind-address=0", "--health-probe-bind-address=0", "--namespaced-endpoint=" + endpoint},
 	}
 	p.Start(t)
 	t.Cleanup(func() {

@@ -55,7 +55,7 @@ func TestChangeLogs(t *testing.T) {
 		sidecar := platform.ContainerIn(spec, "changelogs-sidecar")
 		sidecar["image"], sidecar["volumeMounts"] = img, mounts
 		platform.PodSpecIn(spec)["volumes"] = []any{map[string]any{"name": "changelogs", "emptyDir": map[string]any{}}}
-	})
+	}, nil)
 	pod, _, err := s.plat.ProviderPod(context.Background())
 	if err != nil {
 		t.Fatal(err)

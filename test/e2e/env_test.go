@@ -82,12 +82,15 @@ func setup(t *testing.T, args ...string) *suite {
 			a = platform.WithArg(a, flag, value)
 		}
 		platform.SetArgsIn(spec, a)
-	})
+	}, nil)
 }
 
 // setupRuntime is setup with the provider's DeploymentRuntimeConfig spec
-// changed by edit instead (given the node, e.g. to push an image).
-func setupRuntime(t *testing.T, edit func(p *platform.Platform, spec map[string]any)) *suite {
+// changed by edit instead (given the node, e.g. to push an image). servers,
+// when set, returns the other servers (as the provider's pod reaches them)
+// that the test's namespaced ProviderConfigs name, once the emulator runs:
+// they are granted with it, before the provider's pod the test uses starts.
+func setupRuntime(t *testing.T, edit func(p *platform.Platform, spec map[string]any), servers func(s *suite) []string) *suite {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
@@ -127,7 +130,20 @@ func setupRuntime(t *testing.T, edit func(p *platform.Platform, spec map[string]
 
 	// Restored after the cleanup below, which needs the provider as the
 	// test ran it.
-	plat.ReconfigureProvider(t, func(spec map[string]any) { edit(plat, spec) })
+	// With the platform team's grant: namespaced ProviderConfigs may name
+	// this test's emulator as their endpoint.
+	granted := []string{s.endpoint}
+	if servers != nil {
+		granted = append(granted, servers(s)...)
+	}
+	plat.ReconfigureProvider(t, func(spec map[string]any) {
+		edit(plat, spec)
+		args := platform.ArgsIn(spec)
+		for _, ep := range granted {
+			args = append(args, "--namespaced-endpoint="+ep)
+		}
+		platform.SetArgsIn(spec, args)
+	})
 
 	s.namespace(t, s.ns)
 	t.Cleanup(func() { s.cleanup(t) })

@@ -136,12 +136,20 @@ func (s *suite) apply(t *testing.T, objs []*unstructuredObject) []*unstructuredO
 					t.Fatal(err)
 				}
 			}
+			s.grantsInTestNamespace(t, o)
 		}
 		applied = append(applied, o)
 		o = o.DeepCopy()
 		if isProviderConfig(o) {
 			if err := unstructured.SetNestedField(o.Object, s.endpoint, "spec", "endpoint"); err != nil {
 				t.Fatal(err)
+			}
+			// The scenarios name projects besides the config's own (quota,
+			// tiers), which the platform team grants.
+			if o.GroupVersionKind().Kind == "ClusterProviderConfig" {
+				if err := unstructured.SetNestedStringSlice(o.Object, []string{"*"}, "spec", "allowedProjects"); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := s.kube.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o),
@@ -417,4 +425,26 @@ func (s *suite) writes(path string) int64 {
 		}
 	}
 	return n
+}
+
+// grantsInTestNamespace moves o's attachment grants for armor.Namespace
+// (namespaceSelector matchLabels kubernetes.io/metadata.name: default, as
+// the examples grant) to the test's namespace, as the objects they grant
+// are moved.
+func (s *suite) grantsInTestNamespace(t *testing.T, o *unstructuredObject) {
+	t.Helper()
+	grants, _, _ := unstructured.NestedSlice(o.Object, "spec", "attachmentGrants")
+	for _, g := range grants {
+		g, _ := g.(map[string]any)
+		if ns, _, _ := unstructured.NestedString(g, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name"); ns == armor.Namespace {
+			if err := unstructured.SetNestedField(g, s.ns, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if grants != nil {
+		if err := unstructured.SetNestedSlice(o.Object, grants, "spec", "attachmentGrants"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	pcv1beta1 "github.com/armorplane/provider-cloudarmor/apis/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/test/framework/armor"
+	"github.com/armorplane/provider-cloudarmor/test/framework/platform"
 )
 
 // TestMetrics checks the provider's /metrics against what GCP (the emulator)
@@ -46,7 +47,14 @@ import (
 // every suite that ran on the node since the pod started: what is compared
 // is each series less its value when the test began (scrape.since).
 func TestMetrics(t *testing.T) {
-	s := setup(t)
+	// The recorded ProviderConfigs name a recording proxy in front of the
+	// emulator, granted with it.
+	var rec *callRecorder
+	s := setupRuntime(t, func(*platform.Platform, map[string]any) {}, func(s *suite) []string {
+		rec = newCallRecorder(t, s.emu.URL())
+		rec.endpoint = "http://" + s.expose(t, strings.TrimPrefix(rec.srv.URL, "http://")) + "/compute/v1/"
+		return []string{rec.endpoint}
+	})
 	pod, ip, err := s.plat.ProviderPod(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +66,6 @@ func TestMetrics(t *testing.T) {
 	s.metricsURL = "http://" + fwd + "/metrics"
 	s.metricsBase = s.scrapeTotal(t)
 	t.Logf("pod %s's /metrics at %s", pod, s.metricsURL)
-	rec := newCallRecorder(t, s.emu.URL())
-	rec.endpoint = "http://" + s.expose(t, strings.TrimPrefix(rec.srv.URL, "http://")) + "/compute/v1/"
 	ns, other, region := s.ns, s.ns+"-other", "europe-west1"
 	for _, n := range []string{ns, other} {
 		s.recordedConfig(t, n, rec.endpoint)

@@ -467,6 +467,12 @@ func TestArgoCD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The platform team's grant: the namespaced ProviderConfig in Git may
+	// name this emulator as its endpoint. Registered before the footprint's
+	// cleanup, so it is put back once the namespaces are gone.
+	plat.ReconfigureProvider(t, func(spec map[string]any) {
+		platform.SetArgsIn(spec, append(platform.ArgsIn(spec), "--namespaced-endpoint=http://"+exposed))
+	})
 	// Registered after the emulator starts, so it runs before the emulator
 	// stops, and before Argo CD starts, so it runs once Argo CD has stopped.
 	fp := &footprint{plat: plat, gcp: gcp}

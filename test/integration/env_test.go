@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ type env struct {
 	cp   *controlplane.ControlPlane
 	emu  *emulator.Running
 	gcp  *compute.Service // talks to the emulator directly, behind the provider's back
+	// stopProvider stops the provider startProvider started.
+	stopProvider func()
 }
 
 // startControlPlane starts kube-apiserver + etcd with our CRDs installed.
@@ -66,29 +69,45 @@ func startProvider(t *testing.T, emuOpts emulator.Options) *env {
 	}
 	e.gcp = svc
 
+	e.stopProvider = e.runProvider(t)
+	e.createProviderConfig(t)
+	return e
+}
+
+// runProvider runs the provider in-process against e's control plane and
+// emulator, with providerArgs and extra. The returned function stops it
+// (the test's end does too).
+func (e *env) runProvider(t *testing.T, extra ...string) (stop func()) {
+	t.Helper()
 	// Several tests of this package each start a provider: each registers
 	// its metrics in a registry of its own, and controller names repeat
 	// across their managers.
 	p := app.Process{Config: e.cp.Config, Metrics: prometheus.NewRegistry(), ManyManagers: true}
-	mgr, closeProvider, err := app.NewManager(providerArgs, app.Provider(), p, logging.NewNopLogger())
+	// The platform team's grant: namespaced ProviderConfigs may point at the
+	// emulator.
+	args := append(append([]string{}, providerArgs...), "--namespaced-endpoint="+e.emu.Endpoint())
+	mgr, closeProvider, err := app.NewManager(append(args, extra...), app.Provider(), p, logging.NewNopLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; closeProvider() })
-
-	e.createProviderConfig(t)
-	return e
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done; closeProvider() }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // providerArgs is the provider's command line in these tests: a poll short
 // enough for drift tests, no jitter, snapshots that expire within a second,
-// and no metrics or health endpoints (several providers run in one process).
+// no metrics or health endpoints (several providers run in one process), and
+// loopback allowed: the tests' second API server and emulator are there,
+// which the provider reaches on a tenant's behalf only where allowed.
 var providerArgs = []string{
 	"--poll=" + poll.String(), "--poll-jitter=0s", "--snapshot-ttl=1s", "--timeout=30s",
 	"--max-concurrent-reconciles=10", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+	"--allow-dial-cidr=127.0.0.1/32",
 }
 
 func (e *env) createProviderConfig(t *testing.T) {
@@ -100,7 +119,15 @@ func (e *env) createProviderConfig(t *testing.T) {
 	cpc := &v1beta1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: v1beta1.ClusterProviderConfigSpec{ProjectID: project, Endpoint: &endpoint,
 			Credentials: v1beta1.ClusterProviderCredentials{Source: v1beta1.CredentialsSourceAccessToken,
-				SecretRef: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: "default", Name: "emulator-token"}, Key: "token"}}}}
+				SecretRef: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: "default", Name: "emulator-token"}, Key: "token"}},
+			// The attachments of these tests write backend services named
+			// attach-* (any namespace) and shared-* (namespaces labelled
+			// granted=shared); no other backend is granted.
+			AttachmentGrants: []v1beta1.AttachmentGrant{
+				{Targets: []v1beta1.AttachmentGrantTarget{{Kind: "BackendService", Names: []string{"attach-*"}}}},
+				{NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"granted": "shared"}},
+					Targets: []v1beta1.AttachmentGrantTarget{{Kind: "BackendService", Names: []string{"shared-*"}}}},
+			}}}
 	for _, o := range []client.Object{secret, cpc} {
 		if err := e.kube.Create(ctx, o); err != nil {
 			t.Fatal(err)

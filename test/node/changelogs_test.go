@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/test/framework/repo"
 )
 
@@ -44,14 +45,14 @@ func checkChangeLogs(ctx context.Context, t *testing.T, n *node.Node, emu string
 	if !strings.Contains(drc, sidecarImage) {
 		t.Fatalf("docs/security.md's DeploymentRuntimeConfig no longer names %s", sidecarImage)
 	}
-	old := podLogs(ctx, t, n, "provider-cloudarmor-")
+	old := podLogs(ctx, t, n, rbac.ProviderName+"-")
 	if err := n.Apply(ctx, strings.ReplaceAll(drc, sidecarImage, img)); err != nil {
 		t.Fatal(err)
 	}
 	// The new pod, with both containers ready.
 	var pod string
 	for deadline := time.Now().Add(3 * time.Minute); pod == ""; {
-		out, _ := n.Kubectl(ctx, "-n", "crossplane-system", "get", "pods", "-l", "pkg.crossplane.io/provider=provider-cloudarmor", "-o",
+		out, _ := n.Kubectl(ctx, "-n", "crossplane-system", "get", "pods", "-l", "pkg.crossplane.io/provider="+rbac.ProviderName, "-o",
 			`jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[*].ready}{"\n"}{end}`)
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			f := strings.Fields(line)

@@ -95,7 +95,7 @@ func TestPackages(t *testing.T) {
 	root := repo.Root()
 	autoReadyBin, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err) // NODE_TEST=1 (realNode): a tool missing here is a failure, not a skip
 	}
 	opts := stack.Options{
 		Tools:         tools,
@@ -141,7 +141,7 @@ func TestPackages(t *testing.T) {
 	pods, _ := n.Kubectl(ctx, "get", "pods", "-A", "-o", "wide")
 	t.Logf("kubectl get pods -A:\n%s", pods)
 	checkRunning(ctx, t, n, map[string]string{
-		"crossplane-system/provider-cloudarmor-":                    "provider",
+		"crossplane-system/" + rbac.ProviderName + "-":              "provider",
 		"crossplane-system/armorplane-function-ipallowlist-":        "function-ipallowlist",
 		"crossplane-system/crossplane-contrib-function-auto-ready-": "function-auto-ready",
 		stack.EmulatorNamespace + "/cloudarmor-emulator-":           "emulator",
@@ -337,7 +337,7 @@ func processRSS(holder int, exe string) int64 {
 func checkGrant(ctx context.Context, t *testing.T, n *node.Node, kubectl string) {
 	t.Helper()
 	root := repo.Root()
-	rev, err := n.Kubectl(ctx, "get", "providerrevisions", "-l", "pkg.crossplane.io/package=provider-cloudarmor",
+	rev, err := n.Kubectl(ctx, "get", "providerrevisions", "-l", "pkg.crossplane.io/package="+rbac.ProviderName,
 		"-o", "jsonpath={.items[0].metadata.name}")
 	if err != nil || rev == "" {
 		rev, err = n.Kubectl(ctx, "get", "providerrevisions", "-o", "jsonpath={.items[0].metadata.name}")
@@ -365,8 +365,8 @@ func checkGrant(ctx context.Context, t *testing.T, n *node.Node, kubectl string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(subjects) != "crossplane-system/provider-cloudarmor" {
-		t.Errorf("the RBAC manager bound its role to %q, want the DeploymentRuntimeConfig's crossplane-system/provider-cloudarmor", subjects)
+	if want := "crossplane-system/" + rbac.ProviderName; strings.TrimSpace(subjects) != want {
+		t.Errorf("the RBAC manager bound its role to %q, want the DeploymentRuntimeConfig's %s", subjects, want)
 	}
 
 	needs, err := rbac.ClusterRole(filepath.Join(root, rbac.ClusterRoleFile))
@@ -434,7 +434,7 @@ func accessReviews(ctx context.Context, t *testing.T, n *node.Node, kubectl stri
 // Warning Event on the object.
 func checkNotForbidden(ctx context.Context, t *testing.T, n *node.Node) {
 	t.Helper()
-	logs := podLogs(ctx, t, n, "provider-cloudarmor-", "armorplane-function-ipallowlist-")
+	logs := podLogs(ctx, t, n, rbac.ProviderName+"-", "armorplane-function-ipallowlist-")
 	if len(logs) < 2 {
 		t.Errorf("found %d provider and function pods to check, want 2", len(logs))
 	}
@@ -460,8 +460,8 @@ func checkNotForbidden(ctx context.Context, t *testing.T, n *node.Node) {
 func checkRefusedWithoutGrant(ctx context.Context, t *testing.T, n *node.Node) {
 	t.Helper()
 	start := time.Now()
-	old := podLogs(ctx, t, n, "provider-cloudarmor-")
-	if _, err := n.Kubectl(ctx, "delete", "clusterrolebinding", "provider-cloudarmor:beyond-rbac-manager"); err != nil {
+	old := podLogs(ctx, t, n, rbac.ProviderName+"-")
+	if _, err := n.Kubectl(ctx, "delete", "clusterrolebinding", rbac.ProviderName+":beyond-rbac-manager"); err != nil {
 		t.Fatal(err)
 	}
 	for p := range old {
@@ -471,7 +471,7 @@ func checkRefusedWithoutGrant(ctx context.Context, t *testing.T, n *node.Node) {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		for p, log := range podLogs(ctx, t, n, "provider-cloudarmor-") {
+		for p, log := range podLogs(ctx, t, n, rbac.ProviderName+"-") {
 			if _, ok := old[p]; ok {
 				continue
 			}

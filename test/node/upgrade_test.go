@@ -104,22 +104,25 @@ metadata: {name: ` + upgradeNS + `}
 // TestUpgrade upgrades in place, as CHANGELOG.md tells a user to, from the
 // previous release (hack/xpkg-previous.sh), whose function composed every
 // rule, group and AddressSet itself, to this checkout's packages, whose
-// function composes one SecurityPolicyAllowlist that adopts them. GCP is
-// sampled throughout: every address must stay allowed in every sample, no
-// rule may be removed, and the same objects (by UID) must end up the
-// allowlist's.
+// function composes one SecurityPolicyAllowlist that adopts them. The
+// previous release is installed with README.md's commands, under the names
+// they give. GCP is sampled throughout: every address must stay allowed in
+// every sample, no rule may be removed, and the same objects (by UID) must
+// end up the allowlist's. The Providers are sampled too: one, never a
+// second, and never other than Healthy for longer than a revision roll takes.
+// Nothing is deleted by hand.
 func TestUpgrade(t *testing.T) {
 	tools := realNode(t, t.TempDir())
 	root := repo.Root()
 	previous := previousPackages(t, root)
 	autoReadyBin, autoReadyMeta, err := stack.AutoReadyFiles(tools, os.Getenv("FUNCTION_AUTO_READY_BIN"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err) // NODE_TEST=1 (realNode): a tool missing here is a failure, not a skip
 	}
 	opts := stack.Options{
 		Tools: tools,
 		// The previous release's grant: the upgrade applies this checkout's.
-		RepoRoot:   previous,
+		RepoRoot:   previousGrant(t, previous),
 		Crossplane: toolPath(t, "CROSSPLANE_BIN", "crossplane"),
 		XpkgDir:    filepath.Join(previous, "xpkg"),
 		Emulator:   envOr("NODE_EMULATOR_BIN", filepath.Join(root, "_output/bin/emulator")),
@@ -128,6 +131,9 @@ func TestUpgrade(t *testing.T) {
 		AutoReady:     autoReadyBin,
 		AutoReadyMeta: autoReadyMeta,
 		Logf:          t.Logf,
+		// The previous release knows no grant flags; this test's
+		// ProviderConfigs are cluster-scoped and need none.
+		PreviousRelease: true,
 	}
 	newXpkg := envOr("NODE_XPKG_DIR", filepath.Join(root, "_output/xpkg"))
 	for _, p := range stack.Packages {
@@ -161,27 +167,7 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	s = time.Now()
-	if err := n.Apply(ctx, upgradeSetup); err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range upgradeXRs {
-		if err := n.Apply(ctx, x.manifest()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodeIP := internalIP(ctx, t, n)
-	want := map[string][]string{}
-	for _, x := range upgradeXRs {
-		want[x.name] = canonicalAll(append(slices.Clone(x.cidrs), nodeIP))
-		waitXRReady(ctx, t, n, x.name)
-	}
-	waitFor(ctx, t, "GCP to allow every address of each IPAllowlist", 3*time.Minute, func() error {
-		st, err := emulatorState(emu)
-		if err != nil {
-			return err
-		}
-		return st.missing(want)
-	})
+	want := applyUpgradeXRs(ctx, t, n, emu)
 	lap("previous release: IPAllowlists Ready, GCP allows every address", s)
 	composed := map[string][]kubeObject{}
 	for _, x := range upgradeXRs {
@@ -194,6 +180,7 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	smp := startSampler(emu, want, st0.priorities())
+	providers := watchProviders(ctx, n)
 	s = time.Now()
 	upgrade(ctx, t, n, opts, newXpkg, lap)
 	for _, x := range upgradeXRs {
@@ -205,6 +192,7 @@ func TestUpgrade(t *testing.T) {
 	checkPackages(ctx, t, n)
 	time.Sleep(10 * time.Second)
 	res := smp.stop()
+	checkProviders(t, providers.stop())
 	if diff := cmp.Diff(status0, xrStatus(ctx, t, n)); diff != "" {
 		t.Errorf("the IPAllowlists' Ready and counts, before and after the upgrade (-before +after):\n%s", diff)
 	}
@@ -224,8 +212,7 @@ func TestUpgrade(t *testing.T) {
 	compare(t, before, snapshot(t, tools.Debs))
 }
 
-// checkPackages: one provider and one function of ours, at upgradeTag; the
-// second Provider Crossplane's resolver installed is gone.
+// checkPackages: one provider and one function of ours, at upgradeTag.
 func checkPackages(ctx context.Context, t *testing.T, n *node.Node) {
 	t.Helper()
 	pkgs, err := n.Kubectl(ctx, "get", "providers.pkg.crossplane.io,functions.pkg.crossplane.io", "-o",
@@ -233,11 +220,11 @@ func checkPackages(ctx context.Context, t *testing.T, n *node.Node) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
+	want := sortedCopy([]string{
 		"armorplane-function-ipallowlist=xpkg.crossplane.io/armorplane/function-ipallowlist:" + upgradeTag,
 		"crossplane-contrib-function-auto-ready=xpkg.crossplane.io/" + stack.AutoReadyRepo + ":" + stack.AutoReadyTag,
-		"provider-cloudarmor=xpkg.crossplane.io/armorplane/provider-cloudarmor:" + upgradeTag,
-	}
+		rbac.ProviderName + "=xpkg.crossplane.io/armorplane/provider-cloudarmor:" + upgradeTag,
+	})
 	if diff := cmp.Diff(want, sortedCopy(strings.Fields(pkgs))); diff != "" {
 		t.Errorf("the providers and functions after the upgrade (-want +got):\n%s", diff)
 	}
@@ -302,7 +289,7 @@ func upgrade(ctx context.Context, t *testing.T, n *node.Node, o stack.Options, x
 	}
 	lap("kubectl apply -f provider-runtime.yaml (this release's grant)", s)
 	for _, p := range []struct{ kind, name, repo string }{
-		{"providers.pkg.crossplane.io", "provider-cloudarmor", stack.Packages[0].Repo},
+		{"providers.pkg.crossplane.io", rbac.ProviderName, stack.Packages[0].Repo},
 		{"functions.pkg.crossplane.io", "armorplane-function-ipallowlist", stack.Packages[1].Repo},
 		{"configurations.pkg.crossplane.io", "armorplane-configuration-ipallowlist", stack.Packages[2].Repo},
 	} {
@@ -313,7 +300,6 @@ func upgrade(ctx context.Context, t *testing.T, n *node.Node, o stack.Options, x
 			t.Fatal(err)
 		}
 		waitFor(ctx, t, p.kind+" "+p.name+" at "+upgradeTag+", Healthy", 5*time.Minute, func() error {
-			deleteDuplicateProvider(ctx, t, n, s)
 			out, err := n.Kubectl(ctx, "get", p.kind, p.name, "-o",
 				`jsonpath={.status.currentIdentifier} {.status.conditions[?(@.type=="Installed")].status} {.status.conditions[?(@.type=="Healthy")].status}`)
 			if err != nil {
@@ -328,28 +314,44 @@ func upgrade(ctx context.Context, t *testing.T, n *node.Node, o stack.Options, x
 	}
 }
 
-// duplicateProvider is the name Crossplane's dependency resolver gives the
-// provider when it installs it as the Configuration's dependency.
-const duplicateProvider = "armorplane-provider-cloudarmor"
-
-// deleteDuplicateProvider deletes the Provider Crossplane's resolver makes
-// when the provider's revision changes, as CHANGELOG.md tells a user to.
-// Crossplane deactivates the old revision, which leaves the lock, before the
-// new one joins it; in between, the resolver (Crossplane 2.4 without
-// --enable-dependency-version-upgrades) installs the Configuration's
-// dependency again under its own name, and both are unhealthy with "node
-// ... already exists" until one is deleted (crossplane/crossplane#7454).
-func deleteDuplicateProvider(ctx context.Context, t *testing.T, n *node.Node, since time.Time) {
+// checkProviders: from the first push to the end, one Provider at a time,
+// the one README.md names, and never unhealthy for longer than a revision
+// roll takes.
+func checkProviders(t *testing.T, r providerReport) {
 	t.Helper()
-	out, err := n.Kubectl(ctx, "get", "providers.pkg.crossplane.io", duplicateProvider, "--ignore-not-found", "-o", "name")
-	if err != nil || strings.TrimSpace(out) == "" {
-		return
+	t.Logf("sampled the Providers %d times: at most %d at once (%s); the longest one was not Healthy: %s (%s); %d failed read(s)",
+		r.samples, r.most, strings.Join(r.names, ", "), r.unhealthy.Round(100*time.Millisecond), r.which, r.errors)
+	if r.most != 1 || !slices.Equal(r.names, []string{rbac.ProviderName}) {
+		t.Errorf("Providers during the upgrade: %v, at most %d at once; want only %s", r.names, r.most, rbac.ProviderName)
 	}
-	if _, err := n.Kubectl(ctx, "delete", "providers.pkg.crossplane.io", duplicateProvider, "--wait=false"); err != nil {
+	if r.unhealthy > rollLimit {
+		t.Errorf("Provider %s was not Healthy for %s, longer than a revision roll takes (%s)", r.which, r.unhealthy.Round(100*time.Millisecond), rollLimit)
+	}
+	if r.samples == 0 || r.errors*20 > r.samples {
+		t.Errorf("%d reads of the Providers failed, %d succeeded", r.errors, r.samples)
+	}
+}
+
+// previousGrant is a repository root whose cluster/rbac/provider-runtime.yaml
+// is the previous release's grant under the names README.md now installs
+// with: that release named the Provider, its DeploymentRuntimeConfig,
+// ServiceAccount and binding provider-cloudarmor.
+func previousGrant(t *testing.T, previous string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(previous, rbac.ProviderRuntimeFile))
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("Crossplane's resolver installed the provider a second time as %s; deleted %s after the upgrade began",
-		duplicateProvider, time.Since(since).Round(10*time.Millisecond))
+	grant := strings.ReplaceAll(string(b), "name: provider-cloudarmor", "name: "+rbac.ProviderName)
+	root := t.TempDir()
+	f := filepath.Join(root, rbac.ProviderRuntimeFile)
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte(grant), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // waitFor polls f every half second until it returns nil, failing the test
@@ -367,6 +369,35 @@ func waitFor(ctx context.Context, t *testing.T, what string, timeout time.Durati
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// applyUpgradeXRs applies upgradeSetup and upgradeXRs, waits until each
+// IPAllowlist is Ready and GCP (the emulator at emu) allows every address
+// of each, and returns those addresses by IPAllowlist.
+func applyUpgradeXRs(ctx context.Context, t *testing.T, n *node.Node, emu string) map[string][]string {
+	t.Helper()
+	if err := n.Apply(ctx, upgradeSetup); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range upgradeXRs {
+		if err := n.Apply(ctx, x.manifest()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodeIP := internalIP(ctx, t, n)
+	want := map[string][]string{}
+	for _, x := range upgradeXRs {
+		want[x.name] = canonicalAll(append(slices.Clone(x.cidrs), nodeIP))
+		waitXRReady(ctx, t, n, x.name)
+	}
+	waitFor(ctx, t, "GCP to allow every address of each IPAllowlist", 3*time.Minute, func() error {
+		st, err := emulatorState(emu)
+		if err != nil {
+			return err
+		}
+		return st.missing(want)
+	})
+	return want
 }
 
 func waitXRReady(ctx context.Context, t *testing.T, n *node.Node, name string) {

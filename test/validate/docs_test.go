@@ -117,6 +117,8 @@ func decodeAll(block string) ([]*unstructured.Unstructured, error) {
 
 // docManifests parses every ```yaml block of the documentation. A block
 // that does not parse, or an object without apiVersion or kind, fails t.
+// A block fenced ```yaml cases is a `provider test` cases file, not an
+// object, and is not one of them.
 func docManifests(t *testing.T) []docManifest {
 	t.Helper()
 	root := repoRoot()
@@ -183,24 +185,11 @@ func TestDocsManifests(t *testing.T) {
 		return
 	}
 
-	cli := crossplaneCLI(t)
-	cache := seedCache(t, crossplaneCRDs(t))
-	extensions, _ := inputs(t)
-	dir := t.TempDir()
-	for i, m := range validated {
-		b, err := m.obj.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d.yaml", i)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// Without --error-on-missing-schemas, because a Composition's function
 	// inputs are validated too and we ship no schema for other projects'
 	// functions: each missing schema must be one of functionInputs, and
 	// every manifest must be reported valid by name.
-	out, err := validateWith(t, cli, cache, copyInto(t, extensions), dir)
+	out, err := validateManifests(t, validated)
 	if err != nil {
 		t.Errorf("crossplane resource validate failed on documentation manifests: %v\n%s", err, out)
 	}
@@ -267,4 +256,24 @@ func TestYAMLBlocksInListItems(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b"}, names); diff != "" {
 		t.Errorf("names of the objects in an indented block: -want, +got:\n%s", diff)
 	}
+}
+
+// validateManifests runs crossplane resource validate over manifests, against
+// Crossplane's CRDs and our packages', with args added to its command line.
+func validateManifests(t *testing.T, manifests []docManifest, args ...string) (string, error) {
+	t.Helper()
+	cli := crossplaneCLI(t)
+	cache := seedCache(t, crossplaneCRDs(t))
+	extensions, _ := inputs(t)
+	dir := t.TempDir()
+	for i, m := range manifests {
+		b, err := m.obj.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d.yaml", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return validateWith(t, cli, cache, copyInto(t, extensions), dir, args...)
 }

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/cluster/node"
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 )
 
@@ -49,10 +50,11 @@ const (
 )
 
 // The names README.md's `crossplane xpkg install` commands give the packages
-// (the provider by name, the Configuration and the functions Crossplane
-// names after their repositories).
+// (the provider by the name Crossplane's resolver would give it, the
+// Configuration and the functions Crossplane names after their
+// repositories).
 const (
-	ProviderName      = "provider-cloudarmor"
+	ProviderName      = rbac.ProviderName
 	ConfigurationName = "armorplane-configuration-ipallowlist"
 	FunctionName      = "armorplane-function-ipallowlist"
 	AutoReadyName     = "crossplane-contrib-function-auto-ready"

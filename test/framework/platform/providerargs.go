@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/armorplane/provider-cloudarmor/cluster/rbac"
 	"github.com/armorplane/provider-cloudarmor/test/framework/procstat"
 )
 
@@ -33,8 +34,9 @@ import (
 // flags there), and Crossplane rolls the provider's Deployment when it
 // changes.
 const (
-	// RuntimeConfig is the provider's DeploymentRuntimeConfig.
-	RuntimeConfig = "provider-cloudarmor"
+	// RuntimeConfig is the provider's DeploymentRuntimeConfig, named as the
+	// Provider.
+	RuntimeConfig = rbac.ProviderName
 	// ProviderContainer is the provider's container, as Crossplane names it.
 	ProviderContainer = "package-runtime"
 	// providerLease is the provider's leader election Lease (cmd/provider).
