@@ -100,6 +100,7 @@ type Reconciler struct {
 	log      logging.Logger
 	recorder event.Recorder
 	pacer    *pace.Pacer
+	batch    *batcher
 	now      func() time.Time
 
 	// readers maps each AddressSet to the allowlist that reads it, for the
@@ -117,6 +118,7 @@ func NewReconciler(kube client.Client, sets sets, log logging.Logger, rec event.
 	return &Reconciler{
 		kube: kube, sets: sets, log: log, recorder: rec, now: time.Now,
 		pacer:   pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		batch:   newBatcher(rangeBatchWindow),
 		readers: map[types.NamespacedName]types.NamespacedName{},
 		wrote:   map[types.NamespacedName]map[types.UID]int64{},
 	}
@@ -152,6 +154,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	}
 	delete(r.wrote, key)
 	r.pacer.Forget(key)
+	r.batch.forget(key)
 }
 
 // written remembers the generation obj reached by a write of al.
@@ -237,6 +240,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			p = hold(k.children)
 		}
 	}
+	wait := r.batchRanges(req.NamespacedName, k.children, &p, st.held)
 	gone, held := removals(k.children, p, src.ranges)
 	if err := r.apply(ctx, al, k.children, p, gone); err != nil {
 		return reconcile.Result{}, r.failed(ctx, al, err)
@@ -251,7 +255,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if st.reason == v1alpha1.ReasonSourcesPending {
 		res.RequeueAfter = sooner(res.RequeueAfter, retry)
 	}
+	if wait > 0 {
+		res.RequeueAfter = sooner(res.RequeueAfter, wait)
+	}
 	return res, err
+}
+
+// batchRanges makes p wait, when the batcher says so, with the range rule
+// changes of a burst that more of the burst would write again, and records a
+// write of them otherwise. It returns how long they wait. Only a plan of
+// range rules alone waits: a switch between modes and a held plan go as
+// they are.
+func (r *Reconciler) batchRanges(key types.NamespacedName, c children, p *plan, held bool) time.Duration {
+	if held || p.switching != "" || p.groupRule != nil || len(c.groupRules)+len(c.groups) > 0 {
+		return 0
+	}
+	changed, complete := rangeChanges(c, *p)
+	if !changed {
+		return 0
+	}
+	now := r.now()
+	if due, after := r.batch.due(key, complete, now); !due {
+		p.keepRanges, p.waitRanges = true, true
+		return after
+	}
+	r.batch.written(key, now)
+	return 0
 }
 
 // keepPolicy makes the policy the allowlist creates what its spec says, but
@@ -375,6 +404,9 @@ func (r *Reconciler) applyGroups(ctx context.Context, al *v1alpha1.SecurityPolic
 
 // applyRanges creates or updates the range rules p wants.
 func (r *Reconciler) applyRanges(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
+	if p.waitRanges {
+		return nil
+	}
 	for _, rule := range p.ranges {
 		have, ok := c.ranges[rule.Priority]
 		switch {

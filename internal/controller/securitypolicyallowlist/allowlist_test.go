@@ -72,6 +72,9 @@ func newGCP(t *testing.T, enterprise bool, al *v1alpha1.SecurityPolicyAllowlist)
 	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(al).
 		WithStatusSubresource(&v1alpha1.SecurityPolicyAllowlist{}, &v1beta1.SecurityPolicyRule{}, &v1alpha1.AddressGroup{}, &v1alpha1.AddressSet{}, &v1beta1.SecurityPolicy{}).Build()
 	r := NewReconciler(kube, noSets{}, logging.NewNopLogger(), noRecorder{})
+	// A step takes no time on the wall clock, so a batch window would hold
+	// every change after the first; TestBatchRanges steps a clock instead.
+	r.batch = newBatcher(0)
 	return &gcp{t: t, kube: kube, r: r, enterprise: enterprise, accepted: map[string]string{}, inGCP: map[string]client.Object{}}
 }
 
