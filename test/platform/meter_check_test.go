@@ -1,7 +1,9 @@
 package platformsuite
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -54,4 +56,60 @@ func TestMeterCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFloorOf: the least GCP needs for a change, judged from what changed.
+func TestFloorOf(t *testing.T) {
+	type want struct {
+		Writes int64
+		After  time.Duration
+	}
+	cases := map[string]struct {
+		reason        string
+		before, after []string
+		rules         bool
+		burst         time.Duration
+		want          want
+	}{
+		"NoChange": {
+			reason: "Nothing changed: no write is needed.",
+			before: []string{"a"}, after: []string{"a"}, rules: true,
+		},
+		"RulesAtOnce": {
+			reason: "Twenty-five sources added at once need three range rules, one operation after another.",
+			after:  sources(25), rules: true,
+			want: want{Writes: 3, After: 3 * opLatency},
+		},
+		"RulesTrickled": {
+			reason: "A trickle that took longer than its writes leaves one operation after its last write.",
+			after:  sources(25), rules: true, burst: 2500 * time.Millisecond,
+			want: want{Writes: 3, After: opLatency},
+		},
+		"RulesRemoved": {
+			reason: "Removals count like additions.",
+			before: sources(11), after: sources(1), rules: true,
+			want: want{Writes: 1, After: opLatency},
+		},
+		"Group": {
+			reason: "In mode addressGroup one call adds every item.",
+			after:  sources(200),
+			want:   want{Writes: 1, After: opLatency},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			writes, after := floorOf(changedSources(tc.before, tc.after), tc.rules, tc.burst)
+			if diff := cmp.Diff(tc.want, want{Writes: writes, After: after}); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func sources(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("10.0.%d.%d/32", i/256, i%256)
+	}
+	return out
 }

@@ -36,6 +36,8 @@ type meter struct {
 
 	// limit is how long a change may take to reach GCP; converge unless set.
 	limit time.Duration
+	// rules says the changes measured now are in mode rules (floorOf).
+	rules bool
 
 	// composed counts the updates of the objects composed for the XR.
 	composed *updates
@@ -70,9 +72,52 @@ type result struct {
 	// statusLag is how long after GCP was right the IPAllowlist's ipCount
 	// said so.
 	statusLag time.Duration
-	// floor is what GCP alone needs: the change's writes, one operation at a
-	// time per policy, opLatency each.
-	floor time.Duration
+	// floorWrites is the least GCP writes the change can take, judged from
+	// what changed, not from what we wrote (floorOf); floor is how long
+	// after the last Node write GCP needs at least to make them.
+	floorWrites int64
+	floor       time.Duration
+	// rules says the allowlist was in mode rules.
+	rules bool
+}
+
+// rangesPerRule is Cloud Armor's limit of source ranges in one rule.
+const rangesPerRule = 10
+
+// floorOf is the least a change of changed sources costs in GCP: in mode
+// rules a range rule holds ten, so ceil(changed / 10) rule writes; in mode
+// addressGroup one addItems or removeItems. The writes go one operation at a
+// time per policy; those that fit in the time the burst itself took could be
+// made during it, so the floor after the last Node write is what is left,
+// and at least the one operation the last Node needs.
+func floorOf(changed int, rules bool, burst time.Duration) (writes int64, after time.Duration) {
+	switch {
+	case changed == 0:
+		return 0, 0
+	case rules:
+		writes = int64((changed + rangesPerRule - 1) / rangesPerRule)
+	default:
+		writes = 1
+	}
+	return writes, max(opLatency, time.Duration(writes)*opLatency-burst)
+}
+
+// changedSources counts the sources in exactly one of before and after.
+func changedSources(before, after []string) int {
+	in := map[string]int{}
+	for _, s := range before {
+		in[s]++
+	}
+	for _, s := range after {
+		in[s]--
+	}
+	n := 0
+	for _, d := range in {
+		if d != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func (e *env) newMeter(t *testing.T) *meter {
@@ -205,13 +250,14 @@ func (m *meter) measure(t *testing.T, kind string, c *cluster, change func()) {
 	if st, reason, msg := m.e.xrCondition(context.Background(), t, "Responsive"); st == "False" {
 		t.Errorf("%s: Crossplane's circuit breaker opened for the IPAllowlist: Responsive=False %s %q", kind, reason, msg)
 	}
+	floorWrites, floor := floorOf(changedSources(before, after), m.rules, written.Sub(begin))
 	r := result{kind: kind, latency: latency, afterLast: afterLast, writes: writes, methods: methods, calls: calls,
-		events: events, statusLag: statusLag, floor: time.Duration(writes) * opLatency}
+		events: events, statusLag: statusLag, floorWrites: floorWrites, floor: floor, rules: m.rules}
 	m.mu.Lock()
 	m.results = append(m.results, r)
 	m.mu.Unlock()
-	t.Logf("%-32s %6.2fs (%.2fs after its last write, GCP floor %.2fs) %3d GCP writes %v, %d composed-object events, %d function calls, status %.2fs later",
-		kind, latency.Seconds(), afterLast.Seconds(), r.floor.Seconds(), writes, methods, events, calls, statusLag.Seconds())
+	t.Logf("%-32s %6.2fs (%.2fs after its last write, GCP floor %.2fs) %3d GCP writes %v (floor %d), %d composed-object events, %d function calls, status %.2fs later",
+		kind, latency.Seconds(), afterLast.Seconds(), r.floor.Seconds(), writes, methods, floorWrites, events, calls, statusLag.Seconds())
 }
 
 // settle waits until no GCP write happened for a second and returns the
@@ -271,6 +317,23 @@ func (m *meter) report(t *testing.T) {
 	}
 }
 
+// targets fails every change measured that GCP followed later than
+// beyondFloor after its floor, or, in mode rules, with more than
+// writesOverFloor times the floor's writes.
+func (m *meter) targets(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.results {
+		if r.afterLast > r.floor+beyondFloor {
+			t.Errorf("%s: GCP right %.2fs after the last Node write; the floor is %.2fs, the target %s beyond it", r.kind, r.afterLast.Seconds(), r.floor.Seconds(), beyondFloor)
+		}
+		if r.rules && float64(r.writes) > writesOverFloor*float64(r.floorWrites) {
+			t.Errorf("%s: %d GCP writes; the floor is %d, the target at most %.1f times it", r.kind, r.writes, r.floorWrites, writesOverFloor)
+		}
+	}
+}
+
 // table is the latency table of every change measured so far.
 func (m *meter) table() string {
 	m.mu.Lock()
@@ -285,7 +348,7 @@ func (m *meter) table() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "node change → GCP right (emulator operations %s; %d samples every %s)\n", opLatency, m.samples, sampleEvery)
-	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | p95 after the last write | GCP floor (max) | GCP writes per change | composed-object events per change | function calls per change | status current (max, after GCP) | gap samples |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| change | n | p50 | p95 | max | p95 after the last write | GCP floor after the last write (max) | GCP writes per change (floor) | composed-object events per change | function calls per change | status current (max, after GCP) | gap samples |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var all []time.Duration
 	for _, k := range kinds {
 		rs := by[k]
@@ -297,7 +360,7 @@ func (m *meter) table() string {
 			fromLast = append(fromLast, r.afterLast)
 			floors = append(floors, r.floor)
 			lags = append(lags, r.statusLag)
-			writes = append(writes, fmt.Sprint(r.writes))
+			writes = append(writes, fmt.Sprintf("%d (%d)", r.writes, r.floorWrites))
 			calls = append(calls, fmt.Sprint(r.calls))
 			events = append(events, fmt.Sprint(r.events))
 		}

@@ -99,40 +99,10 @@ func TestScale(t *testing.T) {
 			float64(calls)/window.Minutes())
 
 		m := e.newMeter(t)
-		m.limit = 5 * time.Minute
-		for _, mode := range []string{"addressGroup", "rules"} {
-			patch := `{"spec":{"mode":"rules"}}`
-			if mode == "addressGroup" {
-				patch = fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName)
-			}
-			e.patchXR(ctx, t, patch)
-			if mode == "addressGroup" {
-				e.waitRuleKinds(t, m.limit, map[string]int{"groups": 1})
-			} else {
-				e.waitRuleKinds(t, m.limit, map[string]int{"ranges": (len(c.want()) + 9) / 10})
-			}
-			e.waitAllowlist(t, c.want())
-			// Each burst all at once (eight writers, as kubectl -f with a
-			// list), then trickled (one Node write every 100 ms, as
-			// registrations arrive). Crossplane runs with its defaults: a
-			// burst that opened its circuit breaker fails the measurement.
-			for _, size := range []int{20, 100, 500} {
-				for _, trickle := range []bool{false, true} {
-					how := "at once"
-					if trickle {
-						how = "trickled"
-					}
-					m.measure(t, fmt.Sprintf("%d Nodes, %s: add %d %s", n, mode, size, how), c, func() {
-						c.addNodes(ctx, t, kc, pool, size, trickle)
-					})
-					m.measure(t, fmt.Sprintf("%d Nodes, %s: remove %d %s", n, mode, size, how), c, func() {
-						c.deleteNodes(ctx, t, kc, size, trickle)
-					})
-				}
-			}
-		}
+		runBursts(ctx, t, e, c, kc, m, n, []int{20, 100, 500})
 		m.stop()
 		bursts = append(bursts, m.table())
+		m.targets(t)
 		for k, g := range m.gaps {
 			if g > 0 {
 				t.Errorf("%s: %d samples found a still-wanted source refused by GCP (e.g. %s)", k, g, m.lost[k])
@@ -419,5 +389,79 @@ func (c *cluster) burst(t *testing.T, count int, trickle bool, write func() erro
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// beyondFloor and writesOverFloor are the targets of a burst: GCP holds what
+// the Nodes call for at most beyondFloor after GCP's own floor (floorOf), and
+// in mode rules with at most writesOverFloor times the floor's writes.
+const (
+	beyondFloor     = 5 * time.Second
+	writesOverFloor = 1.3
+)
+
+// TestBursts is TestScale's bursts in short, run by make test and held to
+// the targets: 200 pool Nodes added and removed, at once and trickled, in
+// both modes, with Crossplane's defaults. The long one, with thousands of
+// Nodes and their heartbeats, is make bench's.
+func TestBursts(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.applyProviderConfig(ctx, t)
+	if err := e.emu.SetTier(project, "CA_ENTERPRISE_PAYGO"); err != nil {
+		t.Fatal(err)
+	}
+	kc := fastClient(t, e)
+	c := newCluster(e)
+	c.realistic = true
+	for range scalePool {
+		c.addNode(ctx, t, pool)
+	}
+	e.applyXR(ctx, t)
+	e.setShrinkHold(ctx, t, 0)
+	e.waitAllowlist(t, c.want())
+
+	m := e.newMeter(t)
+	runBursts(ctx, t, e, c, kc, m, scalePool, []int{200})
+	m.stop()
+	m.report(t)
+	m.targets(t)
+}
+
+// runBursts measures bursts of each size of pool Nodes added and removed, all
+// at once (eight writers, as kubectl -f with a list) and trickled (one Node
+// write every trickleEvery, as registrations arrive), first in mode
+// addressGroup, then in mode rules. Crossplane runs with its defaults: a
+// burst that opened its circuit breaker fails the measurement.
+func runBursts(ctx context.Context, t *testing.T, e *env, c *cluster, kc client.Client, m *meter, n int, sizes []int) {
+	t.Helper()
+	m.limit = 5 * time.Minute
+	for _, mode := range []string{"addressGroup", "rules"} {
+		patch := `{"spec":{"mode":"rules"}}`
+		if mode == "addressGroup" {
+			patch = fmt.Sprintf(`{"spec":{"mode":"addressGroup","addressGroup":{"name":%q}}}`, groupName)
+		}
+		e.patchXR(ctx, t, patch)
+		if mode == "addressGroup" {
+			e.waitRuleKinds(t, m.limit, map[string]int{"groups": 1})
+		} else {
+			e.waitRuleKinds(t, m.limit, map[string]int{"ranges": (len(c.want()) + 9) / 10})
+		}
+		e.waitAllowlist(t, c.want())
+		m.rules = mode == "rules"
+		for _, size := range sizes {
+			for _, trickle := range []bool{false, true} {
+				how := "at once"
+				if trickle {
+					how = "trickled"
+				}
+				m.measure(t, fmt.Sprintf("%d Nodes, %s: add %d %s", n, mode, size, how), c, func() {
+					c.addNodes(ctx, t, kc, pool, size, trickle)
+				})
+				m.measure(t, fmt.Sprintf("%d Nodes, %s: remove %d %s", n, mode, size, how), c, func() {
+					c.deleteNodes(ctx, t, kc, size, trickle)
+				})
+			}
+		}
 	}
 }
