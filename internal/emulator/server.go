@@ -8,8 +8,8 @@
 // the one store and its compute operations, and mounts the APIs of
 // packages securitypolicies (security policies, organization policies, the
 // project's tier), backends (backend services, backend buckets, network
-// edge security services), networksecurity (address groups) and instances;
-// what they share is package core.
+// edge security services), networksecurity (address groups), instances and
+// routers (Cloud Routers and NAT); what they share is package core.
 package emulator
 
 import (
@@ -24,6 +24,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/networksecurity"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/routers"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
@@ -43,6 +44,7 @@ type Server struct {
 	groups    *networksecurity.API
 	instances *instances.API
 	backends  *backends.API
+	routers   *routers.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -62,6 +64,7 @@ func New(opts Options) (*Server, error) {
 	s.groups = networksecurity.New(networkSecurityHost{serverHost{s}}, &s.store.groups)
 	s.instances = instances.New(instancesHost{serverHost{s}})
 	s.backends = backends.New(backendsHost{serverHost{s}}, &s.store.backends)
+	s.routers = routers.New(routersHost{serverHost{s}})
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,7 @@ func (s *Server) routes() {
 	s.mountNetworkSecurity()
 	s.mountInstances()
 	s.mountBackends()
+	s.mountRouters()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
 	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)

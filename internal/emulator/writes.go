@@ -6,6 +6,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/routers"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
@@ -79,6 +80,8 @@ func (s *Server) describe(r *http.Request, c *call) {
 	switch {
 	case strings.HasPrefix(c.method, "instances.") || strings.HasPrefix(c.method, "zoneOperations."):
 		c.resource = instances.Resource(r)
+	case strings.HasPrefix(c.method, "routers."):
+		c.resource = routers.Resource(r)
 	case strings.HasPrefix(c.method, "organizationSecurityPolicies."):
 		id := securitypolicies.OrgPolicyID(r)
 		parent := r.URL.Query().Get("parentId")

@@ -3,18 +3,14 @@ package instances
 import (
 	"slices"
 	"strings"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
 
-// zones are the zones every project has (a subset of GCP's public list:
-// the regions tests and examples use, with their zone letters).
+// zones are the zones every project has: those of core.Regions.
 var zones = func() []string {
-	regions := map[string]string{
-		"us-central1": "abcf", "us-east1": "bcd", "us-east4": "abc", "us-west1": "abc",
-		"europe-west1": "bcd", "europe-west3": "abc", "europe-west4": "abc",
-		"asia-east1": "abc", "asia-northeast1": "abc", "asia-southeast1": "abc",
-	}
 	var out []string
-	for r, letters := range regions {
+	for r, letters := range core.Regions {
 		for _, l := range letters {
 			out = append(out, r+"-"+string(l))
 		}

@@ -1,0 +1,131 @@
+// Package routers serves Cloud Routers and their Cloud NAT gateways:
+// routers.insert, get, patch, delete, list, aggregatedList,
+// getRouterStatus and getNatIpInfo, in compute's error format, with the
+// NAT addresses GCP would hand out (an emulator pool) and the knobs a test
+// turns where GCP would act on its own (Debug). The server in package
+// emulator mounts it (Routes), runs every call through its pipeline (auth,
+// grants, faults) and carries out its writes (Call.Mutate) as regional
+// compute operations; this package imports neither the server nor the
+// other APIs.
+package routers
+
+import (
+	"net/http"
+	"reflect"
+
+	compute "google.golang.org/api/compute/v1"
+
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
+)
+
+// Host is what the server that mounts the API gives it.
+type Host interface {
+	// The store's lock guards the API's state too: a write's change and
+	// commit run under it.
+	core.Store
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes() int64
+}
+
+// A Call is the call a handler serves, as the server's pipeline passes it.
+type Call interface {
+	Scope() core.Scope
+	// Mutate carries out a write on the router at path as a compute
+	// operation of opType and answers the call: under the host's lock,
+	// change validates and plans (its error fails the call), and the plan's
+	// commit runs unless the operation fails.
+	Mutate(opType, path string, change func() (Plan, error))
+}
+
+// A Plan is what a write decided: its operation's target and the commit
+// that makes the change.
+type Plan struct {
+	Link   string // targetLink
+	ID     uint64 // targetId
+	Commit func()
+}
+
+// An API serves the routers of every project. Its state is under the
+// host's lock and is not saved: routers refer to nothing else the
+// emulator holds.
+type API struct {
+	host    Host
+	routers map[string]*router // by path (projects/P/regions/R/routers/N)
+	pool    pool
+}
+
+// New returns an empty API.
+func New(host Host) *API {
+	a := &API{host: host}
+	a.ResetLocked()
+	return a
+}
+
+// ResetLocked forgets every router and restarts the address pool. The
+// host's lock must be held.
+func (a *API) ResetLocked() {
+	a.routers = map[string]*router{}
+	a.pool = pool{}
+}
+
+// A Handler serves one method.
+type Handler func(w http.ResponseWriter, r *http.Request, c Call)
+
+// A Route is one method on one path pattern (with {project}, {region} and
+// {router} values), named as IAM and the emulator's counters name it.
+type Route struct {
+	Verb    string // HTTP method
+	Pattern string
+	Name    string // e.g. routers.getRouterStatus
+	Handle  Handler
+}
+
+// Routes are the API's routes, relative to the compute root. Their
+// operations are the server's regional operations.
+func (a *API) Routes() []Route {
+	const rs = "/projects/{project}/regions/{region}/routers"
+	const one = rs + "/{router}"
+	return []Route{
+		{"POST", rs, "routers.insert", a.insert},
+		{"GET", rs, "routers.list", a.list},
+		{"GET", one, "routers.get", a.get},
+		{"PATCH", one, "routers.patch", a.patch},
+		{"DELETE", one, "routers.delete", a.delete},
+		{"GET", one + "/getRouterStatus", "routers.getRouterStatus", a.getRouterStatus},
+		{"GET", one + "/getNatIpInfo", "routers.getNatIpInfo", a.getNatIPInfo},
+		{"GET", "/projects/{project}/aggregated/routers", "routers.aggregatedList", a.aggregatedList},
+	}
+}
+
+// Permissions are the IAM permissions of the methods whose verb the
+// server's table does not know: reading a router's runtime state needs
+// compute.routers.get.
+var Permissions = map[string]core.Permission{
+	"routers.getRouterStatus": {Name: "compute.routers.get"},
+	"routers.getNatIpInfo":    {Name: "compute.routers.get"},
+}
+
+// ResponseTypes are the response types of every method, for fields=.
+var ResponseTypes = map[string]reflect.Type{
+	"routers.insert":          reflect.TypeOf(compute.Operation{}),
+	"routers.patch":           reflect.TypeOf(compute.Operation{}),
+	"routers.delete":          reflect.TypeOf(compute.Operation{}),
+	"routers.get":             reflect.TypeOf(compute.Router{}),
+	"routers.list":            reflect.TypeOf(compute.RouterList{}),
+	"routers.aggregatedList":  reflect.TypeOf(compute.RouterAggregatedList{}),
+	"routers.getRouterStatus": reflect.TypeOf(compute.RouterStatusResponse{}),
+	"routers.getNatIpInfo":    reflect.TypeOf(compute.NatIpInfoResponse{}),
+}
+
+// Resource is what a 403 of the request names: the router, else the
+// region or the project.
+func Resource(r *http.Request) string {
+	sc := core.Scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
+	switch {
+	case r.PathValue("router") != "":
+		return sc.ObjectPath("routers", r.PathValue("router"))
+	case sc.Region != "":
+		return "projects/" + sc.Project + "/regions/" + sc.Region
+	}
+	return "projects/" + sc.Project
+}
