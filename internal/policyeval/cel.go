@@ -34,6 +34,7 @@ const (
 	idAdaptive
 	idAddressGroup
 	idOrgAddressGroup
+	idWafBody
 )
 
 // unknownWhat says what each unknown id stands for, in a verdict.
@@ -47,6 +48,7 @@ var unknownWhat = map[int64]string{
 	idParams:            "request.params",
 	idWaf:               "preconfigured WAF rules (evaluatePreconfiguredWaf)",
 	idPreconfiguredExpr: "preconfigured rules (evaluatePreconfiguredExpr)",
+	idWafBody:           "request.body, which WAF signatures inspect (the request has a Content-Length or Transfer-Encoding)",
 	idThreatIntel:       "threat intelligence (evaluateThreatIntelligence)",
 	idAdaptive:          "Adaptive Protection (evaluateAdaptiveProtectionAutoDeploy)",
 	idAddressGroup:      "an address group that is not among the inputs (evaluateAddressGroup)",
@@ -77,15 +79,17 @@ func newEnv(lookup func(org bool, name, ip string) ref.Val) (*cel.Env, error) {
 		cel.CrossTypeNumericComparisons(true),
 		// Cloud Armor has has() and no other macro.
 		cel.ClearMacros(),
-		cel.Macros(HasMacro),
+		cel.Macros(HasMacro, wafMacro("evaluatePreconfiguredWaf", 1), wafMacro("evaluatePreconfiguredWaf", 2),
+			wafMacro("evaluatePreconfiguredExpr", 1), wafMacro("evaluatePreconfiguredExpr", 2)),
 		cel.Function("inIpRange", cel.Overload("inIpRange_string_string", []*cel.Type{str, str}, boolean,
 			cel.BinaryBinding(inIPRange))),
+		cel.Variable(wafVar, cel.DynType),
 		cel.Function("evaluatePreconfiguredWaf",
-			cel.Overload("evaluatePreconfiguredWaf_string", []*cel.Type{str}, boolean, cel.FunctionBinding(unknown(idWaf))),
-			cel.Overload("evaluatePreconfiguredWaf_string_map", []*cel.Type{str, strMap}, boolean, cel.FunctionBinding(unknown(idWaf)))),
+			cel.Overload("evaluatePreconfiguredWaf_waf_string", []*cel.Type{cel.DynType, str}, boolean, cel.FunctionBinding(evaluateWaf)),
+			cel.Overload("evaluatePreconfiguredWaf_waf_string_map", []*cel.Type{cel.DynType, str, strMap}, boolean, cel.FunctionBinding(evaluateWaf))),
 		cel.Function("evaluatePreconfiguredExpr",
-			cel.Overload("evaluatePreconfiguredExpr_string", []*cel.Type{str}, boolean, cel.FunctionBinding(unknown(idPreconfiguredExpr))),
-			cel.Overload("evaluatePreconfiguredExpr_string_list", []*cel.Type{str, cel.ListType(str)}, boolean, cel.FunctionBinding(unknown(idPreconfiguredExpr)))),
+			cel.Overload("evaluatePreconfiguredExpr_waf_string", []*cel.Type{cel.DynType, str}, boolean, cel.FunctionBinding(evaluateExpr)),
+			cel.Overload("evaluatePreconfiguredExpr_waf_string_list", []*cel.Type{cel.DynType, str, cel.ListType(str)}, boolean, cel.FunctionBinding(evaluateExpr))),
 		cel.Function("evaluateThreatIntelligence",
 			cel.Overload("evaluateThreatIntelligence_string", []*cel.Type{str}, boolean, cel.FunctionBinding(unknown(idThreatIntel))),
 			cel.Overload("evaluateThreatIntelligence_string_list", []*cel.Type{str, cel.ListType(str)}, boolean, cel.FunctionBinding(unknown(idThreatIntel)))),
@@ -151,6 +155,56 @@ func hasMacro(eh cel.MacroExprFactory, _ ast.Expr, args []ast.Expr) (ast.Expr, *
 		}
 	}
 	return nil, eh.NewError(arg.ID(), "invalid argument to has() macro")
+}
+
+// wafMacro passes the request to a WAF function: name(args) becomes
+// name(@waf, args), which the overloads above take.
+func wafMacro(name string, argc int) cel.Macro {
+	return cel.GlobalMacro(name, argc, func(eh cel.MacroExprFactory, _ ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
+		return eh.NewCall(name, append([]ast.Expr{eh.NewIdent(wafVar)}, args...)...), nil
+	})
+}
+
+// evaluateWaf is evaluatePreconfiguredWaf(@waf, set[, options]).
+func evaluateWaf(args ...ref.Val) ref.Val {
+	c, set, ok := wafArgs(args)
+	if !ok {
+		return types.NoSuchOverloadErr()
+	}
+	o := wafOptions{sensitivity: maxSensitivity}
+	if len(args) == 3 {
+		var err error
+		if o, err = wafOptionsOf(args[2]); err != nil {
+			return types.NewErr("evaluatePreconfiguredWaf: %v", err)
+		}
+	}
+	return c.evaluate(set, o, idWaf)
+}
+
+// evaluateExpr is evaluatePreconfiguredExpr(@waf, set[, opt-out ids]):
+// every signature of the set, less the ones listed.
+func evaluateExpr(args ...ref.Val) ref.Val {
+	c, set, ok := wafArgs(args)
+	if !ok {
+		return types.NoSuchOverloadErr()
+	}
+	o := wafOptions{sensitivity: maxSensitivity}
+	if len(args) == 3 {
+		var err error
+		if o.optOut, err = stringsOf(args[2]); err != nil {
+			return types.NewErr("evaluatePreconfiguredExpr: %v", err)
+		}
+	}
+	return c.evaluate(set, o, idPreconfiguredExpr)
+}
+
+func wafArgs(args []ref.Val) (*wafCall, string, bool) {
+	if len(args) < 2 {
+		return nil, "", false
+	}
+	c, ok1 := args[0].(*wafCall)
+	set, ok2 := args[1].(types.String)
+	return c, string(set), ok1 && ok2
 }
 
 // inIPRange is inIpRange(ip, range): whether ip is in range, a CIDR or a

@@ -10,13 +10,19 @@
 // reported but not enforced. Match conditions are SRC_IPS_V1 source ranges
 // or expressions in Cloud Armor's rules language, evaluated with CEL.
 //
-// What cannot be known offline (preconfigured WAF rules, threat
-// intelligence, reCAPTCHA tokens, Adaptive Protection, an address group that
-// is not given, an attribute the request leaves out) is never guessed: the
+// Preconfigured WAF rules (evaluatePreconfiguredWaf, evaluatePreconfiguredExpr)
+// run the OWASP Core Rule Set 4.22 with Coraza, standing in for the CRS
+// version of each Cloud Armor set (waf.go; docs/evaluation.md says where the
+// two differ).
+//
+// What cannot be known offline (threat intelligence, reCAPTCHA tokens,
+// Adaptive Protection, a request body, an address group that is not given,
+// an attribute the request leaves out) is never guessed: the
 // verdict says "not evaluable offline: <what>" whenever the outcome depends
 // on it. An expression that does not depend on it (false && unknown) is
 // still decided, as CEL's commutative && and || allow.
 //
-// The package has no state beyond compiled expressions, so the emulator or a
-// controller could call it as well as the provider's `test` command.
+// The package has no state beyond compiled expressions and CRS rule files
+// (compiled once per process, on first use), so the emulator or a controller
+// could call it as well as the provider's `test` command.
 package policyeval

@@ -337,7 +337,7 @@ func denyStatus(action string) int {
 }
 
 // match evaluates one rule's condition.
-func (e *Evaluator) match(r Rule, act map[string]any, ip netip.Addr) (Outcome, string, string) {
+func (e *Evaluator) match(r Rule, act map[string]any, ip netip.Addr) (o Outcome, why, warn string) {
 	if r.NetworkMatch != nil {
 		return NotEvaluable, "not evaluable offline: networkMatch (Layer 3/4 conditions of CLOUD_ARMOR_NETWORK policies)", ""
 	}
@@ -348,6 +348,10 @@ func (e *Evaluator) match(r Rule, act map[string]any, ip netip.Addr) (Outcome, s
 	case m == nil:
 		return NotEvaluable, "not evaluable offline: the rule has no match condition", ""
 	case m.Expr != nil:
+		if c, ok := act[wafVar].(*wafCall); ok {
+			c.begin(r.PreconfiguredWafConfig)
+			defer func() { why, warn = c.explain(why, warn) }()
+		}
 		return e.matchExpr(m.Expr.Expression, act)
 	case m.VersionedExpr != nil && *m.VersionedExpr == "SRC_IPS_V1" && m.Config != nil:
 		return matchRanges(m.Config.SrcIpRanges, ip)
@@ -452,6 +456,8 @@ func activation(p Policy, r Request) (map[string]any, netip.Addr, error) {
 		"request.cookies": cookies(headers),
 		"request.body":    types.NewUnknown(idBody, nil),
 		"request.params":  types.NewUnknown(idParams, nil),
+		// The WAF reads the request only when a rule calls it.
+		wafVar: &wafCall{r: r, ip: ip.String(), headers: headers},
 	}
 	unknownIfEmpty := func(name, v string, id int64) {
 		if v == "" {

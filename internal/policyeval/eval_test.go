@@ -110,8 +110,8 @@ func TestExpressions(t *testing.T) {
 		"AddressGroupMissing": {"A group not given cannot be evaluated.", args{"evaluateAddressGroup('nobody', origin.ip)", base},
 			notEvaluable("an address group that is not among the inputs (evaluateAddressGroup)")},
 		"OrgAddressGroup": {"Organization groups are separate.", args{"evaluateOrganizationAddressGroup('org-partners', origin.ip)", base}, allowed},
-		"WAF": {"Preconfigured WAF rules are not evaluable.", args{"evaluatePreconfiguredWaf('sqli-v33-stable')", base},
-			notEvaluable("preconfigured WAF rules (evaluatePreconfiguredWaf)")},
+		"WAF": {"Preconfigured WAF rules with no CRS counterpart are not evaluable (waf_test.go has the rest).", args{"evaluatePreconfiguredWaf('cve-canary')", base},
+			notEvaluable("preconfigured WAF rules (evaluatePreconfiguredWaf); cve-canary has no OWASP CRS counterpart")},
 		"WAFShortCircuit": {"false && unknown is false, as in CEL.", args{"request.path == '/nope' && evaluatePreconfiguredWaf('sqli-v33-stable')", base}, denied},
 		"WAFOr":           {"true || unknown is true.", args{"request.method == 'GET' || evaluatePreconfiguredExpr('xss-v33-stable')", base}, allowed},
 		"ThreatIntel": {"Threat intelligence is not evaluable.", args{"evaluateThreatIntelligence('iplist-known-malicious-ips')", base},
@@ -241,8 +241,8 @@ func TestActions(t *testing.T) {
 			[]v1beta1.PolicyRule{rule(500, "deny(403)", true, "true", nil), rule(1000, "allow", false, "true", nil)}, nil,
 			want{Summary: "allow at priority 1000; preview rule 500 (deny(403)) would have matched", Preview: 500}},
 		"PreviewNotEvaluable": {"A preview rule that cannot be evaluated does not stop evaluation.",
-			[]v1beta1.PolicyRule{rule(500, "deny(403)", true, "evaluatePreconfiguredWaf('sqli-v33-stable')", nil), rule(1000, "allow", false, "true", nil)}, nil,
-			want{Summary: "allow at priority 1000", Warnings: []string{"preview rule 500: not evaluable offline: preconfigured WAF rules (evaluatePreconfiguredWaf)"}}},
+			[]v1beta1.PolicyRule{rule(500, "deny(403)", true, "evaluatePreconfiguredWaf('cve-canary')", nil), rule(1000, "allow", false, "true", nil)}, nil,
+			want{Summary: "allow at priority 1000", Warnings: []string{"preview rule 500: not evaluable offline: preconfigured WAF rules (evaluatePreconfiguredWaf); cve-canary has no OWASP CRS counterpart"}}},
 		"HeaderAction": {"headerAction is part of the verdict (see HeadersToAdd).",
 			[]v1beta1.PolicyRule{rule(1000, "allow", false, "true", func(r *v1beta1.RuleParameters) {
 				r.HeaderAction = &v1beta1.HTTPHeaderAction{RequestHeadersToAdds: headers}

@@ -18,6 +18,8 @@ func FuzzEvaluate(f *testing.F) {
 		{"request.headers['x'].base64Decode().utf8ToUnicode() == 'a'", "192.0.2.1", "/", "YQ=="},
 		{"origin.region_code == 'FR' && origin.asn > 10", "::ffff:1.2.3.4", "/", ""},
 		{"has(request.headers['x']) && size(request.query) < 3", "1.1.1.1", "", ""},
+		{"evaluatePreconfiguredWaf('xss-v33-stable', {'sensitivity': 2, 'opt_out_rule_ids': ['owasp-crs-v030301-id941100-xss']})", "192.0.2.1", "/a/../b", "q=<script>alert(1)</script>"},
+		{"evaluatePreconfiguredExpr('sqli-stable', ['owasp-crs-v030001-id942100-sqli']) || evaluatePreconfiguredWaf('rce-v33-canary')", "192.0.2.1", "/%00", "id=1' OR '1'='1;cat /etc/passwd"},
 	} {
 		f.Add(s.expr, s.ip, s.path, s.header)
 	}
