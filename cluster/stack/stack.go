@@ -86,6 +86,9 @@ type Cluster interface {
 const (
 	EmulatorNamespace = "cloudarmor-emulator"
 	EmulatorPort      = 8787
+	// DataPlanePort is where the emulator serves its data plane when
+	// EmulatorArgs ask for it (--data-plane, docs/evaluation.md).
+	DataPlanePort = 8788
 	// EmulatorEndpoint is the compute API base URL a ProviderConfig names.
 	EmulatorEndpoint = "http://cloudarmor-emulator.cloudarmor-emulator.svc.cluster.local:8787/compute/v1/"
 )
@@ -120,7 +123,7 @@ spec:
       - name: emulator
         image: %[2]s
         args: [%[3]s]
-        ports: [{containerPort: %[4]d}]
+        ports: [{name: api, containerPort: %[4]d}, {name: data-plane, containerPort: %[5]d}]
         readinessProbe: {httpGet: {path: /_emulator/healthz, port: %[4]d}, periodSeconds: 1}
 ---
 apiVersion: v1
@@ -128,8 +131,8 @@ kind: Service
 metadata: {name: cloudarmor-emulator, namespace: %[1]s}
 spec:
   selector: {app: cloudarmor-emulator}
-  ports: [{port: %[4]d, targetPort: %[4]d}]
-`, EmulatorNamespace, image, strings.Join(quoted, ", "), EmulatorPort)
+  ports: [{name: api, port: %[4]d, targetPort: %[4]d}, {name: data-plane, port: %[5]d, targetPort: %[5]d}]
+`, EmulatorNamespace, image, strings.Join(quoted, ", "), EmulatorPort, DataPlanePort)
 }
 
 // Options configure Install.

@@ -19,24 +19,43 @@ import (
 	"time"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/dataplane"
 )
 
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	opts, addr, err := parseFlags(os.Args[1:])
+	opts, sf, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := run(addr, opts); err != nil {
+	if err := run(sf, opts); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func parseFlags(args []string) (emulator.Options, string, error) {
+// serveFlags say where the emulator serves.
+type serveFlags struct {
+	addr      string
+	dataPlane dataPlaneFlags
+}
+
+// dataPlaneFlags configure the data plane (package dataplane); addr ""
+// serves none.
+type dataPlaneFlags struct {
+	addr          string
+	trustClientIP bool
+}
+
+func parseFlags(args []string) (emulator.Options, serveFlags, error) {
 	fs := flag.NewFlagSet("emulator", flag.ContinueOnError)
 	var o emulator.Options
-	addr := fs.String("listen", "127.0.0.1:8085", "address to serve on")
+	var sf serveFlags
+	fs.StringVar(&sf.addr, "listen", "127.0.0.1:8085", "address to serve on")
+	fs.StringVar(&sf.dataPlane.addr, "data-plane", "", "also serve the data plane on this address: requests to Host <backend>.<project>.backend.local "+
+		"answered as the backend service's security policy decides (see docs/evaluation.md)")
+	fs.BoolVar(&sf.dataPlane.trustClientIP, "data-plane-trust-client-ip-header", false, "let the data plane take the client address from "+
+		dataplane.ClientIPHeader+" (demos, tests); otherwise it is the connection's")
 	fs.DurationVar(&o.OpLatency, "op-latency", 0, "how long operations stay RUNNING (0: DONE on the next poll)")
 	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 2*time.Minute, "longest time operations.wait blocks")
 	fs.StringVar(&o.Auth, "auth", emulator.AuthRequire, "auth mode: require (any bearer token), any (none needed), token (only --token)")
@@ -57,15 +76,15 @@ func parseFlags(args []string) (emulator.Options, string, error) {
 	var grants grantFlags
 	fs.Var(&grants, "grant", `TOKEN=PROJECT:r or TOKEN=PROJECT:rw (repeatable): TOKEN may read, or read and write, PROJECT ("*": any)`)
 	if err := fs.Parse(args); err != nil {
-		return o, "", err
+		return o, sf, err
 	}
 	rule := emulator.FaultRule{ErrorRate: *rate, Latency: emulator.Duration(*latency), OpErrorRate: *opErr}
 	var err error
 	if rule.ErrorCodes, err = parseCodes(*codes); err != nil {
-		return o, "", err
+		return o, sf, err
 	}
 	if o.Grants, err = loadGrants(*grantsFile, grants); err != nil {
-		return o, "", err
+		return o, sf, err
 	}
 	o.Faults.RetryAfterSeconds = *retry
 	if *methods == "" {
@@ -77,7 +96,7 @@ func parseFlags(args []string) (emulator.Options, string, error) {
 		}
 	}
 	o.Logf = log.Printf
-	return o, *addr, nil
+	return o, sf, nil
 }
 
 func parseCodes(s string) ([]int, error) {
@@ -158,8 +177,8 @@ func loadGrants(file string, flags grantFlags) (map[string]emulator.Grant, error
 	return grants, nil
 }
 
-func run(addr string, opts emulator.Options) error {
-	r, err := emulator.Listen(addr, opts)
+func run(sf serveFlags, opts emulator.Options) error {
+	r, err := emulator.Listen(sf.addr, opts)
 	if err != nil {
 		return err
 	}
@@ -168,14 +187,36 @@ func run(addr string, opts emulator.Options) error {
 	if len(opts.Grants) > 0 {
 		log.Printf("project grants limit %d tokens; other tokens get 403", len(opts.Grants))
 	}
+	dp, err := serveDataPlane(sf.dataPlane, r.Server)
+	if err != nil {
+		_ = r.Close()
+		return err
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
 	log.Print("shutting down")
+	if dp != nil {
+		_ = dp.Close()
+	}
 	if err := r.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// serveDataPlane starts the data plane over s when f asks for one.
+func serveDataPlane(f dataPlaneFlags, s *emulator.Server) (*dataplane.Running, error) {
+	if f.addr == "" {
+		return nil, nil
+	}
+	dp, err := dataplane.Listen(f.addr, s, dataplane.Options{TrustClientIPHeader: f.trustClientIP, Logf: log.Printf})
+	if err != nil {
+		return nil, fmt.Errorf("--data-plane: %w", err)
+	}
+	log.Printf("data plane listening on %s (Host <backend>.<project>%s; %s trusted: %t)",
+		dp.Addr(), dataplane.HostSuffix, dataplane.ClientIPHeader, f.trustClientIP)
+	return dp, nil
 }
 
 func authName(a string) string {

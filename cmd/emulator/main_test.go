@@ -36,7 +36,9 @@ func TestParseFlags(t *testing.T) {
 		args   []string
 		want   emulator.Options
 		addr   string
-		err    bool
+		// dataPlane is what the data plane flags say.
+		dataPlane dataPlaneFlags
+		err       bool
 	}{
 		"Defaults": {
 			reason: "No flags: strict auth, no faults, no grants.",
@@ -55,6 +57,13 @@ func TestParseFlags(t *testing.T) {
 						"securityPolicies.patch": {ErrorRate: 0.2, ErrorCodes: []int{429}, Latency: emulator.Duration(5 * time.Millisecond)},
 					}}},
 			addr: ":9000",
+		},
+		"DataPlane": {
+			reason:    "--data-plane serves the data plane; trusting the client IP header is a flag of its own.",
+			args:      []string{"--data-plane=127.0.0.1:8788", "--data-plane-trust-client-ip-header"},
+			want:      defaults,
+			addr:      "127.0.0.1:8085",
+			dataPlane: dataPlaneFlags{addr: "127.0.0.1:8788", trustClientIP: true},
 		},
 		"BadCodes": {reason: "Codes must be numbers.", args: []string{"--fault-codes=x"}, err: true},
 		"DefaultTier": {
@@ -103,15 +112,15 @@ func TestParseFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, addr, err := parseFlags(tc.args)
+			got, sf, err := parseFlags(tc.args)
 			if (err != nil) != tc.err {
 				t.Fatalf("\n%s\nerr: %v", tc.reason, err)
 			}
 			if tc.err {
 				return
 			}
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(emulator.Options{}, "Logf")); diff != "" || addr != tc.addr {
-				t.Errorf("\n%s\nparseFlags(...): -want, +got:\n%s\naddr %q", tc.reason, diff, addr)
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(emulator.Options{}, "Logf")); diff != "" || sf.addr != tc.addr || sf.dataPlane != tc.dataPlane {
+				t.Errorf("\n%s\nparseFlags(...): -want, +got:\n%s\naddr %q, data plane %+v", tc.reason, diff, sf.addr, sf.dataPlane)
 			}
 		})
 	}

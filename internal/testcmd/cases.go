@@ -16,7 +16,8 @@ import (
 // A CasesFile is what --cases reads.
 type CasesFile struct {
 	// Policy is the SecurityPolicy under test: name (namespace default) or
-	// namespace/name.
+	// namespace/name. --live replaces it (and Manifests) with a policy in
+	// GCP.
 	Policy string `json:"policy"`
 	// Manifests are manifest files or directories, relative to the cases
 	// file, read in addition to --filename.
@@ -96,7 +97,8 @@ type Expect struct {
 var actionPattern = regexp.MustCompile(`^(allow|deny\((403|404|429|502)\)|redirect|throttle|rate_based_ban|fairshare)$`)
 
 // readCases reads and checks a cases file; errors name the file and field.
-func readCases(file string) (*CasesFile, error) {
+// policy is required when needPolicy (not with --live).
+func readCases(file string, needPolicy bool) (*CasesFile, error) {
 	b, err := os.ReadFile(file) //nolint:gosec // reading the file the user named is the point
 	if err != nil {
 		return nil, fmt.Errorf("cannot read cases file: %w", err)
@@ -109,7 +111,7 @@ func readCases(file string) (*CasesFile, error) {
 	bad := func(field, format string, a ...any) {
 		problems = append(problems, fmt.Sprintf("%s: %s: %s", file, field, fmt.Sprintf(format, a...)))
 	}
-	if c.Policy == "" {
+	if c.Policy == "" && needPolicy {
 		bad("policy", "required: the SecurityPolicy to test, as name or namespace/name")
 	}
 	if len(c.Cases) == 0 && len(c.Streams) == 0 {

@@ -1,6 +1,7 @@
 package testcmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/policyeval"
+	"github.com/armorplane/provider-cloudarmor/internal/validatecmd"
 )
 
 // Exit statuses.
@@ -25,12 +27,30 @@ type Config struct {
 	Cases string
 	// Explain says for every rule why it matched or not.
 	Explain bool
+	// Live names a policy in GCP (--live):
+	// projects/P/global/securityPolicies/NAME or
+	// projects/P/regions/R/securityPolicies/NAME. The cases run against it
+	// as GCP holds it, with the address groups its rules name, instead of
+	// against manifests.
+	Live string
+	// Endpoint and Credentials reach GCP for Live, as the validate
+	// command's do.
+	Endpoint string
+	validatecmd.Credentials
+	// Timeout bounds the reads from GCP; 0 means none.
+	Timeout time.Duration
 }
 
-// Run runs the cases of cfg and writes the report to out, problems with
-// the input to errOut. It returns the exit status.
+// Run is RunContext without a context: offline, it needs none.
 func Run(cfg Config, out, errOut io.Writer) int {
-	p, cases, notes, err := load(cfg)
+	return RunContext(context.Background(), cfg, out, errOut)
+}
+
+// RunContext runs the cases of cfg and writes the report to out, problems
+// with the input to errOut. ctx bounds what --live reads from GCP. It
+// returns the exit status.
+func RunContext(ctx context.Context, cfg Config, out, errOut io.Writer) int {
+	p, cases, notes, err := load(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(errOut, "error: %v\n", err)
 		return ExitUsage
@@ -85,32 +105,49 @@ type loaded struct {
 	policy    policyeval.Policy
 }
 
-// load reads the cases and manifests and builds the policy under test.
-func load(cfg Config) (loaded, *CasesFile, []string, error) {
+// load reads the cases and builds the policy under test: from the
+// manifests, or with --live from GCP.
+func load(ctx context.Context, cfg Config) (loaded, *CasesFile, []string, error) {
 	if cfg.Cases == "" {
 		return loaded{}, nil, nil, fmt.Errorf("--cases: required")
 	}
-	cases, err := readCases(cfg.Cases)
+	live := cfg.Live != ""
+	if live && len(cfg.Manifests) > 0 {
+		return loaded{}, nil, nil, fmt.Errorf("--live and --filename exclude each other: --live reads the policy from GCP")
+	}
+	cases, err := readCases(cfg.Cases, !live)
 	if err != nil {
 		return loaded{}, nil, nil, err
 	}
+	var l loaded
+	var notes []string
+	if live {
+		l, notes, err = loadLive(ctx, cfg)
+	} else {
+		l, notes, err = fromManifests(cfg, cases)
+	}
+	return l, cases, notes, err
+}
+
+// fromManifests builds the policy the cases file names from the manifests.
+func fromManifests(cfg Config, cases *CasesFile) (loaded, []string, error) {
 	if len(cfg.Manifests)+len(cases.Manifests) == 0 {
-		return loaded{}, nil, nil, fmt.Errorf("no manifests: give --filename, or list them under manifests in %s", cfg.Cases)
+		return loaded{}, nil, fmt.Errorf("no manifests: give --filename, or list them under manifests in %s", cfg.Cases)
 	}
 	files, err := manifestFiles(cfg.Manifests)
 	if err != nil {
-		return loaded{}, nil, nil, fmt.Errorf("--filename: %w", err)
+		return loaded{}, nil, fmt.Errorf("--filename: %w", err)
 	}
 	for i, m := range cases.Manifests {
 		fs, err := manifestFiles([]string{m})
 		if err != nil {
-			return loaded{}, nil, nil, fmt.Errorf("%s: manifests[%d]: %w", cfg.Cases, i, err)
+			return loaded{}, nil, fmt.Errorf("%s: manifests[%d]: %w", cfg.Cases, i, err)
 		}
 		files = append(files, fs...)
 	}
 	m, err := readManifests(files)
 	if err != nil {
-		return loaded{}, nil, nil, err
+		return loaded{}, nil, err
 	}
 	ns, name, ok := strings.Cut(cases.Policy, "/")
 	if !ok {
@@ -123,7 +160,7 @@ func load(cfg Config) (loaded, *CasesFile, []string, error) {
 		}
 	}
 	if target == nil {
-		return loaded{}, nil, nil, fmt.Errorf("%s: policy: no SecurityPolicy %s/%s among the manifests (%s)", cfg.Cases, ns, name, strings.Join(files, ", "))
+		return loaded{}, nil, fmt.Errorf("%s: policy: no SecurityPolicy %s/%s among the manifests (%s)", cfg.Cases, ns, name, strings.Join(files, ", "))
 	}
 	var notes []string
 	var objects []policyeval.RuleObject
@@ -152,11 +189,11 @@ func load(cfg Config) (loaded, *CasesFile, []string, error) {
 	}
 	e, err := policyeval.New(groups...)
 	if err != nil {
-		return loaded{}, nil, nil, err
+		return loaded{}, nil, err
 	}
 	policy := policyeval.Merge(ns+"/"+name, target.obj.Spec.ForProvider, objects)
 	notes = append(notes, policy.Ignored...)
-	return loaded{evaluator: e, policy: policy}, cases, notes, nil
+	return loaded{evaluator: e, policy: policy}, notes, nil
 }
 
 func sameString(a, b *string) bool {

@@ -24,9 +24,11 @@ type Credentials struct {
 	ImpersonateServiceAccount string
 }
 
-// gcpCredentials reads the files the options name. Errors name the option
-// and the file, never their content.
-func (c Credentials) gcpCredentials(endpoint string) (gcp.Credentials, error) {
+// GCPCredentials are the credentials the options name, reaching endpoint
+// ("": GCP's), as a ProviderConfig's would; the test command's --live
+// reads GCP with them too. Errors name the option and the file, never
+// their content.
+func (c Credentials) GCPCredentials(endpoint string) (gcp.Credentials, error) {
 	out := gcp.Credentials{Source: gcp.SourceInjectedIdentity, Endpoint: endpoint, Trust: gcp.TrustOperator}
 	if c.AccessTokenFile != "" && (c.CredentialsFile != "" || c.ImpersonateServiceAccount != "") {
 		return out, errors.New("--access-token-file cannot be combined with --credentials-file or --impersonate-service-account")

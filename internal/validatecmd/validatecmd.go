@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "validate: no manifests: give at least one -f FILE") //nolint:errcheck // best effort
 		return ExitUsage
 	}
-	creds, err := cfg.gcpCredentials(cfg.Endpoint)
+	creds, err := cfg.GCPCredentials(cfg.Endpoint)
 	if err != nil {
 		fmt.Fprintf(errOut, "validate: %v\n", err) //nolint:errcheck // best effort
 		return ExitUsage

@@ -196,7 +196,7 @@ func newFlags(app *kingpin.Application) *flags {
 	app.Flag("max-remote-response-bytes", "Bytes one response of a remote cluster's API server may have: a Node list beyond it makes the AddressSet Unreadable, naming this bound; a watch stream beyond it ends and is resumed.").Default(strconv.FormatInt(d.ResponseBytes, 10)).Int64Var(&f.remote.ResponseBytes)
 	app.Flag("max-remote-nodes", "Nodes one remote cluster may have: a cluster with more is Unreadable, naming this bound, and its AddressSets keep their last addresses.").Default(strconv.Itoa(d.NodesPerCluster)).IntVar(&f.remote.NodesPerCluster)
 	app.Flag("max-remote-node-label-bytes", "Bytes of labels (keys and values) one remote Node may have: a cluster with a Node beyond it is Unreadable, naming this bound and the Node.").Default(strconv.Itoa(d.LabelBytesPerNode)).IntVar(&f.remote.LabelBytesPerNode)
-	app.Flag("drop-unreadable-after", "How long an AddressSet's source (another cluster's Nodes, instances) may stay unreadable before its last addresses are dropped from the allowlists; 0 (the default) holds them until it answers again. Either way a source unreadable for an hour is reported in an event and the cloudarmor_addressset_sources_held_long metric.").Default("0s").DurationVar(&f.remote.DropUnreadableAfter)
+	app.Flag("drop-unreadable-after", "How long an AddressSet's source (another cluster's Nodes, instances, Cloud NAT) may stay unreadable before its last addresses are dropped from the allowlists; 0 (the default) holds them until it answers again. Either way a source unreadable for an hour is reported in an event and the cloudarmor_addressset_sources_held_long metric.").Default("0s").DurationVar(&f.remote.DropUnreadableAfter)
 	app.Flag("max-remote-clusters-per-namespace", "Distinct remote clusters (and credentials) the AddressSets of one namespace may read: one beyond it is Unreadable, naming this bound.").Default(strconv.Itoa(d.ClustersPerNamespace)).IntVar(&f.remote.ClustersPerNamespace)
 
 	app.Flag("owner-identity", "What the GCP owner labels name this cluster by (1 to 253 letters, digits and . _ : / -). Empty (the default) is the UID of the kube-system namespace. Set it to the old cluster's identity when moving the objects to a new management cluster, so the new one adopts what the old one made; never run two clusters with one identity against the same projects.").Default("").StringVar(&f.ownerIdentity)
@@ -227,7 +227,7 @@ func newApp(name string) (*kingpin.Application, *flags, *kingpin.CmdClause, func
 // asked to.
 func parseCommandLine(args []string) *flags {
 	app, f, validate, runValidate := newApp(filepath.Base(os.Args[0]))
-	test, runTest := testCommand(app)
+	test, runTest := testCommand(app, &f.timeout)
 	command, err := app.Parse(args)
 	if err != nil {
 		app.Errorf("%s, try --help", err)

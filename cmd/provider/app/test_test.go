@@ -2,6 +2,7 @@ package app
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,7 +14,8 @@ import (
 // the run's status is the command's.
 func TestTestCommand(t *testing.T) {
 	app, _, _, _ := newApp("provider")
-	test, run := testCommand(app)
+	timeout := time.Minute
+	test, run := testCommand(app, &timeout)
 	command, err := app.Parse([]string{"test", "--cases", "../../../examples/tests/regional.yaml",
 		"-f", "../../../examples/regional/regional-policy.yaml", "--explain"})
 	if err != nil {

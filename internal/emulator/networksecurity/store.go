@@ -175,6 +175,12 @@ func (a *API) operation(name string) (*groupOp, error) {
 func (a *API) All() []*AddressGroup {
 	a.host.Lock()
 	defer a.host.Unlock()
+	return a.AllLocked()
+}
+
+// AllLocked is All with the host's lock held: the data plane reads the
+// groups in the same hold as the policy that names them.
+func (a *API) AllLocked() []*AddressGroup {
 	out := make([]*AddressGroup, 0, len(a.state.byPath))
 	for _, g := range a.state.byPath {
 		out = append(out, g.clone())

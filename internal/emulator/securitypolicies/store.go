@@ -121,3 +121,14 @@ func (a *API) Rendered() map[string]map[string]any {
 	}
 	return out
 }
+
+// RenderedLocked returns the project policy at path
+// ("projects/p/global/securityPolicies/n") as GET would return it, and
+// false when there is none. The host's lock must be held.
+func (a *API) RenderedLocked(path string) (map[string]any, bool) {
+	p, ok := a.st.policies[path]
+	if !ok {
+		return nil, false
+	}
+	return renderPolicy(p), true
+}
