@@ -126,7 +126,8 @@ type ClusterProviderConfigSpec struct {
 
 	// AllowedProjects are the GCP projects that resources using this config
 	// may name in spec.forProvider.project (and an IPAllowlist's instance
-	// sources in spec.instanceSources[].project). Unset, only projectID: a
+	// and NAT sources in spec.instanceSources[].project and
+	// spec.natSources[].project). Unset, only projectID: a
 	// namespace admitted to manage its own policies cannot reach the other
 	// projects this config's identity can read or write. "*" admits every
 	// project. A resource naming a project not listed is Synced=False and

@@ -32,9 +32,12 @@ const (
 	// emulatorHostAddr is where the host reaches the emulator pod, as the
 	// examples' and README's curl commands say (a free port if taken).
 	emulatorHostAddr = "127.0.0.1:8787"
-	demoProject      = "demo-project"
-	demoOpLatency    = time.Second
-	importedPolicy   = "legacy-console-policy"
+	// dataPlaneHostAddr is where the host reaches the emulator's data
+	// plane (a free port if taken).
+	dataPlaneHostAddr = "127.0.0.1:8788"
+	demoProject       = "demo-project"
+	demoOpLatency     = time.Second
+	importedPolicy    = "legacy-console-policy"
 	// legacyBackend is the backend service, made outside Kubernetes like the
 	// policy it uses, that the imported policy's status lists (usedBy).
 	legacyBackend = "legacy-console"
@@ -49,7 +52,7 @@ const (
 // composed by Crossplane from the Nodes startDemo creates (through the
 // AddressSet the provider keeps from them); examples/allowlist/fleet and
 // instances read what prepareFleet makes.
-var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet", "allowlist/instances",
+var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet", "allowlist/instances", "allowlist/nat",
 	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
 	"features/organization-policy-rule.yaml", "features/attachment.yaml"}
 
@@ -87,6 +90,9 @@ type demoTarget struct {
 	kubeconfig string
 	// emulator is the host address forwarded to the emulator's Service.
 	emulator string
+	// dataPlane is the host address forwarded to its data plane; "" when
+	// there is none.
+	dataPlane string
 	// nodeName is the real Node (its kubernetes.io/hostname) whose
 	// InternalIP this-cluster's IPAllowlist follows.
 	nodeName string
@@ -101,6 +107,8 @@ type demoTarget struct {
 type demo struct {
 	kube     client.Client
 	emulator string // host address of the emulator pod's forwarder
+	// dataPlane is the host address of its data plane's forwarder.
+	dataPlane string
 	// emulatorIP is the emulator Service's cluster IP.
 	emulatorIP string
 }
@@ -109,7 +117,7 @@ type demo struct {
 // Nodes, applies the examples and waits until every managed resource and
 // IPAllowlist is Ready. It returns the manifests it applied.
 func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root string, cfg config, logf func(string, ...any)) (*demo, []string, error) {
-	d := &demo{emulatorIP: in.EmulatorIP, emulator: t.emulator}
+	d := &demo{emulatorIP: in.EmulatorIP, emulator: t.emulator, dataPlane: t.dataPlane}
 	var err error
 	if err := seed(ctx, d.emulator); err != nil {
 		return nil, nil, err
@@ -175,7 +183,7 @@ func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root stri
 // observes and a backend service that uses it, as a load balancer made
 // outside Kubernetes would: the policy's status lists it (usedBy); and a
 // backend service without a policy, which examples/features/attachment.yaml
-// attaches one to.
+// attaches one to; and a Cloud Router with a NAT (seedRouter).
 func seed(ctx context.Context, emulator string) error {
 	svc, err := compute.NewService(ctx, option.WithEndpoint("http://"+emulator+"/compute/v1/"), option.WithoutAuthentication())
 	if err != nil {
@@ -203,7 +211,37 @@ func seed(ctx context.Context, emulator string) error {
 	}
 	_, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: attachedBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
 		Description: "made with gcloud; examples/features/attachment.yaml attaches a policy"}).Context(ctx).Do()
-	return err
+	if err != nil {
+		return err
+	}
+	return seedRouter(ctx, svc, emulator)
+}
+
+// seedRouter creates the Cloud Router egress of the default network with
+// one AUTO_ONLY NAT, as gcloud would, and has the emulator give the NAT
+// two addresses, as GCP does when its VMs need them.
+func seedRouter(ctx context.Context, svc *compute.Service, emulator string) error {
+	const region, router, nat = "us-central1", "egress", "egress-nat"
+	if _, err := svc.Routers.Insert(demoProject, region, &compute.Router{Name: router, Network: "global/networks/default",
+		Nats: []*compute.RouterNat{{Name: nat, NatIpAllocateOption: "AUTO_ONLY",
+			SourceSubnetworkIpRangesToNat: "ALL_SUBNETWORKS_ALL_IP_RANGES"}}}).Context(ctx).Do(); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://%s/_emulator/routers/%s/%s/%s/nats/%s/needs", emulator, demoProject, region, router, nat)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"addresses":2}`))
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = res.Body.Close() }()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		return fmt.Errorf("cannot give NAT %s two addresses: %s %s", nat, res.Status, b)
+	}
+	return nil
 }
 
 // createNodes creates demoNodes and writes their addresses.
@@ -506,8 +544,18 @@ Try next (in another terminal, as root):
   curl -s http://%[2]s/compute/v1/projects/demo-project/global/securityPolicies/web-allowlist | grep -o '"srcIpRanges":[^]]*]'
   kubectl delete node gke-web-a                        # and back
 
+  # Send a request through backend service web-frontend (policy office-allowlist) on the emulator's data plane,
+  # as client 198.51.100.77: 403, not an office.
+  curl -si -H 'Host: web-frontend.demo-project.backend.local' -H 'X-Emulator-Client-IP: 198.51.100.77' http://%[5]s/
+  # Add it to the office ranges. A few seconds later the same curl answers 200, from the echo backend.
+  kubectl patch securitypolicy office-allowlist --type=json -p '[{"op":"add","path":"/spec/forProvider/rules/0/match/config/srcIpRanges/-","value":"198.51.100.77/32"}]'
+  curl -si -H 'Host: web-frontend.demo-project.backend.local' -H 'X-Emulator-Client-IP: 198.51.100.77' http://%[5]s/
+  # Remove it again: 403 again.
+  kubectl patch securitypolicy office-allowlist --type=json -p '[{"op":"test","path":"/spec/forProvider/rules/0/match/config/srcIpRanges/2","value":"198.51.100.77/32"},{"op":"remove","path":"/spec/forProvider/rules/0/match/config/srcIpRanges/2"}]'
+  curl -si -H 'Host: web-frontend.demo-project.backend.local' -H 'X-Emulator-Client-IP: 198.51.100.77' http://%[5]s/
+
   curl -s http://%[2]s/_emulator/stats | head -c 600   # what GCP (the emulator pod) holds and was asked
   kubectl -n crossplane-system logs -l pkg.crossplane.io/provider=%[4]s --tail=20   # the provider pod
 Press Ctrl-C to stop everything and leave the host as it was.
-`, kubeconfig, d.emulator, kubectl, rbac.ProviderName)
+`, kubeconfig, d.emulator, kubectl, rbac.ProviderName, d.dataPlane)
 }

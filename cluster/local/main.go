@@ -193,8 +193,25 @@ func install(ctx context.Context, n *node.Node, tools node.Tools, root string, c
 		}
 		logf("%s is taken; the emulator is at %s", emulatorHostAddr, emulator)
 	}
-	d, _, err := startDemo(ctx, demoTarget{cluster: n, kubeconfig: n.Kubeconfig, emulator: emulator, nodeName: node.Name, fakeNodes: true}, in, root, cfg, logf)
+	dataPlane, err := forwardFree(n, dataPlaneHostAddr, fmt.Sprintf("%s:%d", in.EmulatorIP, stack.DataPlanePort))
+	if err != nil {
+		return nil, err
+	}
+	if dataPlane != dataPlaneHostAddr {
+		logf("%s is taken; the data plane is at %s", dataPlaneHostAddr, dataPlane)
+	}
+	d, _, err := startDemo(ctx, demoTarget{cluster: n, kubeconfig: n.Kubeconfig, emulator: emulator, dataPlane: dataPlane,
+		nodeName: node.Name, fakeNodes: true}, in, root, cfg, logf)
 	return d, err
+}
+
+// forwardFree forwards hostAddr to target in n, or a free port when
+// hostAddr is taken; it returns the address it listens on.
+func forwardFree(n *node.Node, hostAddr, target string) (string, error) {
+	if addr, err := n.Forward(hostAddr, target); err == nil {
+		return addr, nil
+	}
+	return n.Forward("127.0.0.1:0", target)
 }
 
 // installOptions are stack.Install's options from the command line and the
@@ -221,7 +238,11 @@ func installOptions(tools node.Tools, root string, cfg config, logf func(string,
 		Emulator: emulatorBin, EmulatorArgs: []string{"--op-latency=" + demoOpLatency.String(), "--auth=any",
 			// The NetworkEdgeSecurityService example needs Cloud Armor
 			// Enterprise: the demo's projects are enrolled.
-			"--default-tier=CA_ENTERPRISE_PAYGO"},
+			"--default-tier=CA_ENTERPRISE_PAYGO",
+			// The data plane "Try next" curls. Every request reaches the
+			// pod from the node's forwarder, so the demo names its client
+			// in a header.
+			fmt.Sprintf("--data-plane=:%d", stack.DataPlanePort), "--data-plane-trust-client-ip-header"},
 		AutoReady: autoReady, AutoReadyMeta: autoReadyMeta, HelmSet: cfg.helmSet, ProviderArgs: append(dialGrants(cfg.demo), cfg.providerArgs...), Logf: logf,
 	}, nil
 }

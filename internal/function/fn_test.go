@@ -409,8 +409,8 @@ func TestRunFunction(t *testing.T) {
 				xr["spec"].(map[string]any)["staticSources"] = []any{map[string]any{"name": "pool-web", "cidrs": []any{"203.0.113.0/24"}}}
 				return xr
 			}(),
-			wantCurrent: condition{"False", ReasonInvalidSpec, `source name "pool-web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`},
-			wantFatal:   `source name "pool-web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`,
+			wantCurrent: condition{"False", ReasonInvalidSpec, `source name "pool-web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`},
+			wantFatal:   `source name "pool-web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`,
 		},
 	}
 	for name, tc := range cases {

@@ -68,10 +68,10 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 	return u
 }
 
-// allowlistSources are the allowlist's sources: static, node and instance sources as the spec
+// allowlistSources are the allowlist's sources: static, node, instance and nat sources as the spec
 // names them, then the private-cluster sources as the CIDRs read (readNames, read).
 func allowlistSources(s Spec, readNames []string, read map[string][]string) []any {
-	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(readNames))
+	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(s.NATSources)+len(readNames))
 	for _, src := range s.StaticSources {
 		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
 	}
@@ -80,6 +80,9 @@ func allowlistSources(s Spec, readNames []string, read map[string][]string) []an
 	}
 	for _, src := range s.InstanceSources {
 		sources = append(sources, instanceSource(src))
+	}
+	for _, src := range s.NATSources {
+		sources = append(sources, natSource(src))
 	}
 	required := map[string]bool{}
 	for _, src := range s.readSources() {
@@ -185,6 +188,30 @@ func instanceSource(src InstanceSource) map[string]any {
 		in["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
 	}
 	out := map[string]any{"name": src.Name, "instances": in}
+	if src.Required {
+		out["required"] = true
+	}
+	return out
+}
+
+// natSource is the allowlist's source of a nat source.
+func natSource(src NATSource) map[string]any {
+	nat := map[string]any{}
+	for k, v := range map[string]string{"project": src.Project, "region": src.Region, "router": src.Router, "nat": src.NAT, "network": src.Network} {
+		if v != "" {
+			nat[k] = v
+		}
+	}
+	if len(src.Regions) > 0 {
+		nat["regions"] = anys(src.Regions)
+	}
+	if src.PollSeconds != nil {
+		nat["pollSeconds"] = *src.PollSeconds
+	}
+	if src.ShrinkHoldSeconds != nil {
+		nat["shrinkHoldSeconds"] = *src.ShrinkHoldSeconds
+	}
+	out := map[string]any{"name": src.Name, "nat": nat}
 	if src.Required {
 		out["required"] = true
 	}

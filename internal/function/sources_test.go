@@ -429,7 +429,7 @@ func TestValidateReadSources(t *testing.T) {
 				s.ConfigMapSources = []ConfigMapSource{egressList}
 				return s
 			},
-			wantErr: `source name "egress" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`,
+			wantErr: `source name "egress" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`,
 		},
 		"NameUsedByServiceAndObject": {
 			spec: func(s Spec) Spec {
@@ -437,7 +437,7 @@ func TestValidateReadSources(t *testing.T) {
 				s.ObjectSources = []ObjectSource{natAddress}
 				return s
 			},
-			wantErr: `source name "nat-ip" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`,
+			wantErr: `source name "nat-ip" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`,
 		},
 		"ServiceWithoutLabels": {
 			spec:    func(s Spec) Spec { s.ServiceSources = []ServiceSource{{Name: "lb"}}; return s },

@@ -33,6 +33,9 @@ type Spec struct {
 	// InstanceSources are Compute Engine instances listed by the provider with the
 	// ProviderConfig's credentials.
 	InstanceSources []InstanceSource `json:"instanceSources,omitempty"`
+	// NATSources are Cloud NAT gateways read by the provider with the ProviderConfig's
+	// credentials.
+	NATSources []NATSource `json:"natSources,omitempty"`
 	// Mode is ModeRules (rules of ten ranges) or ModeAddressGroup (an address group and one
 	// rule); "" means ModeRules.
 	Mode         string     `json:"mode,omitempty"`
@@ -120,6 +123,34 @@ type InstanceSource struct {
 	ShrinkHoldSeconds *int64            `json:"shrinkHoldSeconds,omitempty"`
 }
 
+// NATSource allows the addresses of Cloud NAT gateways: those of one router (Router, Region,
+// optionally NAT) or of every router of a network in Regions (Network, Regions).
+type NATSource struct {
+	Name              string   `json:"name"`
+	Project           string   `json:"project,omitempty"`
+	Region            string   `json:"region,omitempty"`
+	Router            string   `json:"router,omitempty"`
+	NAT               string   `json:"nat,omitempty"`
+	Network           string   `json:"network,omitempty"`
+	Regions           []string `json:"regions,omitempty"`
+	PollSeconds       *int64   `json:"pollSeconds,omitempty"`
+	Required          bool     `json:"required,omitempty"`
+	ShrinkHoldSeconds *int64   `json:"shrinkHoldSeconds,omitempty"`
+}
+
+// validate reports what admission would refuse of src; a render without the XRD does not.
+func (src NATSource) validate() error {
+	switch {
+	case (src.Router == "") == (src.Network == ""):
+		return fmt.Errorf("nat source %q names exactly one of router and network", src.Name)
+	case src.Router != "" && src.Region == "":
+		return fmt.Errorf("nat source %q: router needs region", src.Name)
+	case src.Network != "" && len(src.Regions) == 0:
+		return fmt.Errorf("nat source %q: network needs regions", src.Name)
+	}
+	return nil
+}
+
 // Modes of an IPAllowlist.
 const (
 	ModeRules        = "rules"
@@ -156,7 +187,7 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("every source needs a name")
 		}
 		if seen[n] {
-			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources", n)
+			return fmt.Errorf("source name %q is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources", n)
 		}
 		seen[n] = true
 	}
@@ -164,6 +195,11 @@ func (s Spec) Validate() error {
 		if len(src.MatchLabels) == 0 {
 			// Admission refuses it too; a render without the XRD does not.
 			return fmt.Errorf("instance source %q needs matchLabels: listing every instance of a project is rarely what an allowlist means", src.Name)
+		}
+	}
+	for _, src := range s.NATSources {
+		if err := src.validate(); err != nil {
+			return err
 		}
 	}
 	if s.groupMode() && (s.AddressGroup == nil || s.AddressGroup.Name == "") {
@@ -184,6 +220,9 @@ func (s Spec) sourceNames() []string {
 		names = append(names, src.Name)
 	}
 	for _, src := range s.InstanceSources {
+		names = append(names, src.Name)
+	}
+	for _, src := range s.NATSources {
 		names = append(names, src.Name)
 	}
 	for _, src := range s.readSources() {

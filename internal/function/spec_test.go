@@ -30,7 +30,39 @@ func TestValidate(t *testing.T) {
 				s.NodeSources = []NodeSource{{Name: "web"}}
 				return s
 			},
-			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, serviceSources, objectSources and configMapSources`,
+			wantErr: `source name "web" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`,
+		},
+		"NATRouter": {
+			spec: func(s Spec) Spec {
+				s.NATSources = []NATSource{{Name: "egress", Region: "us-central1", Router: "egress", NAT: "egress-nat"}}
+				return s
+			},
+		},
+		"NATNetwork": {
+			spec: func(s Spec) Spec {
+				s.NATSources = []NATSource{{Name: "egress", Network: "vpc", Regions: []string{"us-central1"}}}
+				return s
+			},
+		},
+		"NATNeither": {
+			spec:    func(s Spec) Spec { s.NATSources = []NATSource{{Name: "egress", Region: "us-central1"}}; return s },
+			wantErr: `nat source "egress" names exactly one of router and network`,
+		},
+		"NATRouterWithoutRegion": {
+			spec:    func(s Spec) Spec { s.NATSources = []NATSource{{Name: "egress", Router: "egress"}}; return s },
+			wantErr: `nat source "egress": router needs region`,
+		},
+		"NATNetworkWithoutRegions": {
+			spec:    func(s Spec) Spec { s.NATSources = []NATSource{{Name: "egress", Network: "vpc"}}; return s },
+			wantErr: `nat source "egress": network needs regions`,
+		},
+		"NATSourceNameTwice": {
+			spec: func(s Spec) Spec {
+				s.InstanceSources = []InstanceSource{{Name: "egress", MatchLabels: map[string]string{"pool": "a"}}}
+				s.NATSources = []NATSource{{Name: "egress", Region: "us-central1", Router: "egress"}}
+				return s
+			},
+			wantErr: `source name "egress" is used twice: source names must be unique across staticSources, nodeSources, instanceSources, natSources, serviceSources, objectSources and configMapSources`,
 		},
 		"AttachTo": {
 			spec: func(s Spec) Spec {

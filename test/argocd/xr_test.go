@@ -86,6 +86,13 @@ func TestHealthOfIPAllowlist(t *testing.T) {
 			want: health{Status: "Degraded", Message: `node source "workload-eu": AddressSet fleet-web-nodes-workload-eu: cannot read the cluster of Secret ` +
 				`default/workload-eu-kubeconfig (https://10.0.0.2:6443) since 2026-01-01T00:00:00Z: Get "https://10.0.0.2:6443/api/v1/nodes": ` +
 				`dial tcp 10.0.0.2:6443: connect: connection refused; the addresses shown are the last known`}},
+		"NATNeedsAddresses": {reason: "An IPAllowlist whose Cloud NAT needs more addresses is Healthy: the warning blocks nothing.",
+			xr: renderedAllowlist(t, "nat-needs-addresses.golden.yaml"), want: health{Status: "Healthy", Message: "Available"}},
+		"NATRouterUnreadable": {reason: "An IPAllowlist holding the last addresses of a Cloud Router it cannot read is Degraded, saying which and why.",
+			xr: renderedAllowlist(t, "nat-router-unreadable.golden.yaml"),
+			want: health{Status: "Degraded", Message: `nat source "egress": AddressSet nat-egress-nodes-egress: cannot read Cloud NAT egress-nat of router ` +
+				`us-central1/egress of project demo-project since 2026-01-01T00:00:00Z: router us-central1/egress: googleapi: Error 503: ` +
+				`The service is currently unavailable., backendError; the addresses shown are the last known`}},
 		"SourceHeld": {reason: "An IPAllowlist holding back a shrink is Progressing: the hold ends by itself.",
 			xr: renderedAllowlist(t, "allowlist-source-held.golden.yaml"), want: health{Status: "Progressing", Message: "Unready resources: allowlist"}},
 		"Paused": {reason: "A paused IPAllowlist is Suspended.",

@@ -29,7 +29,7 @@ const (
 	base          = "base"          // every project the provider manages policies in
 	attach        = "attach"        // SecurityPolicyAttachment
 	tier          = "tier"          // ProjectCloudArmorTier that writes the tier
-	instances     = "instances"     // AddressSet and IPAllowlist instance sources
+	instances     = "instances"     // AddressSet and IPAllowlist instance and Cloud NAT sources
 	addressGroups = "addressgroups" // AddressGroup, IPAllowlist mode addressGroup
 	edge          = "edge"          // NetworkEdgeSecurityService
 	orgRoles      = "org"           // OrganizationSecurityPolicy{,Rule,Association}
@@ -113,6 +113,9 @@ var methodPermissions = map[string]need{
 
 	// AddressSet's Compute Engine instances.
 	"compute.instances.aggregatedList": {instances: {"compute.instances.list"}},
+	// AddressSet's Cloud NAT: a router's status is read with get.
+	"compute.routers.getRouterStatus": {instances: {"compute.routers.get"}},
+	"compute.routers.list":            {instances: {"compute.routers.list"}},
 
 	// AddressGroup (networksecurity v1; organization groups go through the
 	// same calls, with an organizations/ name).

@@ -54,7 +54,69 @@ func TestFleetSourceAdmission(t *testing.T) {
 		"AddressSetBoth": {
 			reason:   "An AddressSet reads Nodes or instances, not both.",
 			manifest: addressSetWith(`{nodes: {}, instances: {matchLabels: {pool: web}}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
-			wantErr:  "an AddressSet has exactly one of nodes and instances",
+			wantErr:  "an AddressSet has exactly one of nodes, instances and nat",
+		},
+		"NATRouter": {
+			reason:   "A nat source of one NAT of one router.",
+			manifest: xrWith(`natSources: [{name: egress, region: us-central1, router: egress, nat: egress-nat}]`),
+		},
+		"NATNetwork": {
+			reason:   "A nat source of every router of a network in two regions.",
+			manifest: xrWith(`natSources: [{name: egress, network: vpc, regions: [us-central1, europe-west1], pollSeconds: 60}]`),
+		},
+		"NATRouterAndNetwork": {
+			reason:   "Exactly one of router and network.",
+			manifest: xrWith(`natSources: [{name: egress, region: us-central1, router: egress, network: vpc}]`),
+			wantErr:  "a NAT source names exactly one of router and network",
+		},
+		"NATRouterWithoutRegion": {
+			reason:   "A router is regional.",
+			manifest: xrWith(`natSources: [{name: egress, router: egress}]`),
+			wantErr:  "router needs region, and takes no regions",
+		},
+		"NATNetworkWithoutRegions": {
+			reason:   "A network's routers are listed in the regions named, at least one.",
+			manifest: xrWith(`natSources: [{name: egress, network: vpc, regions: []}]`),
+			wantErr:  "should have at least 1 items",
+		},
+		"NATNetworkWithNAT": {
+			reason:   "One NAT by name is one router's.",
+			manifest: xrWith(`natSources: [{name: egress, network: vpc, regions: [us-central1], nat: egress-nat}]`),
+			wantErr:  "network needs regions, and takes neither region nor nat",
+		},
+		"NATBadRouterName": {
+			reason:   "A router name is a GCP name.",
+			manifest: xrWith(`natSources: [{name: egress, region: us-central1, router: Egress_1}]`),
+			wantErr:  "spec.natSources[0].router: Invalid value",
+		},
+		"NATBadRegion": {
+			reason:   "A region is a GCP region name, not a zone.",
+			manifest: xrWith(`natSources: [{name: egress, region: us-central1-a, router: egress}]`),
+			wantErr:  "spec.natSources[0].region: Invalid value",
+		},
+		"NATPollTooOften": {
+			reason:   "The same minimum poll as instances.",
+			manifest: xrWith(`natSources: [{name: egress, region: us-central1, router: egress, pollSeconds: 1}]`),
+			wantErr:  "spec.natSources[0].pollSeconds: Invalid value: 1",
+		},
+		"AddressSetNAT": {
+			reason:   "An AddressSet of a router's NATs.",
+			manifest: addressSetWith(`{nat: {region: us-central1, router: egress}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
+		},
+		"AddressSetNATWithoutConfig": {
+			reason:   "Cloud NAT is read with a ProviderConfig's credentials.",
+			manifest: addressSetWith(`{nat: {region: us-central1, router: egress}}`),
+			wantErr:  "Cloud NAT is read with a ProviderConfig's credentials: set providerConfigRef",
+		},
+		"AddressSetNATNeither": {
+			reason:   "An AddressSet's NAT selector names a router or a network.",
+			manifest: addressSetWith(`{nat: {region: us-central1}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
+			wantErr:  "a NAT selector names exactly one of router",
+		},
+		"AddressSetNATAndInstances": {
+			reason:   "An AddressSet reads one kind of source.",
+			manifest: addressSetWith(`{nat: {region: us-central1, router: egress}, instances: {matchLabels: {pool: web}}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
+			wantErr:  "an AddressSet has exactly one of nodes, instances and nat",
 		},
 		"AddressSetInstancesWithoutConfig": {
 			reason:   "Instances are listed with a ProviderConfig's credentials.",

@@ -533,11 +533,11 @@ func snapshot(t *testing.T, debs string) hostState {
 }
 
 // harnessPorts are the host ports a node run listens on: the API server's
-// and the registry's forwarders, and make run's forward to the emulator
-// (cluster/local's emulatorHostAddr). Other ports come and go with other work
+// and the registry's forwarders, and make run's forwards to the emulator
+// and its data plane (cluster/local's emulatorHostAddr, dataPlaneHostAddr). Other ports come and go with other work
 // on this machine (a provider's metrics on :8080 was seen), so only these
 // are compared.
-var harnessPorts = map[uint64]bool{node.APIPort: true, node.RegistryPort: true, 8787: true}
+var harnessPorts = map[uint64]bool{node.APIPort: true, node.RegistryPort: true, 8787: true, 8788: true}
 
 // listeningPorts lists which of harnessPorts the host's network namespace
 // listens on, from /proc/net/tcp and tcp6.

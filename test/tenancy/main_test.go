@@ -49,6 +49,9 @@
 //     namespace may: GCP's 403 for another tenant's project and none of its
 //     addresses; a ClusterProviderConfig that does not admit the namespace
 //     makes no call for it.
+//   - NATStaysInNamespace: a Cloud NAT source naming a project its
+//     ClusterProviderConfig may not name is refused before any GCP call, and
+//     holds none of that project's addresses.
 //
 // "No GCP call at all" is measured by pointing the refused objects'
 // ClusterProviderConfigs at a counting reverse proxy in front of the

@@ -216,6 +216,7 @@ spec:
 		"RemoteReach":                         s.testRemoteClusterReach,
 		"RemoteEndlessList":                   s.testRemoteClusterEndlessList,
 		"InstancesStayInNamespace":            s.testInstancesStayInNamespace,
+		"NATStaysInNamespace":                 s.testNATStaysInNamespace,
 		"CredentialsStayOurs":                 s.testCredentialsStayOurs,
 		"EndpointNotGranted":                  s.testEndpointNotGranted,
 		"ProjectNotGranted":                   s.testProjectNotGranted,

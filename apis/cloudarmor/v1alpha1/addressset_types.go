@@ -11,10 +11,11 @@ import (
 )
 
 // AddressSetSpec says which addresses the set holds: those of Kubernetes
-// Nodes (of the cluster the provider runs in, or of another cluster), or
-// those of Compute Engine instances.
-// +kubebuilder:validation:XValidation:rule="has(self.nodes) != has(self.instances)",message="an AddressSet has exactly one of nodes and instances"
+// Nodes (of the cluster the provider runs in, or of another cluster), those
+// of Compute Engine instances, or those of Cloud NAT gateways.
+// +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) == 1",message="an AddressSet has exactly one of nodes, instances and nat"
 // +kubebuilder:validation:XValidation:rule="!has(self.instances) || has(self.providerConfigRef)",message="instances are listed with a ProviderConfig's credentials: set providerConfigRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.nat) || has(self.providerConfigRef)",message="Cloud NAT is read with a ProviderConfig's credentials: set providerConfigRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodes) || !has(self.nodes.cluster) || !has(self.nodes.cluster.identity) || self.nodes.cluster.identity != 'ProviderConfig' || has(self.providerConfigRef)",message="cluster identity ProviderConfig needs providerConfigRef"
 type AddressSetSpec struct {
 	// Nodes selects the Kubernetes Nodes whose addresses the set holds.
@@ -27,7 +28,13 @@ type AddressSetSpec struct {
 	// +optional
 	Instances *InstanceSelector `json:"instances,omitempty"`
 
-	// ProviderConfigRef names the credentials that list instances, or that
+	// NAT selects Cloud NAT gateways, whose addresses private GKE clusters
+	// and VMs without external addresses egress from.
+	// +optional
+	NAT *NATSelector `json:"nat,omitempty"`
+
+	// ProviderConfigRef names the credentials that list instances or read
+	// Cloud NAT, or that
 	// authenticate to a cluster with identity ProviderConfig. A
 	// ProviderConfig is read from the AddressSet's own namespace.
 	// +optional
@@ -158,6 +165,72 @@ func (s InstanceSelector) Poll() time.Duration {
 	return time.Duration(*s.PollSeconds) * time.Second
 }
 
+// NATSelector selects Cloud NAT gateways: the NATs of one Cloud Router
+// (router, region and optionally nat), or of every Cloud Router of a VPC
+// network in the regions listed (network and regions). Each poll reads each
+// router's status once (routers.getRouterStatus), after one routers.list per
+// region for a network. The set holds every address a NAT uses: allocated
+// automatically or by hand, and those draining, which still carry
+// connections, until GCP stops reporting them.
+//
+// Naming: the field is nat on an AddressSet and on a SecurityPolicyAllowlist
+// source, as nodes and instances name what one set selects, and natSources
+// on an IPAllowlist, as instanceSources there.
+// +kubebuilder:validation:XValidation:rule="has(self.router) != has(self.network)",message="a NAT selector names exactly one of router (one Cloud Router) and network (every Cloud Router of a VPC network)"
+// +kubebuilder:validation:XValidation:rule="!has(self.router) || (has(self.region) && !has(self.regions))",message="router needs region, and takes no regions"
+// +kubebuilder:validation:XValidation:rule="!has(self.network) || (has(self.regions) && !has(self.region) && !has(self.nat))",message="network needs regions, and takes neither region nor nat"
+type NATSelector struct {
+	// Project of the routers; unset: the ProviderConfig's.
+	// +optional
+	Project string `json:"project,omitempty"`
+
+	// Region of router.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z]+[0-9]+$`
+	Region string `json:"region,omitempty"`
+
+	// Router is the Cloud Router whose NATs are read.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Router string `json:"router,omitempty"`
+
+	// NAT names one NAT of router; unset: every NAT of the router.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
+	NAT string `json:"nat,omitempty"`
+
+	// Network is a VPC network of project: every NAT of every Cloud Router
+	// on it, in regions, is read.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Network string `json:"network,omitempty"`
+
+	// Regions in which network's routers are listed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z]+-[a-z]+[0-9]+$`
+	Regions []string `json:"regions,omitempty"`
+
+	// PollSeconds is how often the routers are read.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=3600
+	PollSeconds *int32 `json:"pollSeconds,omitempty"`
+}
+
+// Poll is PollSeconds as a duration, 30 s when unset, as for instances.
+func (s NATSelector) Poll() time.Duration {
+	return InstanceSelector{PollSeconds: s.PollSeconds}.Poll()
+}
+
 // SkippedNode is a selected Node whose addresses the set leaves out.
 type SkippedNode struct {
 	// Name of the Node.
@@ -209,6 +282,12 @@ type AddressSetStatus struct {
 	// SkippedCount is how many selected Nodes are left out.
 	// +optional
 	SkippedCount int `json:"skippedCount,omitempty"`
+
+	// Warnings are findings that leave no address out but need someone,
+	// such as a Cloud NAT that needs more addresses than it has
+	// (minExtraNatIpsNeeded); sorted. The set stays Ready.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 
 	// HeldShrink is set while a shrink is held back (see shrinkHoldSeconds).
 	// +optional

@@ -118,7 +118,7 @@ type AllowlistPriorityRange struct {
 
 // AllowlistSource is one named source of ranges: fixed CIDRs, or the
 // addresses of the Nodes a selector matches.
-// +kubebuilder:validation:XValidation:rule="(has(self.cidrs) ? 1 : 0) + (has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) == 1",message="a source has exactly one of cidrs, nodes and instances"
+// +kubebuilder:validation:XValidation:rule="(has(self.cidrs) ? 1 : 0) + (has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) == 1",message="a source has exactly one of cidrs, nodes, instances and nat"
 type AllowlistSource struct {
 	// Name of the source, as status and messages call it.
 	// +kubebuilder:validation:MinLength=1
@@ -145,10 +145,22 @@ type AllowlistSource struct {
 	// +optional
 	Instances *AllowlistInstances `json:"instances,omitempty"`
 
+	// NAT selects Cloud NAT gateways whose addresses are allowed, read with
+	// the allowlist's ProviderConfig. The provider keeps an AddressSet for
+	// it too (<allowlist>-nodes-<source>).
+	// +optional
+	NAT *AllowlistNAT `json:"nat,omitempty"`
+
 	// Required holds the rules as they are when the source yields no
 	// address, instead of leaving it out with a warning.
 	// +optional
 	Required bool `json:"required,omitempty"`
+}
+
+// ReadBySet reports whether the source is read through an AddressSet: nodes,
+// instances or nat, not cidrs.
+func (s AllowlistSource) ReadBySet() bool {
+	return s.Nodes != nil || s.Instances != nil || s.NAT != nil
 }
 
 // AllowlistNodes selects Nodes, as an AddressSet does.
@@ -165,6 +177,17 @@ type AllowlistNodes struct {
 // AllowlistInstances selects instances, as an AddressSet does.
 type AllowlistInstances struct {
 	InstanceSelector `json:",inline"`
+
+	// ShrinkHoldSeconds is the AddressSet's; its default when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	ShrinkHoldSeconds *int32 `json:"shrinkHoldSeconds,omitempty"`
+}
+
+// AllowlistNAT selects Cloud NAT gateways, as an AddressSet does.
+type AllowlistNAT struct {
+	NATSelector `json:",inline"`
 
 	// ShrinkHoldSeconds is the AddressSet's; its default when unset.
 	// +optional

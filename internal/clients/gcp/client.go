@@ -57,6 +57,8 @@ const (
 	MethodBackendSetPolicy
 	MethodBucketList
 	MethodInstanceAggregatedList
+	MethodRouterList
+	MethodRouterGetStatus
 	methodCount
 )
 
@@ -109,6 +111,11 @@ var methodNames = [methodCount]string{
 	// Compute Engine instances an AddressSet selects by label; one call
 	// per page of instances.aggregatedList.
 	MethodInstanceAggregatedList: "InstanceAggregatedList",
+	// Cloud Routers of an AddressSet's Cloud NAT source: one routers.list
+	// per page for each region of a network, one getRouterStatus per
+	// router.
+	MethodRouterList:      "RouterList",
+	MethodRouterGetStatus: "RouterGetStatus",
 }
 
 // String returns the method's name, suitable for a metric label.

@@ -31,6 +31,9 @@ type Collected struct {
 	Nodes int
 	// Skipped are the selected Nodes left out, sorted by name.
 	Skipped []v1alpha1.SkippedNode
+	// Warnings need someone but leave no address out (a Cloud NAT short
+	// of addresses), sorted.
+	Warnings []string
 }
 
 // Collect gathers the addresses of nodes (already selected by label): every
@@ -85,6 +88,10 @@ func (c *collector) skip(name, why string) {
 	c.out.Skipped = append(c.out.Skipped, v1alpha1.SkippedNode{Name: name, Reason: why})
 }
 
+func (c *collector) warn(msg string) {
+	c.out.Warnings = append(c.out.Warnings, msg)
+}
+
 func (c *collector) add(addrs []netip.Prefix) {
 	for _, p := range addrs {
 		if !c.seen[p] {
@@ -98,6 +105,7 @@ func (c *collector) add(addrs []netip.Prefix) {
 func (c *collector) done() Collected {
 	slices.SortFunc(c.out.Addresses, netip.Prefix.Compare)
 	slices.SortFunc(c.out.Skipped, func(a, b v1alpha1.SkippedNode) int { return strings.Compare(a.Name, b.Name) })
+	slices.Sort(c.out.Warnings)
 	return c.out
 }
 

@@ -79,6 +79,7 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bo
 	cl := newClusters(mgr, o, bounds)
 	r.clusters = cl
 	r.instances = newInstances(cl.ctx, o.Connector, func(k types.NamespacedName) { cl.wakeSet(k) })
+	r.nats = newNATs(cl.ctx, o.Connector, func(k types.NamespacedName) { cl.wakeSet(k) })
 	if err := addRemote(mgr, o, r, cl); err != nil {
 		return err
 	}
@@ -116,7 +117,8 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bo
 const RemoteWorkers = 4
 
 // addRemote adds the controller of the AddressSets that read another
-// cluster's Nodes or Compute Engine instances: r on workers of their own.
+// cluster's Nodes, Compute Engine instances or Cloud NAT: r on workers of
+// their own.
 func addRemote(mgr ctrl.Manager, o setup.Options, r *Reconciler, cl *clusters) error {
 	name := "addressset-remote"
 	remote := *r
@@ -138,13 +140,13 @@ const (
 	pathAny path = iota
 	// pathLocal: the Nodes of the provider's own cluster.
 	pathLocal
-	// pathRemote: another cluster's Nodes, or instances.
+	// pathRemote: another cluster's Nodes, instances, or Cloud NAT.
 	pathRemote
 )
 
 // pathOf is the path of as.
 func pathOf(as *v1alpha1.AddressSet) path {
-	if as.Spec.Instances != nil || (as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil) {
+	if as.Spec.Instances != nil || as.Spec.NAT != nil || (as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil) {
 		return pathRemote
 	}
 	return pathLocal
@@ -183,9 +185,10 @@ type Reconciler struct {
 	pacer    *pace.Pacer
 
 	// clusters reads the Nodes of other clusters, instances Compute
-	// Engine instances.
+	// Engine instances, nats Cloud NAT.
 	clusters  Reader
 	instances Reader
+	nats      Reader
 }
 
 // Reconcile publishes the addresses of the Nodes an AddressSet selects: to
@@ -229,7 +232,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	d := Decide(prev.Addresses, prev.peak, prev.heldShrink, got.Addresses, time.Duration(as.Spec.ShrinkHold())*time.Second, r.now())
 
 	setDecided(want, as.GetGeneration(), got, d)
-	ready := readyCondition(as, d)
+	ready := readyCondition(as, d, got.Warnings)
 	result := reconcile.Result{RequeueAfter: again}
 	if d.Held != nil {
 		result.RequeueAfter = sooner(result.RequeueAfter, d.RetryAfter)
@@ -238,17 +241,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	now := Published{
 		UID: as.GetUID(), Generation: as.GetGeneration(), Addresses: d.Addresses, Nodes: got.Nodes,
-		Skipped: want.Skipped, SkippedCount: want.SkippedCount, peak: d.Peak, heldShrink: d.Held,
+		Skipped: want.Skipped, SkippedCount: want.SkippedCount, Warnings: want.Warnings, peak: d.Peak, heldShrink: d.Held,
 	}
 	if d.Held != nil {
 		now.Held = ready.Message
 	}
-	if newlySkipped(prev.Skipped, want.Skipped) {
-		r.recorder.Event(as, event.Warning("NodesSkipped", errors.New(skippedMessage(got.Skipped))))
-	}
+	r.tellNew(as, prev, got)
 	r.registry.publish(req.NamespacedName, now)
 
 	return r.writePaced(ctx, as, want, result)
+}
+
+// tellNew records an event for what got leaves out or warns of that prev
+// did not: each finding once, not once per reconcile.
+func (r *Reconciler) tellNew(as *v1alpha1.AddressSet, prev Published, got Collected) {
+	if newlySkipped(prev.Skipped, got.Skipped[:min(len(got.Skipped), MaxSkippedListed)]) {
+		r.recorder.Event(as, event.Warning("NodesSkipped", errors.New(skippedMessage(got.Skipped))))
+	}
+	for _, w := range got.Warnings {
+		if !slices.Contains(prev.Warnings, w) {
+			r.recorder.Event(as, event.Warning("SourceWarning", errors.New(w)))
+		}
+	}
 }
 
 // setDecided sets the status's addresses, counts and hold to what d
@@ -258,6 +272,7 @@ func setDecided(want *v1alpha1.AddressSetStatus, generation int64, got Collected
 	want.AddressCount = len(d.Addresses)
 	want.NodeCount = got.Nodes
 	want.SkippedCount = len(got.Skipped)
+	want.Warnings = got.Warnings
 	want.Skipped = got.Skipped[:min(len(got.Skipped), MaxSkippedListed)]
 	want.HeldShrink = d.Held
 	want.Peak = d.Peak
@@ -284,7 +299,11 @@ func (r *Reconciler) writePaced(ctx context.Context, as *v1alpha1.AddressSet, wa
 }
 
 // readyCondition is Available, or ShrinkHeld while d holds a shrink back.
-func readyCondition(as *v1alpha1.AddressSet, d Decision) xpv2.Condition {
+// Warnings leave the set Available: they block nothing.
+func readyCondition(as *v1alpha1.AddressSet, d Decision, warnings []string) xpv2.Condition {
+	if d.Held == nil && len(warnings) > 0 {
+		return xpv2.Available().WithMessage(strings.Join(warnings, "; "))
+	}
 	if d.Held == nil {
 		return xpv2.Available()
 	}
@@ -301,15 +320,22 @@ func (r *Reconciler) read(ctx context.Context, as *v1alpha1.AddressSet) (Collect
 	switch {
 	case as.Spec.Instances != nil:
 		r.clusters.Forget(key)
+		r.nats.Forget(key)
 		return r.instances.Read(ctx, as)
+	case as.Spec.NAT != nil:
+		r.clusters.Forget(key)
+		r.instances.Forget(key)
+		return r.nats.Read(ctx, as)
 	case as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil:
 		r.instances.Forget(key)
+		r.nats.Forget(key)
 		return r.clusters.Read(ctx, as)
 	}
 	r.clusters.Forget(key)
 	r.instances.Forget(key)
+	r.nats.Forget(key)
 	if as.Spec.Nodes == nil {
-		return Collected{}, 0, errors.New("the AddressSet selects neither nodes nor instances")
+		return Collected{}, 0, errors.New("the AddressSet selects none of nodes, instances and nat")
 	}
 	if !r.nodes {
 		return Collected{}, 0, errNodesUnreadable
@@ -343,6 +369,7 @@ func (r *Reconciler) holdUnreadable(ctx context.Context, as *v1alpha1.AddressSet
 		r.recorder.Event(as, event.Warning("SourceHeldLong", errors.Errorf("%s; held longer than %s", u.Error(), HeldLong)))
 	}
 	if r.dropAfter <= 0 || held < r.dropAfter {
+		addRead(&prev, want, u.Read)
 		after := u.After
 		if r.dropAfter > 0 {
 			after = sooner(after, r.dropAfter-held)
@@ -352,6 +379,18 @@ func (r *Reconciler) holdUnreadable(ctx context.Context, as *v1alpha1.AddressSet
 	prev.Addresses, prev.peak, prev.heldShrink = nil, nil, nil
 	want.Addresses, want.AddressCount, want.Peak, want.HeldShrink = nil, 0, nil, nil
 	return r.hold(ctx, as, prev, want, droppedMessage(u, r.dropAfter), u.After)
+}
+
+// addRead adds to the held addresses those of read, the parts of a source
+// that answered while others could not: a new address is allowed at once,
+// none goes until the whole source answers.
+func addRead(prev *Published, want *v1alpha1.AddressSetStatus, read *Collected) {
+	if read == nil {
+		return
+	}
+	prev.Addresses = union(prev.Addresses, read.Addresses)
+	prev.Warnings = read.Warnings
+	want.Addresses, want.AddressCount, want.Warnings = prev.Addresses, len(prev.Addresses), read.Warnings
 }
 
 // sooner is the sooner of two requeue delays, 0 being none.
@@ -371,13 +410,14 @@ func (r *Reconciler) previous(as *v1alpha1.AddressSet) Published {
 	return Published{
 		UID: as.GetUID(), Generation: as.Status.ObservedGeneration, Addresses: as.Status.Addresses,
 		Nodes: as.Status.NodeCount, Skipped: as.Status.Skipped, SkippedCount: as.Status.SkippedCount,
-		peak: as.Status.Peak, heldShrink: as.Status.HeldShrink,
+		Warnings: as.Status.Warnings, peak: as.Status.Peak, heldShrink: as.Status.HeldShrink,
 	}
 }
 
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.clusters.Forget(key)
 	r.instances.Forget(key)
+	r.nats.Forget(key)
 	r.registry.forget(key)
 	r.pacer.Forget(key)
 	r.held.readable(key)
@@ -385,7 +425,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 
 // fingerprint identifies the status fields that change with the Nodes.
 func fingerprint(s *v1alpha1.AddressSetStatus) string {
-	return fmt.Sprintf("%v|%d|%d|%v|%v", s.Addresses, s.NodeCount, s.SkippedCount, s.Skipped, s.Peak)
+	return fmt.Sprintf("%v|%d|%d|%v|%v|%v", s.Addresses, s.NodeCount, s.SkippedCount, s.Skipped, s.Peak, s.Warnings)
 }
 
 // MsgNodesUnreadable tells an admin what to grant.

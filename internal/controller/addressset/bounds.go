@@ -27,8 +27,8 @@ type Bounds struct {
 	// credentials) the AddressSets of one namespace read.
 	ClustersPerNamespace int
 	// DropUnreadableAfter, when positive, is how long a source (a remote
-	// cluster, instances) may stay unreadable before its set's addresses
-	// are dropped; 0 holds them until it answers again.
+	// cluster, instances, Cloud NAT) may stay unreadable before its set's
+	// addresses are dropped; 0 holds them until it answers again.
 	DropUnreadableAfter time.Duration
 }
 

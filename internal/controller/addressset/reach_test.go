@@ -327,6 +327,7 @@ func TestPathOf(t *testing.T) {
 		"RemoteNodes": {reason: "Another cluster's Nodes are read on the remote workers.",
 			spec: v1alpha1.AddressSetSpec{Nodes: &v1alpha1.NodeSelector{Cluster: &v1alpha1.NodeCluster{}}}, want: pathRemote},
 		"Instances": {reason: "Instances are polled on the remote workers.", spec: v1alpha1.AddressSetSpec{Instances: &v1alpha1.InstanceSelector{}}, want: pathRemote},
+		"NAT":       {reason: "Cloud NAT is polled on the remote workers.", spec: v1alpha1.AddressSetSpec{NAT: &v1alpha1.NATSelector{}}, want: pathRemote},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

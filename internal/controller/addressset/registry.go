@@ -24,6 +24,9 @@ type Published struct {
 	// counts them all.
 	Skipped      []v1alpha1.SkippedNode
 	SkippedCount int
+	// Warnings need someone but leave no address out (a Cloud NAT short of
+	// addresses).
+	Warnings []string
 	// Held says why the set keeps addresses its Nodes no longer have (a
 	// shrink held back, Nodes it may not read); "" when it keeps none.
 	Held string
@@ -104,5 +107,5 @@ func (r *Registry) forget(key types.NamespacedName) {
 func samePublication(a, b Published) bool {
 	return a.UID == b.UID && a.Generation == b.Generation && a.Nodes == b.Nodes &&
 		a.SkippedCount == b.SkippedCount && a.Held == b.Held && a.Unreadable == b.Unreadable &&
-		slices.Equal(a.Addresses, b.Addresses) && slices.Equal(a.Skipped, b.Skipped)
+		slices.Equal(a.Addresses, b.Addresses) && slices.Equal(a.Skipped, b.Skipped) && slices.Equal(a.Warnings, b.Warnings)
 }

@@ -48,6 +48,11 @@ type Unreadable struct {
 	Err error
 	// After is when to try again.
 	After time.Duration
+	// Read, when set, is what the parts of the source that answered hold
+	// (some routers of a Cloud NAT source): their addresses are added to the
+	// last ones, so a new address is allowed without waiting for the rest.
+	// Nothing goes until every part answers.
+	Read *Collected
 }
 
 func (u *Unreadable) Error() string {

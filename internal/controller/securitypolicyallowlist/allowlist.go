@@ -138,7 +138,7 @@ func (r *Reconciler) reads(al *v1alpha1.SecurityPolicyAllowlist) {
 	for _, src := range al.Spec.Sources {
 		// Instance sources too: their AddressSets publish on every poll
 		// that changes them, with no Node event to wake anyone.
-		if src.Nodes != nil || src.Instances != nil {
+		if src.ReadBySet() {
 			r.readers[types.NamespacedName{Namespace: al.GetNamespace(), Name: SetName(al.GetName(), src.Name)}] = key
 		}
 	}
@@ -326,7 +326,7 @@ func (r *Reconciler) updatePolicy(ctx context.Context, p *v1beta1.SecurityPolicy
 func (r *Reconciler) keepSets(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, k kept) error {
 	want := map[string]bool{}
 	for _, src := range al.Spec.Sources {
-		if src.Nodes == nil && src.Instances == nil {
+		if !src.ReadBySet() {
 			continue
 		}
 		as := addressSet(al, src)

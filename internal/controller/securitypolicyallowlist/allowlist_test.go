@@ -433,6 +433,7 @@ func TestResolve(t *testing.T) {
 	}
 	office := v1alpha1.AllowlistSource{Name: "office", CIDRs: []string{"203.0.113.0/24", "2001:db8::/48"}}
 	instances := v1alpha1.AllowlistSource{Name: "pool", Instances: &v1alpha1.AllowlistInstances{InstanceSelector: v1alpha1.InstanceSelector{MatchLabels: map[string]string{"goog-k8s-node-pool-name": "batch"}}}}
+	nat := v1alpha1.AllowlistSource{Name: "pool", NAT: &v1alpha1.AllowlistNAT{NATSelector: v1alpha1.NATSelector{Region: "us-central1", Router: "egress"}}}
 	remote := nodes(false)
 	remote.Nodes.Cluster = &v1alpha1.NodeCluster{KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1-kubeconfig"}}
 	type want struct {
@@ -505,6 +506,25 @@ func TestResolve(t *testing.T) {
 			pub:     fixedSets{key: {UID: "u1", Generation: 1, Nodes: 3}},
 			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
 				warnings: []string{`instance source "pool": no address: 3 instance(s) match labels {goog-k8s-node-pool-name=batch}`}},
+		},
+		"NATWarningAndHeld": {
+			reason:  "A nat source's warning (a NAT short of addresses) goes up as a warning; a router that cannot be read holds, unreadable.",
+			sources: []v1alpha1.AllowlistSource{nat},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub: fixedSets{key: {UID: "u1", Generation: 1, Addresses: []string{"203.0.113.1/32"}, Nodes: 1,
+				Warnings: []string{"Cloud NAT us-central1/egress/egress-nat needs 1 more address(es)"},
+				Held:     "cannot read the Cloud NAT of router us-central1/egress", Unreadable: true}},
+			want: want{ranges: []string{"203.0.113.1/32"}, unreadable: true,
+				warnings: []string{`nat source "pool": Cloud NAT us-central1/egress/egress-nat needs 1 more address(es)`},
+				held:     []string{`nat source "pool": AddressSet web-nodes-pool: cannot read the Cloud NAT of router us-central1/egress`}},
+		},
+		"NATNoAddress": {
+			reason:  "A nat source without address says how many NATs were read.",
+			sources: []v1alpha1.AllowlistSource{office, nat},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Nodes: 1}},
+			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
+				warnings: []string{`nat source "pool": no address: 1 Cloud NAT(s) read`}},
 		},
 		"RemoteClusterNoAddress": {
 			reason:  "A node source of another cluster names the cluster's Secret when it yields nothing.",
@@ -606,6 +626,14 @@ func TestSetSpec(t *testing.T) {
 			reason: "Instances are listed with the allowlist's ProviderConfig, the default ClusterProviderConfig when it names none; the poll defaulted.",
 			src:    v1alpha1.AllowlistSource{Name: "batch", Instances: &v1alpha1.AllowlistInstances{InstanceSelector: v1alpha1.InstanceSelector{MatchLabels: web}}},
 			want:   v1alpha1.AddressSetSpec{ProviderConfigRef: def, Instances: &v1alpha1.InstanceSelector{MatchLabels: web, PollSeconds: ptr.To[int32](30)}},
+		},
+		"NAT": {
+			reason: "Cloud NAT is read with the allowlist's ProviderConfig, as instances; the poll defaulted, the shrink hold passed on.",
+			src: v1alpha1.AllowlistSource{Name: "egress", NAT: &v1alpha1.AllowlistNAT{ShrinkHoldSeconds: ptr.To[int32](0),
+				NATSelector: v1alpha1.NATSelector{Region: "us-central1", Router: "egress", NAT: "egress-nat"}}},
+			pc: pc,
+			want: v1alpha1.AddressSetSpec{ProviderConfigRef: pc, ShrinkHoldSeconds: ptr.To[int32](0),
+				NAT: &v1alpha1.NATSelector{Region: "us-central1", Router: "egress", NAT: "egress-nat", PollSeconds: ptr.To[int32](30)}},
 		},
 	}
 	for name, tc := range cases {

@@ -316,18 +316,19 @@ func policyParameters(al *v1alpha1.SecurityPolicyAllowlist, fp v1beta1.SecurityP
 	return fp
 }
 
-// addressSet is a new AddressSet of a node or instance source.
+// addressSet is a new AddressSet of a node, instance or nat source.
 func addressSet(al *v1alpha1.SecurityPolicyAllowlist, src v1alpha1.AllowlistSource) *v1alpha1.AddressSet {
 	as := &v1alpha1.AddressSet{ObjectMeta: objectMeta(al, SetName(al.GetName(), src.Name), RoleNodes)}
 	as.Spec = setSpec(src, al.Spec.ProviderConfigRef)
 	return as
 }
 
-// setSpec is the AddressSet spec of a node or instance source, with the
-// defaults the CRD would add written out, so that the spec read back equals
-// the spec wanted. Only a source that reads GCP (instances, or a cluster with
-// identity ProviderConfig) gets the allowlist's ProviderConfig: a plain node
-// source's AddressSet is as it was before remote sources existed.
+// setSpec is the AddressSet spec of a node, instance or nat source, with
+// the defaults the CRD would add written out, so that the spec read back
+// equals the spec wanted. Only a source that reads GCP (instances, nat, or a
+// cluster with identity ProviderConfig) gets the allowlist's ProviderConfig:
+// a plain node source's AddressSet is as it was before remote sources
+// existed.
 func setSpec(src v1alpha1.AllowlistSource, pc *xpv2.ProviderConfigReference) v1alpha1.AddressSetSpec {
 	if pc == nil {
 		pc = &xpv2.ProviderConfigReference{Kind: pcv1beta1.ClusterProviderConfigKind, Name: "default"}
@@ -336,6 +337,11 @@ func setSpec(src v1alpha1.AllowlistSource, pc *xpv2.ProviderConfigReference) v1a
 		in := src.Instances.InstanceSelector
 		in.PollSeconds = ptr.To(int32(in.Poll().Seconds()))
 		return v1alpha1.AddressSetSpec{Instances: &in, ShrinkHoldSeconds: src.Instances.ShrinkHoldSeconds, ProviderConfigRef: pc}
+	}
+	if src.NAT != nil {
+		nat := *src.NAT.NATSelector.DeepCopy()
+		nat.PollSeconds = ptr.To(int32(nat.Poll().Seconds()))
+		return v1alpha1.AddressSetSpec{NAT: &nat, ShrinkHoldSeconds: src.NAT.ShrinkHoldSeconds, ProviderConfigRef: pc}
 	}
 	nodes := src.Nodes.NodeSelector
 	spec := v1alpha1.AddressSetSpec{Nodes: &nodes, ShrinkHoldSeconds: src.Nodes.ShrinkHoldSeconds}

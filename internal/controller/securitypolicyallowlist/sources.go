@@ -46,7 +46,7 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	out := resolved{}
 	var ranges []netip.Prefix
 	for _, src := range al.Spec.Sources {
-		if src.Nodes == nil && src.Instances == nil {
+		if !src.ReadBySet() {
 			if len(src.CIDRs) == 0 {
 				out.unmatched = append(out.unmatched, src.Name)
 				continue
@@ -81,7 +81,10 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 			found++
 		}
 		if p.SkippedCount > 0 {
-			out.warnings = append(out.warnings, skippedWarning(src.Name, p))
+			out.warnings = append(out.warnings, skippedWarning(src, p))
+		}
+		for _, w := range p.Warnings {
+			out.warnings = append(out.warnings, fmt.Sprintf("%s source %q: %s", sourceKind(src), src.Name, w))
 		}
 		if p.Held != "" {
 			out.held = append(out.held, fmt.Sprintf("%s source %q: AddressSet %s: %s", sourceKind(src), src.Name, name, p.Held))
@@ -101,10 +104,13 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	return out, nil
 }
 
-// sourceKind is "node" or "instance", as messages call a source.
+// sourceKind is "node", "instance" or "nat", as messages call a source.
 func sourceKind(src v1alpha1.AllowlistSource) string {
-	if src.Instances != nil {
+	switch {
+	case src.Instances != nil:
 		return "instance"
+	case src.NAT != nil:
+		return "nat"
 	}
 	return "node"
 }
@@ -114,6 +120,9 @@ func noAddress(src v1alpha1.AllowlistSource, matched int) string {
 	if src.Instances != nil {
 		return fmt.Sprintf("instance source %q: no address: %d instance(s) match labels %s", src.Name, matched, labelString(src.Instances.MatchLabels))
 	}
+	if src.NAT != nil {
+		return fmt.Sprintf("nat source %q: no address: %d Cloud NAT(s) read", src.Name, matched)
+	}
 	where := ""
 	if c := src.Nodes.Cluster; c != nil {
 		where = fmt.Sprintf(" in the cluster of Secret %s", c.KubeconfigSecretRef.Name)
@@ -121,7 +130,9 @@ func noAddress(src v1alpha1.AllowlistSource, matched int) string {
 	return fmt.Sprintf("node source %q: no address: %d node(s)%s match labels %s", src.Name, matched, where, labelString(src.Nodes.MatchLabels))
 }
 
-func skippedWarning(source string, p addressset.Published) string {
+// skippedWarning names what a source's set left out: Nodes, instances or
+// NATs, all "node(s)" as a set counts them.
+func skippedWarning(src v1alpha1.AllowlistSource, p addressset.Published) string {
 	names := make([]string, 0, len(p.Skipped))
 	for _, n := range p.Skipped {
 		names = append(names, n.Name+" ("+n.Reason+")")
@@ -130,7 +141,7 @@ func skippedWarning(source string, p addressset.Published) string {
 	if extra := p.SkippedCount - len(p.Skipped); extra > 0 {
 		more = fmt.Sprintf(" and %d more", extra)
 	}
-	return fmt.Sprintf("node source %q: %d node(s) left out, the others kept: %s%s", source, p.SkippedCount, strings.Join(names, ", "), more)
+	return fmt.Sprintf("%s source %q: %d node(s) left out, the others kept: %s%s", sourceKind(src), src.Name, p.SkippedCount, strings.Join(names, ", "), more)
 }
 
 func labelString(l map[string]string) string {
