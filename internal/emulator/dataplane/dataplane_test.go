@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -103,9 +104,18 @@ type got struct {
 // send sends one request through the data plane at url.
 func send(t *testing.T, url, host, path, clientIP string, body string) (got, report) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url+path, strings.NewReader(body))
+	g, rep, err := sendRequest(url, host, path, clientIP, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return g, rep
+}
+
+// sendRequest is send for goroutines, which may not call t.Fatal.
+func sendRequest(url, host, path, clientIP string, body string) (got, report, error) {
+	req, err := http.NewRequest(http.MethodGet, url+path, strings.NewReader(body))
+	if err != nil {
+		return got{}, report{}, err
 	}
 	req.Host = host
 	if clientIP != "" {
@@ -114,18 +124,18 @@ func send(t *testing.T, url, host, path, clientIP string, body string) (got, rep
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return got{}, report{}, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	var rep report
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
-		t.Fatalf("%s: body is not a report: %v", path, err)
+		return got{}, report{}, fmt.Errorf("%s: body is not a report: %w", path, err)
 	}
 	if resp.Header.Get(VerdictHeader) != rep.Verdict {
-		t.Errorf("%s header %q, body verdict %q", VerdictHeader, resp.Header.Get(VerdictHeader), rep.Verdict)
+		return got{}, report{}, fmt.Errorf("%s header %q, body verdict %q", VerdictHeader, resp.Header.Get(VerdictHeader), rep.Verdict)
 	}
 	return got{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Priority: rep.Priority,
-		Preview: rep.PreviewMatch, HeadersAdded: rep.RequestHeadersAdded, NotEvaluable: rep.NotEvaluable != ""}, rep
+		Preview: rep.PreviewMatch, HeadersAdded: rep.RequestHeadersAdded, NotEvaluable: rep.NotEvaluable != ""}, rep, nil
 }
 
 func TestServeHTTP(t *testing.T) {
@@ -296,18 +306,26 @@ func TestThrottleConcurrent(t *testing.T) {
 	defer srv.Close()
 	var mu sync.Mutex
 	counts := map[int]int{}
+	var errs []error
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g, _ := send(t, srv.URL, "web.demo-project.backend.local", "/", "192.0.2.9", "")
+			g, _, err := sendRequest(srv.URL, "web.demo-project.backend.local", "/", "192.0.2.9", "")
 			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
 			counts[g.Status]++
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
 	if diff := cmp.Diff(map[int]int{200: 3, 429: 17}, counts); diff != "" {
 		t.Errorf("\nConcurrent requests of one key share its count.\nstatuses: -want, +got:\n%s", diff)
 	}
