@@ -261,26 +261,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
-// batchRanges makes p wait, when the batcher says so, with the range rule
-// changes of a burst that more of the burst would write again, and records a
-// write of them otherwise. It returns how long they wait. Only a plan of
-// range rules alone waits: a switch between modes and a held plan go as
-// they are.
+// batchRanges makes the range rule changes of p that more of a burst would
+// write again wait, when the batcher says so, and returns how long. Only a
+// plan of range rules alone waits: a switch between modes and a held plan go
+// as they are.
 func (r *Reconciler) batchRanges(key types.NamespacedName, c children, p *plan, held bool) time.Duration {
 	if held || p.switching != "" || p.groupRule != nil || len(c.groupRules)+len(c.groups) > 0 {
 		return 0
 	}
-	changed, complete := rangeChanges(c, *p)
-	if !changed {
+	changes := rangeChanges(c, *p)
+	if len(changes) == 0 {
 		return 0
 	}
-	now := r.now()
-	if due, after := r.batch.due(key, complete, now); !due {
-		p.keepRanges, p.waitRanges = true, true
-		return after
-	}
-	r.batch.written(key, now)
-	return 0
+	wait, after := r.batch.hold(key, changes, r.now())
+	p.waitRules = wait
+	return after
 }
 
 // keepPolicy makes the policy the allowlist creates what its spec says, but
@@ -404,10 +399,10 @@ func (r *Reconciler) applyGroups(ctx context.Context, al *v1alpha1.SecurityPolic
 
 // applyRanges creates or updates the range rules p wants.
 func (r *Reconciler) applyRanges(ctx context.Context, al *v1alpha1.SecurityPolicyAllowlist, c children, p plan) error {
-	if p.waitRanges {
-		return nil
-	}
 	for _, rule := range p.ranges {
+		if p.waitRules[rule.Priority] {
+			continue
+		}
 		have, ok := c.ranges[rule.Priority]
 		switch {
 		case !ok:

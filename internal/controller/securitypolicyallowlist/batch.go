@@ -1,6 +1,7 @@
 package securitypolicyallowlist
 
 import (
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -10,20 +11,20 @@ import (
 	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
-// rangeBatchWindow is how long range rule changes that arrive while an
-// allowlist's range rules were written moments ago may wait to be written
-// together. Cloud Armor writes one operation per policy at a time and a range
+// rangeBatchWindow is how long a range rule's change that arrives while the
+// allowlist's range rules were written moments ago may wait for the rest of
+// a burst. Cloud Armor writes one operation per policy at a time and a range
 // rule holds ten ranges, so the least a burst of N addresses costs is N/10
 // rule writes. Writing each rule once per intermediate state of a trickle
 // (ten Nodes a second) cost 2.7 writes per rule (135 for 500 Nodes, measured
-// with TestScale on 2026-12-04); waiting for a rule to fill, or for this
-// window to pass, costs about one. A change after a quiet window is written at
-// once, so a single Node is no slower; a change in the middle of a burst
-// waits at most this long.
+// with TestScale on 2026-12-04); a rule that waits until it is full, or until
+// this window has passed since it began to wait, is written about once. A
+// change after a quiet window is written at once, so a single Node is no
+// slower; one in the middle of a burst waits at most this long.
 const rangeBatchWindow = 2 * time.Second
 
-// batcher decides, per allowlist, whether its range rule changes are written
-// now or wait for more of a burst. It is safe for concurrent use.
+// batcher decides, per allowlist and range rule, whether a rule's change is
+// written now or waits for more of a burst. It is safe for concurrent use.
 type batcher struct {
 	window time.Duration
 	mu     sync.Mutex
@@ -32,37 +33,60 @@ type batcher struct {
 
 type batch struct {
 	wrote time.Time // the allowlist's range rules were last written
-	since time.Time // the first change that waits; zero when none waits
+	// since is when each waiting rule's change first waited, by priority.
+	since map[int64]time.Time
+}
+
+// ruleChange is how a plan changes one range rule.
+type ruleChange struct {
+	// complete: the rule ends full, so no later change of the burst writes
+	// it again.
+	complete bool
+	// deferrable: waiting keeps no range from GCP that it allows now; the
+	// change only adds ranges no rule holds, or removes some.
+	deferrable bool
 }
 
 func newBatcher(window time.Duration) *batcher {
 	return &batcher{window: window, state: map[types.NamespacedName]*batch{}}
 }
 
-// due reports whether range rule changes are written now. complete says
-// every change leaves its rule full or removes it: nothing a later change of
-// the burst would write again. When not due, after is when to ask again.
-func (b *batcher) due(key types.NamespacedName, complete bool, now time.Time) (bool, time.Duration) {
+// hold returns the priorities of changes that wait, and when to ask again.
+// Every other change is written now, and recorded as such.
+func (b *batcher) hold(key types.NamespacedName, changes map[int64]ruleChange, now time.Time) (map[int64]bool, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.state[key]
-	if !ok || now.Sub(s.wrote) >= b.window || complete {
-		return true, 0
+	if !ok || now.Sub(s.wrote) >= b.window {
+		s = &batch{since: map[int64]time.Time{}}
+		b.state[key] = s
 	}
-	if s.since.IsZero() {
-		s.since = now
+	wait := map[int64]bool{}
+	var after time.Duration
+	for prio, ch := range changes {
+		if !s.wrote.IsZero() && !ch.complete && ch.deferrable {
+			since, ok := s.since[prio]
+			if !ok {
+				since = now
+				s.since[prio] = now
+			}
+			if waited := now.Sub(since); waited < b.window {
+				wait[prio] = true
+				after = sooner(after, b.window-waited)
+				continue
+			}
+		}
+		delete(s.since, prio)
 	}
-	if waited := now.Sub(s.since); waited < b.window {
-		return false, b.window - waited
+	for prio := range s.since {
+		if _, ok := changes[prio]; !ok {
+			delete(s.since, prio) // changed back: nothing waits
+		}
 	}
-	return true, 0
-}
-
-// written records that the allowlist's range rules were written now.
-func (b *batcher) written(key types.NamespacedName, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.state[key] = &batch{wrote: now}
+	if len(wait) < len(changes) {
+		s.wrote = now
+	}
+	return wait, after
 }
 
 // forget drops what is known of an allowlist that is gone.
@@ -72,24 +96,31 @@ func (b *batcher) forget(key types.NamespacedName) {
 	delete(b.state, key)
 }
 
-// rangeChanges reports whether p changes c's range rules, and whether every
-// change leaves its rule full or removes it.
-func rangeChanges(c children, p plan) (changed, complete bool) {
-	complete = true
-	wanted := map[int64]bool{}
+// rangeChanges are the range rules p writes, by priority: those it creates
+// or changes. Rules p deletes are not among them: removals decides those.
+func rangeChanges(c children, p plan) map[int64]ruleChange {
+	held := map[netip.Prefix]bool{}
+	for _, r := range c.ranges {
+		for _, pf := range ruleRanges(r) {
+			held[pf] = true
+		}
+	}
+	out := map[int64]ruleChange{}
 	for _, rule := range p.ranges {
-		wanted[rule.Priority] = true
-		have, ok := c.ranges[rule.Priority]
-		if ok && slices.Equal(ruleRanges(have), rule.Ranges) {
+		var before []netip.Prefix
+		if have, ok := c.ranges[rule.Priority]; ok {
+			before = ruleRanges(have)
+		}
+		if slices.Equal(before, rule.Ranges) {
 			continue
 		}
-		changed = true
-		complete = complete && len(rule.Ranges) == iprange.MaxPerRule
-	}
-	for prio := range c.ranges {
-		if !p.keepRanges && !wanted[prio] {
-			changed = true
+		ch := ruleChange{complete: len(rule.Ranges) == iprange.MaxPerRule, deferrable: true}
+		for _, pf := range rule.Ranges {
+			if !slices.Contains(before, pf) && held[pf] {
+				ch.deferrable = false // it moves from another rule, which may lose it now
+			}
 		}
+		out[rule.Priority] = ch
 	}
-	return changed, complete
+	return out
 }

@@ -3,6 +3,7 @@ package securitypolicyallowlist
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,13 +16,16 @@ import (
 )
 
 func TestBatcher(t *testing.T) {
+	partial := ruleChange{deferrable: true}
+	full := ruleChange{complete: true, deferrable: true}
+	moved := ruleChange{}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	type ask struct {
-		at       time.Duration // since the start
-		complete bool
-		wrote    bool // the caller writes when due
+		at      time.Duration // since the start
+		changes map[int64]ruleChange
 	}
 	type answer struct {
-		Due   bool
+		Wait  []int64
 		After time.Duration
 	}
 	cases := map[string]struct {
@@ -31,38 +35,49 @@ func TestBatcher(t *testing.T) {
 	}{
 		"FirstChangeAtOnce": {
 			reason: "Nothing was written before: the change goes at once.",
-			asks:   []ask{{at: 0}},
-			want:   []answer{{Due: true}},
+			asks:   []ask{{at: 0, changes: map[int64]ruleChange{1000: partial}}},
+			want:   []answer{{}},
 		},
 		"AfterQuietAtOnce": {
 			reason: "A change a whole window after the last write is a single change: it goes at once.",
-			asks:   []ask{{at: 0, wrote: true}, {at: 2 * time.Second}},
-			want:   []answer{{Due: true}, {Due: true}},
+			asks:   []ask{{at: 0, changes: map[int64]ruleChange{1000: partial}}, {at: ms(2000), changes: map[int64]ruleChange{1000: partial}}},
+			want:   []answer{{}, {}},
 		},
 		"InBurstWaits": {
 			reason: "A change moments after a write waits for the rest of the burst, at most a window from when it first waited.",
 			asks: []ask{
-				{at: 0, wrote: true},
-				{at: 100 * time.Millisecond},
-				{at: 1500 * time.Millisecond},
-				{at: 2100 * time.Millisecond, wrote: true},
+				{at: 0, changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(100), changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(1500), changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(2100), changes: map[int64]ruleChange{1000: partial}},
 			},
-			want: []answer{{Due: true}, {After: 2 * time.Second}, {After: 600 * time.Millisecond}, {Due: true}},
+			want: []answer{{}, {Wait: []int64{1000}, After: ms(2000)}, {Wait: []int64{1000}, After: ms(600)}, {}},
 		},
-		"CompleteAtOnce": {
-			reason: "Changes that fill or remove their rules go at once: nothing later would write them again.",
-			asks:   []ask{{at: 0, wrote: true}, {at: 100 * time.Millisecond}, {at: 200 * time.Millisecond, complete: true}},
-			want:   []answer{{Due: true}, {After: 2 * time.Second}, {Due: true}},
-		},
-		"WaitStartsAgainAfterWrite": {
-			reason: "After a write the next change of the burst waits a window of its own.",
+		"FullRuleAtOnce": {
+			reason: "A rule that ends full goes at once, nothing later would write it again; the partial one beside it waits.",
 			asks: []ask{
-				{at: 0, wrote: true},
-				{at: 100 * time.Millisecond},
-				{at: 300 * time.Millisecond, complete: true, wrote: true},
-				{at: 400 * time.Millisecond},
+				{at: 0, changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(100), changes: map[int64]ruleChange{1000: full, 1001: partial}},
 			},
-			want: []answer{{Due: true}, {After: 2 * time.Second}, {Due: true}, {After: 2 * time.Second}},
+			want: []answer{{}, {Wait: []int64{1001}, After: ms(2000)}},
+		},
+		"MovedRangeAtOnce": {
+			reason: "A change that takes a range from another rule is never held back: that rule may lose it now.",
+			asks: []ask{
+				{at: 0, changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(100), changes: map[int64]ruleChange{1000: moved}},
+			},
+			want: []answer{{}, {}},
+		},
+		"EachRuleItsOwnWindow": {
+			reason: "Each rule waits a window from when it began to wait, not from when another rule did: a trickle writes each rule once, full.",
+			asks: []ask{
+				{at: 0, changes: map[int64]ruleChange{1000: partial}},
+				{at: ms(100), changes: map[int64]ruleChange{1001: partial}},
+				{at: ms(1000), changes: map[int64]ruleChange{1001: full, 1002: partial}},
+				{at: ms(2500), changes: map[int64]ruleChange{1002: partial}},
+			},
+			want: []answer{{}, {Wait: []int64{1001}, After: ms(2000)}, {Wait: []int64{1002}, After: ms(2000)}, {Wait: []int64{1002}, After: ms(500)}},
 		},
 	}
 	key := types.NamespacedName{Namespace: "team-a", Name: "web"}
@@ -72,11 +87,13 @@ func TestBatcher(t *testing.T) {
 			start := time.Unix(1_700_000_000, 0)
 			var got []answer
 			for _, a := range tc.asks {
-				due, after := b.due(key, a.complete, start.Add(a.at))
-				got = append(got, answer{Due: due, After: after})
-				if due && a.wrote {
-					b.written(key, start.Add(a.at))
+				wait, after := b.hold(key, a.changes, start.Add(a.at))
+				var prios []int64
+				for p := range wait {
+					prios = append(prios, p)
 				}
+				slices.Sort(prios)
+				got = append(got, answer{Wait: prios, After: after})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)

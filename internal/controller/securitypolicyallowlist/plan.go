@@ -51,11 +51,11 @@ func (c children) groupRulePriorities() map[int64]bool {
 // plan is what the allowlist's children should be.
 type plan struct {
 	// ranges are the range rules wanted; keepRanges keeps the existing ones
-	// as they are instead. waitRanges keeps them too, while ranges wait for
-	// the rest of a burst (batcher).
+	// as they are instead. waitRules are the priorities of wanted rules
+	// that wait for the rest of a burst (batcher) and are not written yet.
 	ranges     []iprange.Rule
 	keepRanges bool
-	waitRanges bool
+	waitRules  map[int64]bool
 	// groups are the wanted groups' items, by GCP name.
 	groups map[string]groupWant
 	// groupRule is the wanted rule that uses the groups; nil when none.
