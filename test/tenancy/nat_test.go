@@ -63,7 +63,8 @@ func (s *suite) testNATStaysInNamespace(t *testing.T) {
 
 	refused := s.setSays(foreign, `ClusterProviderConfig "`+cpcWatched+`" may not name project "`+projB+`"`, "spec.allowedProjects")
 	s.Eventually(t, settle, "tenant-a's nat source of proj-b refused", refused)
-	s.Eventually(t, settle, "tenant-a's nat source of proj-a Ready", s.ready(own))
+	// The NAT holds one address when its router is inserted.
+	s.Eventually(t, settle, "tenant-a's nat source of proj-a Ready with the NAT's address", s.setCounts(own, 1))
 	routerPath := func(project string) string {
 		return "/projects/" + project + "/regions/" + natRegion + "/routers/" + natRouter
 	}
