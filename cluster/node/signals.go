@@ -191,3 +191,14 @@ func HangupDefault(cmd *exec.Cmd) error {
 	cmd.Path = env
 	return nil
 }
+
+// HangupDefaultPrefix is what a shell command line starts a program with so
+// that it gets SIGHUP's default disposition when this process has it ignored
+// (see HangupDefault): a shell cannot reset a signal that was ignored when
+// it started. Empty when SIGHUP is not ignored.
+func HangupDefaultPrefix() string {
+	if !signal.Ignored(syscall.SIGHUP) {
+		return ""
+	}
+	return "env --default-signal=HUP "
+}

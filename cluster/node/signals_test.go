@@ -97,9 +97,11 @@ func TestParentGone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			done := filepath.Join(t.TempDir(), "done")
-			script := `"$0" -test.run='^$' & echo $!; wait`
+			// Under nohup the TearsDown helper starts with SIGHUP's default
+			// disposition, as it would in a terminal.
+			script := HangupDefaultPrefix() + `"$0" -test.run='^$' & echo $!; wait`
 			if tc.nohup {
-				script = `trap "" HUP; ` + script
+				script = `trap "" HUP; "$0" -test.run='^$' & echo $!; wait`
 			}
 			sh := exec.Command("/bin/sh", "-c", script, os.Args[0])
 			sh.Env = append(os.Environ(), signalHelperEnv+"="+done)

@@ -98,7 +98,9 @@ func startBootHelper(t *testing.T, tmp string, lk *os.File, parentGone bool) boo
 	args := []string{"-test.run=^TestBootHelper$", "-test.v"}
 	cmd := exec.Command(os.Args[0], args...)
 	if parentGone {
-		cmd = exec.Command("/bin/sh", append([]string{"-c", `"$0" "$@" & echo $!; wait`, os.Args[0]}, args...)...)
+		// Under nohup the helper starts with SIGHUP's default disposition,
+		// as `go test` in a terminal would start it.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", node.HangupDefaultPrefix() + `"$0" "$@" & echo $!; wait`, os.Args[0]}, args...)...)
 	}
 	cmd.Env = append(os.Environ(), bootHelperEnv+"=1", "TMPDIR="+tmp, node.LockFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{lk}
