@@ -53,7 +53,11 @@ type fleetReport struct {
 	ListCalls         int64   `json:"listCalls"`
 	CallsPerPoll      float64 `json:"callsPerPoll"`
 	InstancesSelected int     `json:"instancesSelected"`
-	Err               string  `json:"error,omitempty"`
+	// NATSources AddressSets each read one Cloud Router; NATReadsPerPoll are
+	// the Compute calls each made per poll.
+	NATSources      int     `json:"natSources"`
+	NATReadsPerPoll float64 `json:"natReadsPerPoll"`
+	Err             string  `json:"error,omitempty"`
 }
 
 // kubeletReportEvery is how often a kubelet writes its Node's status when
@@ -125,6 +129,9 @@ func runFleet(ctx context.Context, cfg config, bin string) (*fleetReport, error)
 		return nil, err
 	}
 	if err := e.instancePolls(ctx, rep); err != nil {
+		return nil, err
+	}
+	if err := e.natPolls(ctx, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -352,5 +359,57 @@ func (f *fleetReport) print(out io.Writer) {
 	fmt.Fprintf(w, "provider CPU, remote kubelets quiet\t%.3f cores\n", f.IdleCores)
 	fmt.Fprintf(w, "provider CPU, %d remote Nodes reporting every %s (%.1f updates/s)\t%.3f cores\n", f.Clusters*f.NodesPerCluster, kubeletReportEvery, f.HeartbeatsPerSec, f.HeartbeatCores)
 	fmt.Fprintf(w, "instance source: aggregatedList calls per poll (%d instances, %d selected, %.0f polls)\t%.2f\n", f.Instances, f.InstancesSelected, f.Polls, f.CallsPerPoll)
+	perMinute := float64(f.NATSources) * f.NATReadsPerPoll * float64(time.Minute/natDefaultPoll)
+	fmt.Fprintf(w, "NAT source: Compute reads per router per poll (%d sources)\t%.2f\n", f.NATSources, f.NATReadsPerPoll)
+	fmt.Fprintf(w, "%d NAT sources at the default %s poll: reads a minute (default Compute read quota %d a minute per project)\t%.0f (%.0f%%)\n",
+		f.NATSources, natDefaultPoll, computeReadQuota, perMinute, 100*perMinute/computeReadQuota)
 	_ = w.Flush()
+}
+
+// natDefaultPoll is a NAT source's default pollSeconds; computeReadQuota the
+// default "Read requests" per minute and project of Compute Engine's rate
+// quotas (ReadRequestsPerMinutePerProject, Google's Compute Engine API rate
+// limits page).
+const (
+	natDefaultPoll   = 30 * time.Second
+	natBenchSources  = 100
+	computeReadQuota = 1500
+)
+
+// natPolls seeds natBenchSources Cloud Routers with one AUTO_ONLY NAT each,
+// gives the provider one NAT source per router and counts the Compute calls
+// they make over several polls.
+func (e *env) natPolls(ctx context.Context, rep *fleetReport) error {
+	const region = "us-central1"
+	for i := range natBenchSources {
+		name := fmt.Sprintf("egress-%d", i)
+		r := &compute.Router{Name: name, Network: fmt.Sprintf("global/networks/vpc-%d", i),
+			Nats: []*compute.RouterNat{{Name: "nat", NatIpAllocateOption: "AUTO_ONLY", SourceSubnetworkIpRangesToNat: "ALL_SUBNETWORKS_ALL_IP_RANGES"}}}
+		if err := e.emu.SeedRouter(project, region, r, map[string]int{"nat": 2}); err != nil {
+			return fmt.Errorf("seed router %s: %w", name, err)
+		}
+		as := &v1alpha1.AddressSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "nat-" + name},
+			Spec: v1alpha1.AddressSetSpec{ProviderConfigRef: &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+				NAT: &v1alpha1.NATSelector{Region: region, Router: name, PollSeconds: ptr.To(int32(benchPoll.Seconds()))}}}
+		if err := e.kube.Create(ctx, as); err != nil {
+			return err
+		}
+	}
+	for i := range natBenchSources {
+		if err := e.waitSet(ctx, fmt.Sprintf("nat-egress-%d", i), func(s v1alpha1.AddressSetStatus) bool { return s.AddressCount == 2 }); err != nil {
+			return err
+		}
+	}
+	const polls = 6
+	reads := func() int64 {
+		m := e.emu.Stats().Methods
+		return m["routers.getRouterStatus"] + m["routers.list"] + m["routers.get"]
+	}
+	before := reads()
+	if err := sleep(ctx, polls*benchPoll); err != nil {
+		return err
+	}
+	rep.NATSources = natBenchSources
+	rep.NATReadsPerPoll = float64(reads()-before) / polls / natBenchSources
+	return nil
 }
