@@ -71,24 +71,37 @@ type instanceSet struct {
 // background until ctx ends, waking a set with wake when its poll ends.
 func newInstances(ctx context.Context, c *connector.Connector, wake func(types.NamespacedName)) *instances {
 	i := newInstanceReader(func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.InstanceClient, string, error) {
-		conn, _, err := c.ConnectNamespace(ctx, as.GetNamespace(), as.Spec.ProviderConfigRef)
+		var named string
+		if as.Spec.Instances != nil {
+			named = as.Spec.Instances.Project
+		}
+		client, project, err := connectProject(ctx, c, as, named)
 		if err != nil {
 			return nil, "", err
 		}
-		// A project the config does not let this namespace name is refused
-		// before GCP is asked.
-		var named *string
-		if as.Spec.Instances != nil && as.Spec.Instances.Project != "" {
-			named = &as.Spec.Instances.Project
-		}
-		project, err := conn.ProjectOr(named)
-		if err != nil {
-			return nil, "", err
-		}
-		return conn.Client.Instances(), project, nil
+		return client.Instances(), project, nil
 	}, time.Now)
 	i.ctx, i.wake = ctx, wake
 	return i
+}
+
+// connectProject connects with as's ProviderConfig and returns the project
+// to read: named, or the config's when named is empty. A project the config
+// does not let as's namespace name is refused here, before GCP is asked.
+func connectProject(ctx context.Context, c *connector.Connector, as *v1alpha1.AddressSet, named string) (*gcp.Client, string, error) {
+	conn, _, err := c.ConnectNamespace(ctx, as.GetNamespace(), as.Spec.ProviderConfigRef)
+	if err != nil {
+		return nil, "", err
+	}
+	var n *string
+	if named != "" {
+		n = &named
+	}
+	project, err := conn.ProjectOr(n)
+	if err != nil {
+		return nil, "", err
+	}
+	return conn.Client, project, nil
 }
 
 func newInstanceReader(connect connectFn, now func() time.Time) *instances {

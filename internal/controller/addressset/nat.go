@@ -61,21 +61,15 @@ type natSet struct {
 // until ctx ends, waking a set with wake when its poll ends.
 func newNATs(ctx context.Context, c *connector.Connector, wake func(types.NamespacedName)) *nats {
 	n := newNATReader(func(ctx context.Context, as *v1alpha1.AddressSet) (gcp.NATClient, string, error) {
-		conn, _, err := c.ConnectNamespace(ctx, as.GetNamespace(), as.Spec.ProviderConfigRef)
+		var named string
+		if as.Spec.NAT != nil {
+			named = as.Spec.NAT.Project
+		}
+		client, project, err := connectProject(ctx, c, as, named)
 		if err != nil {
 			return nil, "", err
 		}
-		// A project the config does not let this namespace name is refused
-		// before GCP is asked, as for instances.
-		var named *string
-		if as.Spec.NAT != nil && as.Spec.NAT.Project != "" {
-			named = &as.Spec.NAT.Project
-		}
-		project, err := conn.ProjectOr(named)
-		if err != nil {
-			return nil, "", err
-		}
-		return conn.Client.NATs(), project, nil
+		return client.NATs(), project, nil
 	}, time.Now)
 	n.ctx, n.wake = ctx, wake
 	return n
