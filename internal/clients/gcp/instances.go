@@ -65,7 +65,10 @@ func (c instanceClient) List(ctx context.Context, project string, matchLabels ma
 	}
 	var out Instances
 	call := c.svc.Instances.AggregatedList(project).Filter(filter).Context(ctx)
-	for token := ""; ; {
+	for token, page := "", 0; ; page++ {
+		if page == MaxListPages {
+			return Instances{}, errTooManyPages("instances.aggregatedList")
+		}
 		// The generated call has no setter for returnPartialSuccess: a zone
 		// GCP cannot list then comes back as unreachable, not as an error
 		// of the whole list.
@@ -82,6 +85,15 @@ func (c instanceClient) List(ctx context.Context, project string, matchLabels ma
 	}
 	out.sort()
 	return out, nil
+}
+
+// MaxListPages bounds the pages a source's list reads in one poll: at
+// GCP's 500 items a page, 100,000 instances or routers, more than any
+// allowlist reads, and a bound on what one answer can make the provider hold.
+const MaxListPages = 200
+
+func errTooManyPages(method string) error {
+	return fmt.Errorf("%s returned more than %d pages: narrow the source (labels, regions) or split it", method, MaxListPages)
 }
 
 // add adds one page of an aggregated list.

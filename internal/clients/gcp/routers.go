@@ -53,7 +53,10 @@ type natClient struct{ *Client }
 func (c natClient) Routers(ctx context.Context, project, region, network string) ([]string, error) {
 	var out []string
 	call := c.svc.Routers.List(project, region).Context(ctx)
-	for token := ""; ; {
+	for token, page := "", 0; ; page++ {
+		if page == MaxListPages {
+			return nil, errTooManyPages("routers.list")
+		}
 		l, err := call.PageToken(token).Do()
 		// Each page is a call GCP counts against the project's quota.
 		c.calls.record(MethodRouterList, err)
