@@ -12,13 +12,14 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // Reset forgets every policy (project and organization), address group,
 // backend service, network edge security service, project tier, router,
-// operation and counter and restores the faults given in Options. A state
+// static address, operation and counter and restores the faults given in Options. A state
 // file, if any, is rewritten empty.
 func (s *Server) Reset() {
 	s.store.mu.Lock()
 	s.store.reset()
 	s.policies.ResetLocked()
 	s.routers.ResetLocked()
+	s.addresses.ResetLocked()
 	s.store.mu.Unlock()
 	s.instances.Reset()
 	s.stats.reset()

@@ -38,8 +38,14 @@ func (rc routerCall) Mutate(opType, path string, change func() (routers.Plan, er
 	})
 }
 
-// routersHost is what the server gives the routers API.
+// routersHost is what the server gives the routers API: the static
+// addresses its NATs name are the addresses API's.
 type routersHost struct{ serverHost }
+
+func (h routersHost) Address(path string) (routers.StaticAddress, bool) {
+	ip, typ, ok := h.s.addresses.LookupLocked(path)
+	return routers.StaticAddress{IP: ip, Type: typ}, ok
+}
 
 // SeedRouter creates a router at once, without an operation, checked as
 // routers.insert checks it; needs sets a NAT's needed addresses by name

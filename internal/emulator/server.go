@@ -8,8 +8,9 @@
 // the one store and its compute operations, and mounts the APIs of
 // packages securitypolicies (security policies, organization policies, the
 // project's tier), backends (backend services, backend buckets, network
-// edge security services), networksecurity (address groups), instances and
-// routers (Cloud Routers and NAT); what they share is package core.
+// edge security services), networksecurity (address groups), instances,
+// routers (Cloud Routers and NAT) and addresses (the static addresses a
+// NAT names); what they share is package core.
 package emulator
 
 import (
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/addresses"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
@@ -45,6 +47,7 @@ type Server struct {
 	instances *instances.API
 	backends  *backends.API
 	routers   *routers.API
+	addresses *addresses.API
 }
 
 // New returns a Server configured by opts. It loads opts.StateFile if set.
@@ -65,6 +68,7 @@ func New(opts Options) (*Server, error) {
 	s.instances = instances.New(instancesHost{serverHost{s}})
 	s.backends = backends.New(backendsHost{serverHost{s}}, &s.store.backends)
 	s.routers = routers.New(routersHost{serverHost{s}})
+	s.addresses = addresses.New(addressesHost{serverHost{s}})
 	if err := s.loadState(); err != nil {
 		return nil, err
 	}
@@ -111,6 +115,7 @@ func (s *Server) routes() {
 	s.mountInstances()
 	s.mountBackends()
 	s.mountRouters()
+	s.mountAddresses()
 
 	s.mux.HandleFunc("GET /_emulator/stats", s.debugStats)
 	s.mux.HandleFunc("POST /_emulator/reset", s.debugReset)

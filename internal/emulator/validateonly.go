@@ -10,7 +10,7 @@ import (
 // validateOnlyMethods are the methods whose request has a validateOnly
 // parameter in compute v1's discovery document. PATCH of a policy, delete,
 // removeRule and setLabels have none, nor has any method of organization
-// policies, backend services, backend buckets or routers.
+// policies, backend services, backend buckets, routers or addresses.
 var validateOnlyMethods = core.Set(
 	"securityPolicies.insert", "securityPolicies.addRule", "securityPolicies.patchRule",
 	"regionSecurityPolicies.insert", "regionSecurityPolicies.addRule", "regionSecurityPolicies.patchRule",
@@ -19,7 +19,7 @@ var validateOnlyMethods = core.Set(
 // dryRunCollections are the collections whose methods refuse a validateOnly
 // they do not have.
 var dryRunCollections = core.Set("securityPolicies", "regionSecurityPolicies", "organizationSecurityPolicies",
-	"backendServices", "regionBackendServices", "backendBuckets", "networkEdgeSecurityServices", "routers")
+	"backendServices", "regionBackendServices", "backendBuckets", "networkEdgeSecurityServices", "routers", "addresses")
 
 // dryRunName is the name a validateOnly call is counted under in Stats, so
 // that a test counting writes does not count dry runs.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/addresses"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/routers"
@@ -82,6 +83,8 @@ func (s *Server) describe(r *http.Request, c *call) {
 		c.resource = instances.Resource(r)
 	case strings.HasPrefix(c.method, "routers."):
 		c.resource = routers.Resource(r)
+	case strings.HasPrefix(c.method, "addresses."):
+		c.resource = addresses.Resource(r)
 	case strings.HasPrefix(c.method, "organizationSecurityPolicies."):
 		id := securitypolicies.OrgPolicyID(r)
 		parent := r.URL.Query().Get("parentId")

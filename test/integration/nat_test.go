@@ -60,6 +60,10 @@ func startNATFixture(t *testing.T) *natFixture {
 	e := startProvider(t, emulator.Options{})
 	e.insertRouter(t, "us-central1", "egress", "vpc", &compute.RouterNat{Name: "egress-nat", NatIpAllocateOption: "AUTO_ONLY",
 		SourceSubnetworkIpRangesToNat: "ALL_SUBNETWORKS_ALL_IP_RANGES"})
+	// A MANUAL_ONLY NAT names static addresses that must exist.
+	if _, err := e.gcp.Addresses.Insert(project, "europe-west1", &compute.Address{Name: "manual-1"}).Do(); err != nil {
+		t.Fatal(err)
+	}
 	e.insertRouter(t, "europe-west1", "manual", "vpc", &compute.RouterNat{Name: "manual-nat", NatIpAllocateOption: "MANUAL_ONLY",
 		NatIps: []string{"regions/europe-west1/addresses/manual-1"}, SourceSubnetworkIpRangesToNat: "ALL_SUBNETWORKS_ALL_IP_RANGES"})
 	e.insertRouter(t, "us-central1", "elsewhere", "default", &compute.RouterNat{Name: "elsewhere-nat", NatIpAllocateOption: "AUTO_ONLY",

@@ -138,33 +138,16 @@ type page struct {
 	body map[string]any
 }
 
-// paginate applies filter, maxResults and pageToken. The page token is the
-// offset of the next item (chosen: GCP's tokens are opaque).
+// paginate applies filter, maxResults and pageToken (see Window).
 func paginate(r *http.Request, items []map[string]any) (page, error) {
-	q := r.URL.Query()
-	items, err := FilterItems(q.Get("filter"), items)
+	items, err := FilterItems(r.URL.Query().Get("filter"), items)
 	if err != nil {
 		return page{}, err
 	}
-	max := maxResultsLimit
-	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxResultsLimit {
-			return page{}, ErrInvalidField("maxResults", v, "Must be between 0 and 500.")
-		}
-		if n > 0 {
-			max = n
-		}
+	start, end, err := Window(r, len(items))
+	if err != nil {
+		return page{}, err
 	}
-	start := 0
-	if v := q.Get("pageToken"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > len(items) {
-			return page{}, ErrInvalidField("pageToken", v, "The page token is invalid.")
-		}
-		start = n
-	}
-	end := min(start+max, len(items))
 	body := map[string]any{}
 	if end > start {
 		list := make([]any, 0, end-start)
@@ -177,6 +160,32 @@ func paginate(r *http.Request, items []map[string]any) (page, error) {
 		body["nextPageToken"] = strconv.Itoa(end)
 	}
 	return page{body: body}, nil
+}
+
+// Window reads a list request's maxResults (0..500, 500 when 0 or unset)
+// and pageToken, and returns the page [start, end) of total items. The
+// page token is the offset of the page's first item (chosen: GCP's tokens
+// are opaque).
+func Window(r *http.Request, total int) (start, end int, err error) {
+	q := r.URL.Query()
+	size := maxResultsLimit
+	if v := q.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxResultsLimit {
+			return 0, 0, ErrInvalidField("maxResults", v, "Must be between 0 and 500.")
+		}
+		if n > 0 {
+			size = n
+		}
+	}
+	if v := q.Get("pageToken"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > total {
+			return 0, 0, ErrInvalidField("pageToken", v, "The page token is invalid.")
+		}
+		start = n
+	}
+	return start, min(start+size, total), nil
 }
 
 // WriteList answers a compute list call: the page of items the request's
@@ -260,6 +269,54 @@ func WriteAggregated(w http.ResponseWriter, r *http.Request, project, kind, coll
 	}
 	path := "projects/" + project + "/aggregated/" + collection
 	WriteJSON(w, http.StatusOK, map[string]any{"kind": kind, "id": path, "items": items, "selfLink": ComputeRoot + path})
+}
+
+// WriteRegionalAggregated answers the aggregatedList of a regional
+// collection: every region of the project under "regions/R" (and
+// "global" too when global is set, for a collection that also has global
+// objects), the page's objects of it or, when it has none on this page,
+// the NO_RESULTS_ON_PAGE warning, as GCP answers. filter= applies first;
+// maxResults counts objects, not scopes. items must be in GCP's order
+// (region, then name) and carry their region's URL in "region".
+func WriteRegionalAggregated(w http.ResponseWriter, r *http.Request, project, kind, collection, key string, global bool,
+	items []map[string]any) {
+	all, err := FilterItems(r.URL.Query().Get("filter"), items)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	start, end, err := Window(r, len(all))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	byScope := map[string][]any{}
+	for _, m := range all[start:end] {
+		region, _ := m["region"].(string)
+		k := "regions/" + region[strings.LastIndex(region, "/")+1:]
+		byScope[k] = append(byScope[k], m)
+	}
+	scopes := make([]string, 0, len(RegionNames)+1)
+	if global {
+		scopes = append(scopes, "global")
+	}
+	for _, region := range RegionNames {
+		scopes = append(scopes, "regions/"+region)
+	}
+	out := make(map[string]any, len(scopes))
+	for _, k := range scopes {
+		if list := byScope[k]; len(list) > 0 {
+			out[k] = map[string]any{key: list}
+		} else {
+			out[k] = noResults(k)
+		}
+	}
+	id := "projects/" + project + "/aggregated/" + collection
+	body := map[string]any{"kind": kind, "id": id, "items": out, "selfLink": ComputeRoot + id}
+	if end < len(all) {
+		body["nextPageToken"] = strconv.Itoa(end)
+	}
+	WriteJSON(w, http.StatusOK, body)
 }
 
 // noResults is an empty scope of an aggregated list.

@@ -49,6 +49,14 @@ func ErrAlreadyExists(resource string) *Error {
 		Message: fmt.Sprintf("The resource '%s' already exists", resource)}
 }
 
+// ErrInUse is compute's refusal of a change that would take away, or take
+// over, a resource another one uses: kind is how GCP's message names it
+// ("address", "security_policy"), resource and user are paths.
+func ErrInUse(kind, resource, user string) *Error {
+	return &Error{Code: 400, Reason: "resourceInUseByAnotherResource",
+		Message: fmt.Sprintf("The %s resource '%s' is already being used by '%s'", kind, resource, user)}
+}
+
 // ErrNotReady is what compute returns when a resource has an operation in
 // flight and another mutation arrives.
 func ErrNotReady(resource string) *Error {

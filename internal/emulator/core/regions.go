@@ -22,3 +22,12 @@ func KnownRegion(r string) bool {
 	_, ok := Regions[r]
 	return ok
 }
+
+// CheckKnownRegion refuses a region the project does not have, as compute
+// does for a regional object's path.
+func CheckKnownRegion(sc Scope) error {
+	if !KnownRegion(sc.Region) {
+		return ErrInvalidField("region", sc.Region, "Unknown region.")
+	}
+	return nil
+}

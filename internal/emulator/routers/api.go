@@ -1,8 +1,9 @@
 // Package routers serves Cloud Routers and their Cloud NAT gateways:
 // routers.insert, get, patch, delete, list, aggregatedList,
 // getRouterStatus and getNatIpInfo, in compute's error format, with the
-// NAT addresses GCP would hand out (an emulator pool) and the knobs a test
-// turns where GCP would act on its own (Debug). The server in package
+// NAT addresses GCP would hand out (an emulator pool), the static
+// addresses a MANUAL_ONLY NAT names looked up through its Host, and the
+// knobs a test turns where GCP would act on its own (Debug). The server in package
 // emulator mounts it (Routes), runs every call through its pipeline (auth,
 // grants, faults) and carries out its writes (Call.Mutate) as regional
 // compute operations; this package imports neither the server nor the
@@ -25,6 +26,16 @@ type Host interface {
 	core.Store
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes() int64
+	// Address is the static address at path (projects/P/regions/R/
+	// addresses/N); ok is false if it does not exist. The host's lock must
+	// be held.
+	Address(path string) (a StaticAddress, ok bool)
+}
+
+// A StaticAddress is what a NAT needs of an address resource.
+type StaticAddress struct {
+	IP   string
+	Type string // addressType: EXTERNAL or INTERNAL
 }
 
 // A Call is the call a handler serves, as the server's pipeline passes it.
@@ -46,8 +57,7 @@ type Plan struct {
 }
 
 // An API serves the routers of every project. Its state is under the
-// host's lock and is not saved: routers refer to nothing else the
-// emulator holds.
+// host's lock and is not saved, nor are the addresses its NATs name.
 type API struct {
 	host    Host
 	routers map[string]*router // by path (projects/P/regions/R/routers/N)

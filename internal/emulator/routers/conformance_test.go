@@ -45,6 +45,24 @@ func manualNAT(name string, addresses ...string) *compute.RouterNat {
 	return n
 }
 
+// reserve inserts static addresses of region, as a MANUAL_ONLY NAT needs
+// them to exist, and returns their IPs by name, as GET answers them.
+func reserve(t *testing.T, svc *compute.Service, names ...string) map[string]string {
+	t.Helper()
+	ips := map[string]string{}
+	for _, name := range names {
+		if _, err := svc.Addresses.Insert(project, region, &compute.Address{Name: name}).Do(); err != nil {
+			t.Fatalf("insert address %s: %v", name, err)
+		}
+		a, err := svc.Addresses.Get(project, region, name).Do()
+		if err != nil {
+			t.Fatalf("get address %s: %v", name, err)
+		}
+		ips[name] = a.Address
+	}
+	return ips
+}
+
 func rtr(name string, nats ...*compute.RouterNat) *compute.Router {
 	return &compute.Router{Name: name, Network: "global/networks/default", Nats: nats}
 }
@@ -116,6 +134,11 @@ func TestInsertGetDelete(t *testing.T) {
 func TestInsertRefused(t *testing.T) {
 	svc, _ := start(t, emulator.Options{})
 	insert(t, svc, rtr("taken"))
+	reserve(t, svc, "held")
+	insert(t, svc, &compute.Router{Name: "holder", Network: "global/networks/other", Nats: []*compute.RouterNat{manualNAT("n", "held")}})
+	if _, err := svc.Addresses.Insert(project, region, &compute.Address{Name: "internal", AddressType: "INTERNAL", Address: "10.0.0.9"}).Do(); err != nil {
+		t.Fatal(err)
+	}
 	insert(t, svc, &compute.Router{Name: "all", Network: "global/networks/shared",
 		Nats: []*compute.RouterNat{{Name: "all", NatIpAllocateOption: "AUTO_ONLY", SourceSubnetworkIpRangesToNat: "ALL_SUBNETWORKS_ALL_IP_RANGES"}}})
 	noOption := autoNAT("n")
@@ -153,6 +176,12 @@ func TestInsertRefused(t *testing.T) {
 			"Invalid value for field 'resource.nats[0].natIps[0]': 'projects/p/regions/europe-west1/addresses/a'. The address must be in the router's region 'us-central1'."}},
 		"AddressMalformed": {region, rtr("r", &compute.RouterNat{Name: "n", NatIpAllocateOption: "MANUAL_ONLY", NatIps: []string{"34.1.2.3"}}),
 			[]any{400, "invalid", "Invalid value for field 'resource.nats[0].natIps[0]': '34.1.2.3'. The URL is malformed."}},
+		"AddressMissing": {region, rtr("r", manualNAT("n", "a")), []any{404, "notFound",
+			"The resource 'projects/p/regions/us-central1/addresses/a' was not found"}},
+		"AddressInternal": {region, rtr("r", manualNAT("n", "internal")), []any{400, "invalid",
+			"Invalid value for field 'resource.nats[0].natIps[0]': 'projects/p/regions/us-central1/addresses/internal'. A NAT IP must be an EXTERNAL address."}},
+		"AddressOfAnotherRouter": {region, rtr("r", manualNAT("n", "held")), []any{400, "resourceInUseByAnotherResource",
+			"The address resource 'projects/p/regions/us-central1/addresses/held' is already being used by 'projects/p/regions/us-central1/routers/holder'"}},
 		"DrainOnInsert": {region, rtr("r", drainOnInsert), []any{400, "invalid",
 			"Invalid value for field 'resource.nats[0].drainNatIps[0]': 'projects/p/regions/us-central1/addresses/b'. Only an address the NAT holds in natIps can be drained."}},
 		"DynamicPortsMin": {region, rtr("r", dpa), []any{400, "invalid",
@@ -177,6 +206,7 @@ func TestPatch(t *testing.T) {
 	r := rtr("egress", autoNAT("auto"))
 	r.Description = "first"
 	insert(t, svc, r)
+	reserve(t, svc, "a")
 	// A merge patch: description is left out and kept, nats replaced.
 	op, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Nats: []*compute.RouterNat{autoNAT("auto"), manualNAT("manual", "a")}}).Do()
 	if err != nil || op.OperationType != "patch" {
@@ -269,10 +299,11 @@ func TestAutoAllocation(t *testing.T) {
 func TestAutoToManual(t *testing.T) {
 	svc, _ := start(t, emulator.Options{})
 	insert(t, svc, rtr("egress", autoNAT("nat")))
+	ips := reserve(t, svc, "a")
 	if _, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Nats: []*compute.RouterNat{manualNAT("nat", "a")}}).Do(); err != nil {
 		t.Fatal(err)
 	}
-	want := []*compute.RouterStatusNatStatus{{Name: "nat", UserAllocatedNatIps: []string{routers.ManualIP("projects/p/regions/us-central1/addresses/a")},
+	want := []*compute.RouterStatusNatStatus{{Name: "nat", UserAllocatedNatIps: []string{ips["a"]},
 		UserAllocatedNatIpResources: []string{root + "projects/p/regions/us-central1/addresses/a"}, NumVmEndpointsWithNatMappings: 1}}
 	if diff := cmp.Diff(want, status(t, svc, "egress")); diff != "" {
 		t.Errorf("after the switch: -want, +got:\n%s", diff)

@@ -32,8 +32,9 @@ func (a *API) Seed(project, region string, in *compute.Router, needs map[string]
 		return err
 	}
 	network, err := validateRouter(sc, in)
+	var refs []natAddress
 	if err == nil {
-		err = validateNATs(sc, in.Nats, nil)
+		refs, err = validateNATs(sc, in.Nats, nil)
 	}
 	if err != nil {
 		return err
@@ -49,6 +50,9 @@ func (a *API) Seed(project, region string, in *compute.Router, needs map[string]
 		return core.ErrAlreadyExists(rt.path())
 	}
 	if err := a.allRangesConflict(rt, in.Nats, nil); err != nil {
+		return err
+	}
+	if err := a.checkAddresses(rt, refs); err != nil {
 		return err
 	}
 	rt.NATs = a.natsOf(in.Nats, nil, needs)

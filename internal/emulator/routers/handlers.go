@@ -26,6 +26,7 @@ func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
 	var in compute.Router
 	raw, err := a.decode(w, r, &in)
 	var network string
+	var refs []natAddress
 	if err == nil {
 		err = regionOf(c.Scope())
 	}
@@ -33,7 +34,7 @@ func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
 		network, err = validateRouter(c.Scope(), &in)
 	}
 	if err == nil {
-		err = validateNATs(c.Scope(), in.Nats, nil)
+		refs, err = validateNATs(c.Scope(), in.Nats, nil)
 	}
 	if err != nil {
 		core.WriteError(w, err)
@@ -46,6 +47,9 @@ func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
 			return Plan{}, core.ErrAlreadyExists(rt.path())
 		}
 		if err := a.allRangesConflict(rt, in.Nats, nil); err != nil {
+			return Plan{}, err
+		}
+		if err := a.checkAddresses(rt, refs); err != nil {
 			return Plan{}, err
 		}
 		return Plan{Link: core.ComputeRoot + rt.path(), ID: rt.ID, Commit: func() {
@@ -78,11 +82,16 @@ func mergeExtra(extra, raw map[string]any) map[string]any {
 // natsOf makes the NATs of specs, keeping what GCP decided at run time
 // for a NAT prev already had (its addresses, its VMs): a patch changes a
 // NAT's configuration, not its traffic. needs sets a new NAT's needed
-// addresses (default one). The host's lock must be held.
+// addresses (default one). The static addresses specs name must exist
+// (checkAddresses). The host's lock must be held.
 func (a *API) natsOf(specs []*compute.RouterNat, prev *router, needs map[string]int) []*nat {
 	var out []*nat
 	for _, s := range specs {
-		n := &nat{Spec: *s, Needed: 1, VMs: 1}
+		n := &nat{Spec: *s, Needed: 1, VMs: 1, IPs: map[string]string{}}
+		for _, url := range slices.Concat(s.NatIps, s.DrainNatIps) {
+			ad, _ := a.host.Address(addressPath(url))
+			n.IPs[url] = ad.IP
+		}
 		if v, ok := needs[s.Name]; ok {
 			n.Needed = v
 		}
@@ -174,7 +183,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, c Call) {
 	a.read(w, r, c, (*router).render)
 }
 
-// delete removes the router and with it its NATs' auto addresses.
+// delete removes the router and with it its NATs' auto addresses; the
+// static addresses its NATs named are free again.
 func (a *API) delete(w http.ResponseWriter, r *http.Request, c Call) {
 	if err := regionOf(c.Scope()); err != nil {
 		core.WriteError(w, err)

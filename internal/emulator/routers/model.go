@@ -45,6 +45,10 @@ type nat struct {
 	Auto, AutoDrain []string
 	// Drained are the drainNatIps URLs whose connections have all closed.
 	Drained []string
+	// IPs are the IPs of the static addresses natIps and drainNatIps
+	// name, by URL. An address a NAT names cannot be deleted, nor its IP
+	// change, so they stay right for as long as the NAT names it.
+	IPs map[string]string
 	// Needed is how many addresses the NAT's VMs need, VMs how many VM
 	// endpoints it serves (numVmEndpointsWithNatMappings).
 	Needed, VMs int
@@ -121,9 +125,9 @@ func (n *nat) status() map[string]any {
 		set("autoAllocatedNatIps", n.Auto)
 		set("drainAutoAllocatedNatIps", n.AutoDrain)
 	} else {
-		set("userAllocatedNatIps", ipsOf(n.Spec.NatIps))
+		set("userAllocatedNatIps", n.ipsOf(n.Spec.NatIps))
 		set("userAllocatedNatIpResources", n.Spec.NatIps)
-		set("drainUserAllocatedNatIps", ipsOf(n.Spec.DrainNatIps))
+		set("drainUserAllocatedNatIps", n.ipsOf(n.Spec.DrainNatIps))
 		if extra := n.Needed - len(n.Spec.NatIps); extra > 0 {
 			m["minExtraNatIpsNeeded"] = extra
 		}
@@ -160,7 +164,7 @@ func (n *nat) ipInfo() map[string]any {
 	if n.Spec.NatIpAllocateOption == autoOnly {
 		draining = n.AutoDrain
 	} else {
-		mode, active = modeManual, ipsOf(n.Spec.NatIps)
+		mode, active = modeManual, n.ipsOf(n.Spec.NatIps)
 	}
 	for i, ip := range active {
 		add(ip, mode, i < n.Needed)
@@ -170,7 +174,7 @@ func (n *nat) ipInfo() map[string]any {
 	}
 	if mode == modeManual {
 		for _, url := range n.Spec.DrainNatIps {
-			add(manualIP(url), mode, !slices.Contains(n.Drained, url))
+			add(n.IPs[url], mode, !slices.Contains(n.Drained, url))
 		}
 	}
 	m := map[string]any{"natName": n.Spec.Name}

@@ -12,15 +12,13 @@ import (
 
 func addr(name string) string { return root + "projects/p/regions/us-central1/addresses/" + name }
 
-func ip(name string) string {
-	return routers.ManualIP("projects/p/regions/us-central1/addresses/" + name)
-}
-
 // TestManualNAT: a MANUAL_ONLY NAT reports its natIps as user-allocated,
 // how many more it needs when its VMs need more, and its drainNatIps as
 // draining; getNatIpInfo tells used addresses from spare and drained ones.
 func TestManualNAT(t *testing.T) {
 	svc, em := start(t, emulator.Options{})
+	ips := reserve(t, svc, "a", "b", "c")
+	ip := func(name string) string { return ips[name] }
 	insert(t, svc, rtr("egress", manualNAT("nat", "a", "b")))
 	three := 3
 	if _, err := em.SetNatNeeds(project, region, "egress", "nat", routers.Needs{Addresses: &three}); err != nil {
@@ -89,7 +87,9 @@ func checkInfo(t *testing.T, svc *compute.Service, natName string, want []string
 
 func TestManualRefused(t *testing.T) {
 	svc, _ := start(t, emulator.Options{})
+	reserve(t, svc, "a", "b", "other")
 	insert(t, svc, rtr("egress", manualNAT("nat", "a", "b")))
+	insert(t, svc, &compute.Router{Name: "holder", Network: "global/networks/other", Nats: []*compute.RouterNat{manualNAT("nat", "other")}})
 	twice := manualNAT("nat", "a")
 	twice.DrainNatIps = []string{"projects/p/regions/us-central1/addresses/a"}
 	notHeld := manualNAT("nat", "a")
@@ -106,6 +106,10 @@ func TestManualRefused(t *testing.T) {
 			"Invalid value for field 'resource.nats[1].natIps[0]': 'projects/p/regions/us-central1/addresses/a'. The address is already named by resource.nats[0].natIps[0]."}},
 		"EmptyNatIps": {[]*compute.RouterNat{manualNAT("nat")}, []any{400, "invalid",
 			"Invalid value for field 'resource.nats[0].natIps': ''. A NAT whose natIpAllocateOption is MANUAL_ONLY needs at least one NAT IP."}},
+		"AddressMissing": {[]*compute.RouterNat{manualNAT("nat", "a", "missing")}, []any{404, "notFound",
+			"The resource 'projects/p/regions/us-central1/addresses/missing' was not found"}},
+		"AddressOfAnotherRouter": {[]*compute.RouterNat{manualNAT("nat", "a", "other")}, []any{400, "resourceInUseByAnotherResource",
+			"The address resource 'projects/p/regions/us-central1/addresses/other' is already being used by 'projects/p/regions/us-central1/routers/holder'"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -114,5 +118,29 @@ func TestManualRefused(t *testing.T) {
 				t.Errorf("patch: -want, +got:\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStaticAddresses: a MANUAL_ONLY NAT reports, in getRouterStatus and
+// getNatIpInfo, the address field of the Address resources it names,
+// pooled or given; a refused write leaves the router as it was.
+func TestStaticAddresses(t *testing.T) {
+	svc, _ := start(t, emulator.Options{})
+	if _, err := svc.Addresses.Insert(project, region, &compute.Address{Name: "given", Address: "203.0.113.7"}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	ips := reserve(t, svc, "pooled")
+	insert(t, svc, rtr("egress", manualNAT("nat", "given", "pooled")))
+	want := []*compute.RouterStatusNatStatus{{Name: "nat", UserAllocatedNatIps: []string{"203.0.113.7", ips["pooled"]},
+		UserAllocatedNatIpResources: []string{addr("given"), addr("pooled")}, NumVmEndpointsWithNatMappings: 1}}
+	if diff := cmp.Diff(want, status(t, svc, "egress")); diff != "" {
+		t.Errorf("getRouterStatus: -want, +got:\n%s", diff)
+	}
+	checkInfo(t, svc, "nat", []string{"203.0.113.7 MANUAL IN_USE", ips["pooled"] + " MANUAL UNUSED"})
+	if _, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Nats: []*compute.RouterNat{manualNAT("nat", "gone")}}).Do(); err == nil {
+		t.Fatal("patch naming a missing address: want a refusal")
+	}
+	if diff := cmp.Diff(want, status(t, svc, "egress")); diff != "" {
+		t.Errorf("after a refused patch: -want, +got:\n%s", diff)
 	}
 }

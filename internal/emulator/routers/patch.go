@@ -34,10 +34,14 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, c Call) {
 		}
 		_, natsSent := raw["nats"]
 		if natsSent {
-			if err := validateNATs(cur.Scope, in.Nats, cur); err != nil {
+			refs, err := validateNATs(cur.Scope, in.Nats, cur)
+			if err != nil {
 				return Plan{}, err
 			}
 			if err := a.allRangesConflict(next, in.Nats, cur); err != nil {
+				return Plan{}, err
+			}
+			if err := a.checkAddresses(next, refs); err != nil {
 				return Plan{}, err
 			}
 		}

@@ -1,7 +1,6 @@
 package routers
 
 import (
-	"hash/fnv"
 	"net/netip"
 	"slices"
 	"strings"
@@ -49,25 +48,11 @@ func (p *pool) take() string {
 	return netip.AddrFrom4([4]byte{b[0], b[1], byte(v >> 8), byte(v)}).String()
 }
 
-// manualIP is the address of a static address resource: the emulator has
-// no address store, so every projects/P/regions/R/addresses/NAME has one,
-// in 34.126.0.0/16, derived from its path (chosen), so that a test can
-// know it in advance and the same URL always gives the same address.
-func manualIP(url string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(addressPath(url)))
-	v := h.Sum32()
-	return netip.AddrFrom4([4]byte{34, 126, byte(v >> 8), byte(v%254 + 1)}).String()
-}
-
-// ManualIP is the address the emulator gives the static address at path
-// ("projects/P/regions/R/addresses/NAME", or its URL).
-func ManualIP(path string) string { return manualIP(path) }
-
-func ipsOf(urls []string) []string {
+// ipsOf are the IPs of the static addresses at urls, as the NAT holds them.
+func (n *nat) ipsOf(urls []string) []string {
 	out := make([]string, len(urls))
 	for i, u := range urls {
-		out[i] = manualIP(u)
+		out[i] = n.IPs[u]
 	}
 	return out
 }

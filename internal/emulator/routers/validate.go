@@ -27,12 +27,7 @@ func errMalformed(field, ref string) *core.Error {
 }
 
 // regionOf refuses a region the project does not have, as compute does.
-func regionOf(sc core.Scope) error {
-	if !core.KnownRegion(sc.Region) {
-		return core.ErrInvalidField("region", sc.Region, "Unknown region.")
-	}
-	return nil
-}
+func regionOf(sc core.Scope) error { return core.CheckKnownRegion(sc) }
 
 // resolve reads a reference to an object of collection in scope kind
 // ("global" or "regions/R") as clients send it: a full URL, a path from
@@ -81,34 +76,42 @@ func validateRouter(sc core.Scope, in *compute.Router) (string, error) {
 	return network, nil
 }
 
+// A natAddress is one address reference of a NAT: the field that holds
+// it, the reference as sent (what a refusal echoes) and its full URL.
+type natAddress struct{ field, sent, url string }
+
 // validateNATs checks the NATs of a router at sc and makes their address
-// references full URLs. prev is the router's NATs before a patch (nil on
-// insert): only an address a NAT held may be drained, as GCP documents
-// that drainNatIps are for an update of a NAT.
-func validateNATs(sc core.Scope, nats []*compute.RouterNat, prev *router) error {
+// references full URLs, which it returns for checkAddresses. prev is the
+// router's NATs before a patch (nil on insert): only an address a NAT held
+// may be drained, as GCP documents that drainNatIps are for an update of a
+// NAT.
+func validateNATs(sc core.Scope, nats []*compute.RouterNat, prev *router) ([]natAddress, error) {
 	names := map[string]bool{}
 	used := map[string]string{} // address URL -> the field that named it
+	var refs []natAddress
 	for i, n := range nats {
 		f := fmt.Sprintf("resource.nats[%d]", i)
 		if n == nil {
-			return errRequired(f)
+			return nil, errRequired(f)
 		}
 		if err := validateNAT(f, n); err != nil {
-			return err
+			return nil, err
 		}
 		if names[n.Name] {
-			return core.ErrInvalidField(f+".name", n.Name, "Duplicate NAT name.")
+			return nil, core.ErrInvalidField(f+".name", n.Name, "Duplicate NAT name.")
 		}
 		names[n.Name] = true
 		var held []string
 		if p := prev.nat(n.Name); p != nil {
 			held = slices.Concat(p.Spec.NatIps, p.Spec.DrainNatIps)
 		}
-		if err := validateAddresses(sc, f, n, held, used); err != nil {
-			return err
+		r, err := validateAddresses(sc, f, n, held, used)
+		if err != nil {
+			return nil, err
 		}
+		refs = append(refs, r...)
 	}
-	return nil
+	return refs, nil
 }
 
 // validateNAT checks one NAT's own fields.
@@ -165,14 +168,15 @@ func validatePorts(f string, n *compute.RouterNat) error {
 // validateAddresses checks a NAT's natIps and drainNatIps: static
 // addresses of the router's region, each named once in the router;
 // natIps only for MANUAL_ONLY, and at least one there; drainNatIps only
-// addresses the NAT held. It rewrites them as full URLs.
-func validateAddresses(sc core.Scope, f string, n *compute.RouterNat, held []string, used map[string]string) error {
+// addresses the NAT held. It rewrites them as full URLs and returns them.
+func validateAddresses(sc core.Scope, f string, n *compute.RouterNat, held []string, used map[string]string) ([]natAddress, error) {
 	if n.NatIpAllocateOption == manualOnly && len(n.NatIps) == 0 {
-		return core.ErrInvalidField(f+".natIps", "", "A NAT whose natIpAllocateOption is MANUAL_ONLY needs at least one NAT IP.")
+		return nil, core.ErrInvalidField(f+".natIps", "", "A NAT whose natIpAllocateOption is MANUAL_ONLY needs at least one NAT IP.")
 	}
 	if n.NatIpAllocateOption == autoOnly && len(n.NatIps) > 0 {
-		return core.ErrInvalidField(f+".natIps[0]", n.NatIps[0], "NAT IPs cannot be specified when natIpAllocateOption is AUTO_ONLY.")
+		return nil, core.ErrInvalidField(f+".natIps[0]", n.NatIps[0], "NAT IPs cannot be specified when natIpAllocateOption is AUTO_ONLY.")
 	}
+	var refs []natAddress
 	for _, list := range []struct {
 		name string
 		refs []string
@@ -181,18 +185,72 @@ func validateAddresses(sc core.Scope, f string, n *compute.RouterNat, held []str
 			field := fmt.Sprintf("%s.%s[%d]", f, list.name, i)
 			url, err := address(sc, field, ref)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if other, ok := used[url]; ok {
-				return core.ErrInvalidField(field, ref, "The address is already named by "+other+".")
+				return nil, core.ErrInvalidField(field, ref, "The address is already named by "+other+".")
 			}
 			if list.name == "drainNatIps" && !slices.Contains(held, url) {
-				return core.ErrInvalidField(field, ref, "Only an address the NAT holds in natIps can be drained.")
+				return nil, core.ErrInvalidField(field, ref, "Only an address the NAT holds in natIps can be drained.")
 			}
 			used[url], list.refs[i] = field, url
+			refs = append(refs, natAddress{field: field, sent: ref, url: url})
+		}
+	}
+	return refs, nil
+}
+
+// checkAddresses refuses, for the router rt, an address reference to an
+// address that does not exist, is not EXTERNAL (a NAT's addresses are
+// public), or that another router's NAT already uses. The host's lock must
+// be held.
+func (a *API) checkAddresses(rt *router, refs []natAddress) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	users := a.AddressUsersLocked()
+	self := core.ComputeRoot + rt.path()
+	for _, ref := range refs {
+		p := addressPath(ref.url)
+		ad, ok := a.host.Address(p)
+		if !ok {
+			// GCP answers a NAT naming a missing address as a read of it
+			// would, 404 with no field, as Terraform users' reports of
+			// google_compute_router_nat show.
+			return core.ErrNotFound(p)
+		}
+		if ad.Type != "EXTERNAL" {
+			return core.ErrInvalidField(ref.field, ref.sent, "A NAT IP must be an EXTERNAL address.")
+		}
+		for _, u := range users[p] {
+			if u != self {
+				return core.ErrInUse("address", p, addressPath(u))
+			}
 		}
 	}
 	return nil
+}
+
+// AddressUsersLocked maps the path of every static address a NAT names
+// (in natIps or drainNatIps) to the full URLs of the routers whose NATs
+// name it, sorted. The host's lock must be held.
+func (a *API) AddressUsersLocked() map[string][]string {
+	out := map[string][]string{}
+	for _, rt := range a.routers {
+		self := core.ComputeRoot + rt.path()
+		for _, n := range rt.NATs {
+			for _, url := range slices.Concat(n.Spec.NatIps, n.Spec.DrainNatIps) {
+				p := addressPath(url)
+				if !slices.Contains(out[p], self) {
+					out[p] = append(out[p], self)
+				}
+			}
+		}
+	}
+	for _, users := range out {
+		slices.Sort(users)
+	}
+	return out
 }
 
 // address resolves a static address reference of a NAT: it must be an

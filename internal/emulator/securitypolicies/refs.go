@@ -1,7 +1,6 @@
 package securitypolicies
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
@@ -50,8 +49,7 @@ func parseRef(ref, collection string, within scope) (reference, bool) {
 
 // errInUse is compute's refusal to delete a resource another one uses.
 func errInUse(kind, resource, user string) *core.Error {
-	return &core.Error{Code: 400, Reason: "resourceInUseByAnotherResource",
-		Message: fmt.Sprintf("The %s resource '%s' is already being used by '%s'", kind, resource, user)}
+	return core.ErrInUse(kind, resource, user)
 }
 
 // ResolvePolicyLocked checks that ref names a security policy a user of
