@@ -2,6 +2,7 @@ package function
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -130,6 +131,14 @@ func TestRunFunction(t *testing.T) {
 		xr["status"] = xrStatus
 		return xr
 	}
+	// showing is an IPAllowlist with xrStatus whose Current condition says status, reason and
+	// message.
+	showing := func(xr map[string]any, status, reason, message string) map[string]any {
+		st := maps.Clone(xrStatus)
+		st["conditions"] = []any{map[string]any{"type": TypeCurrent, "status": status, "reason": reason, "message": message, "lastTransitionTime": "2026-11-28T00:00:00Z"}}
+		xr["status"] = st
+		return xr
+	}
 	earlierRule := map[string]any{
 		"apiVersion": "cloudarmor.armorplane.io/v1beta1", "kind": "SecurityPolicyRule",
 		"metadata": map[string]any{"name": "web-1000", "annotations": map[string]any{"crossplane.io/composition-resource-name": "rule-1000"}},
@@ -222,6 +231,29 @@ func TestRunFunction(t *testing.T) {
 			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
 			wantStatus:  xrStatus,
 			wantCurrent: condition{"False", ReasonSourcesPending, "waiting for the SecurityPolicyAllowlist to report on its spec"},
+			wantTTL:     WaitingTTL,
+		},
+		"NotReportedKeepsCurrent": {
+			reason: "An IPAllowlist that shows a Current condition keeps it, and its status, until the allowlist reports on its new spec: flipping to SourcesPending and back on every edit made Crossplane write it twice more, and echo each change.",
+			xr:     showing(xrSpec(true, false), "True", "Composed", "every source's ranges are in the allow rules of policy web-allowlist, priorities 1000-1099"),
+			observed: map[string]map[string]any{"allowlist": observedAllowlist(true, 3, 2,
+				currentCondition("True", "Composed", "old"), map[string]any{"ipCount": float64(1)})},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantStatus:  xrStatus,
+			wantCurrent: condition{"True", "Composed", "every source's ranges are in the allow rules of policy web-allowlist, priorities 1000-1099"},
+			wantTTL:     WaitingTTL,
+		},
+		"SpecNotAppliedKeepsFalseCurrent": {
+			reason: "A Current=False the IPAllowlist shows is kept as it is too until the allowlist reports on the spec being applied.",
+			xr:     showing(xrSpec(true, false), "False", "Switching", "address group web is being created"),
+			observed: map[string]map[string]any{"allowlist": func() map[string]any {
+				a := observedAllowlist(true, 1, 1, currentCondition("True", "Composed", "old"), map[string]any{"ipCount": float64(1)})
+				a["spec"].(map[string]any)["mode"] = "addressGroup"
+				return a
+			}()},
+			wantDesired: map[string]map[string]any{"allowlist": desiredAllowlist(true, false)},
+			wantStatus:  xrStatus,
+			wantCurrent: condition{"False", "Switching", "address group web is being created"},
 			wantTTL:     WaitingTTL,
 		},
 		"CannotComposeWarns": {

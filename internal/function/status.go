@@ -146,8 +146,18 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 		response.Warning(rsp, errors.New(w)).TargetComposite()
 	}
 	if r.current.Status == corev1.ConditionUnknown {
-		// Nothing new to say of GCP yet: keep what the IPAllowlist shows.
-		response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
+		// Nothing new to say of GCP yet: keep what the IPAllowlist shows, its Current condition
+		// included. Crossplane 2.4 re-applies the conditions it read at the start of a reconcile
+		// with server-side apply before it writes the new ones, so a reconcile that starts from a
+		// cache one write behind puts the old condition back and then the new one: every change
+		// of a condition can echo a few times, each echo two writes that its circuit breaker
+		// counts. Flipping to SourcesPending and back on each edit of the spec gave it two more
+		// changes to echo (measured by TestGroupMode: 37 writes of the IPAllowlist in its first
+		// 8 s, with 100 events the breaker's whole burst).
+		if c := oxr.Resource.GetCondition(TypeCurrent); c.Status == corev1.ConditionTrue || c.Status == corev1.ConditionFalse {
+			r.current = c
+		}
+		setCurrent(rsp, r.current)
 		return setStatus(rsp, req, observedStatus(oxr))
 	}
 	all := make([]any, 0, len(r.UnmatchedSources)+len(unmatched))
@@ -166,17 +176,22 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 	if err := setStatus(rsp, req, status); err != nil {
 		return err
 	}
-	if r.current.Status == corev1.ConditionTrue {
-		response.ConditionTrue(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
-		return nil
-	}
-	if r.current.Reason == ReasonCannotCompose || r.current.Reason == ReasonSourceUnreadable {
+	if r.current.Status != corev1.ConditionTrue && (r.current.Reason == ReasonCannotCompose || r.current.Reason == ReasonSourceUnreadable) {
 		// As when the function itself cannot compose: the team sees why in an event. A source
 		// out of reach needs someone too: its addresses in GCP may be stale.
 		response.Warning(rsp, errors.New(r.current.Message)).TargetComposite()
 	}
-	response.ConditionFalse(rsp, TypeCurrent, string(r.current.Reason)).WithMessage(r.current.Message).TargetComposite()
+	setCurrent(rsp, r.current)
 	return nil
+}
+
+// setCurrent sets the IPAllowlist's Current condition to c: True when c is, else False.
+func setCurrent(rsp *fnv1.RunFunctionResponse, c xpv2.Condition) {
+	if c.Status == corev1.ConditionTrue {
+		response.ConditionTrue(rsp, TypeCurrent, string(c.Reason)).WithMessage(c.Message).TargetComposite()
+		return
+	}
+	response.ConditionFalse(rsp, TypeCurrent, string(c.Reason)).WithMessage(c.Message).TargetComposite()
 }
 
 // setStatus sets the desired IPAllowlist's status fields (keys under status).

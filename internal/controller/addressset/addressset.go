@@ -66,13 +66,15 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bo
 	//lint:ignore SA1019 crossplane-runtime v2.4 event.NewAPIRecorder takes the old recorder.
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	r := &Reconciler{
-		kube:      mgr.GetClient(),
-		log:       o.Logger.WithValues("controller", name),
-		recorder:  rec,
-		now:       time.Now,
-		nodes:     canListNodes,
-		registry:  reg,
-		pacer:     pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		kube:     mgr.GetClient(),
+		log:      o.Logger.WithValues("controller", name),
+		recorder: rec,
+		now:      time.Now,
+		nodes:    canListNodes,
+		registry: reg,
+		// No composite watches an AddressSet, so no breaker counts its
+		// writes: they need not be kept apart.
+		pacer:     pace.New(pace.DefaultQuiet, pace.DefaultMax, 0),
 		held:      &holds{},
 		dropAfter: bounds.DropUnreadableAfter,
 	}

@@ -134,7 +134,7 @@ func TestReconcile(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(append(tc.nodes, tc.as)...).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
 			rec := &recorded{}
 			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now }, nodes: tc.canList,
-				registry: NewRegistry(), pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: unusedReader{}, instances: unusedReader{}, nats: unusedReader{}}
+				registry: NewRegistry(), pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax, 0), clusters: unusedReader{}, instances: unusedReader{}, nats: unusedReader{}}
 
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "web"}})
 			if err != nil {
@@ -241,7 +241,7 @@ func TestPublishThenPace(t *testing.T) {
 	var told []string
 	reg.Subscribe(func(k types.NamespacedName) { told = append(told, k.Name) })
 	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now }, nodes: true,
-		registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: unusedReader{}, instances: unusedReader{}, nats: unusedReader{}}
+		registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax, 0), clusters: unusedReader{}, instances: unusedReader{}, nats: unusedReader{}}
 	status := func() []string {
 		got := &v1alpha1.AddressSet{}
 		if err := kube.Get(context.Background(), req.NamespacedName, got); err != nil {
@@ -369,7 +369,7 @@ func TestHoldUnreadable(t *testing.T) {
 			rec := &recorded{}
 			reg := NewRegistry()
 			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: rec, now: func() time.Time { return now },
-				registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: failingReader{since: now.Add(-tc.held)}, instances: unusedReader{}, nats: unusedReader{},
+				registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax, 0), clusters: failingReader{since: now.Add(-tc.held)}, instances: unusedReader{}, nats: unusedReader{},
 				held: &holds{}, dropAfter: tc.dropAfter}
 			key := types.NamespacedName{Namespace: "team-a", Name: "web"}
 			for range 2 {

@@ -379,7 +379,7 @@ func TestReconcileNAT(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(as).WithStatusSubresource(&v1alpha1.AddressSet{}).Build()
 			reg := NewRegistry()
 			r := &Reconciler{kube: kube, log: logging.NewNopLogger(), recorder: &recorded{}, now: func() time.Time { return now },
-				registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax), clusters: unusedReader{}, instances: unusedReader{}, nats: tc.reader,
+				registry: reg, pacer: pace.New(pace.DefaultQuiet, pace.DefaultMax, 0), clusters: unusedReader{}, instances: unusedReader{}, nats: tc.reader,
 				held: &holds{}}
 			key := types.NamespacedName{Namespace: "team-a", Name: "web"}
 			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {

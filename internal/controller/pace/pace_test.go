@@ -52,6 +52,18 @@ func TestDue(t *testing.T) {
 			looks:  []look{{0, "a", true}, {1 * time.Second, "b", false}, {30 * time.Second, "c", false}, {31 * time.Second, "d", false}},
 			want:   []answer{{false, 0}, {false, 2 * time.Second}, {false, 1 * time.Second}, {true, 0}},
 		},
+		"WritesKeptEveryApart": {
+			reason: "Data changing just slower than Quiet, for ever, is written at most every 5 s: each write costs the composite about four of the breaker's tokens, which refills one a second.",
+			looks: []look{{0, "a", false}, {2500 * time.Millisecond, "b", false}, {4500 * time.Millisecond, "b", false},
+				{5 * time.Second, "b", false}, {7500 * time.Millisecond, "c", false}, {9500 * time.Millisecond, "c", false}, {10 * time.Second, "c", false}},
+			want: []answer{{true, 0}, {false, 2 * time.Second}, {false, 500 * time.Millisecond},
+				{true, 0}, {false, 2 * time.Second}, {false, 500 * time.Millisecond}, {true, 0}},
+		},
+		"QuietWriteAfterEveryIsNotDelayed": {
+			reason: "A change long after the last write waits for Quiet only.",
+			looks:  []look{{0, "a", false}, {10 * time.Second, "b", false}, {12 * time.Second, "b", false}},
+			want:   []answer{{true, 0}, {false, 2 * time.Second}, {true, 0}},
+		},
 		"ChangeBackNeedsNoWrite": {
 			reason: "Data that changes back to what the status holds needs no write, and clears the wait.",
 			looks:  []look{{0, "a", true}, {1 * time.Second, "b", false}, {2 * time.Second, "a", true}, {40 * time.Second, "c", false}},
@@ -60,7 +72,7 @@ func TestDue(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := New(DefaultQuiet, DefaultMax)
+			p := New(DefaultQuiet, DefaultMax, DefaultEvery)
 			got := make([]answer, 0, len(tc.looks))
 			for _, l := range tc.looks {
 				due, after := p.Due(key, l.fingerprint, l.written, t0.Add(l.at))
@@ -79,7 +91,7 @@ func TestDue(t *testing.T) {
 func TestWrittenAtOnce(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	t0 := time.Unix(1000, 0)
-	p := New(DefaultQuiet, DefaultMax)
+	p := New(DefaultQuiet, DefaultMax, DefaultEvery)
 	// Written for another reason (a new spec): the next change is paced, not
 	// taken for a first look.
 	p.Written(key, "a", t0)
@@ -91,7 +103,7 @@ func TestWrittenAtOnce(t *testing.T) {
 func TestForget(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	t0 := time.Unix(1000, 0)
-	p := New(DefaultQuiet, DefaultMax)
+	p := New(DefaultQuiet, DefaultMax, DefaultEvery)
 	p.Due(key, "a", true, t0)
 	if due, _ := p.Due(key, "b", false, t0.Add(time.Second)); due {
 		t.Fatalf("Due right after a change: want false")

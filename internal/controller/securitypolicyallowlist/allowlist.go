@@ -117,7 +117,7 @@ type Reconciler struct {
 func NewReconciler(kube client.Client, sets sets, log logging.Logger, rec event.Recorder) *Reconciler {
 	return &Reconciler{
 		kube: kube, sets: sets, log: log, recorder: rec, now: time.Now,
-		pacer:   pace.New(pace.DefaultQuiet, pace.DefaultMax),
+		pacer:   pace.New(pace.DefaultQuiet, pace.DefaultMax, pace.DefaultEvery),
 		batch:   newBatcher(rangeBatchWindow),
 		readers: map[types.NamespacedName]types.NamespacedName{},
 		wrote:   map[types.NamespacedName]map[types.UID]int64{},

@@ -327,7 +327,7 @@ func TestModeSwitches(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := newGCP(t, tc.enterprise, tc.from)
-			g.r.pacer = pace.New(0, 0) // every status written at once: the test reads it after each step
+			g.r.pacer = pace.New(0, 0, 0) // every status written at once: the test reads it after each step
 			for range 4 {
 				g.step(tc.from)
 			}
@@ -371,7 +371,7 @@ func TestModeSwitches(t *testing.T) {
 func TestRulesFollowSources(t *testing.T) {
 	al := allowlist(v1alpha1.AllowlistModeRules, nil, 1009, ranges(25)...)
 	g := newGCP(t, true, al)
-	g.r.pacer = pace.New(0, 0)
+	g.r.pacer = pace.New(0, 0, 0)
 	for range 3 {
 		g.step(al)
 	}

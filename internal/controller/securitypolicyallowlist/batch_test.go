@@ -130,7 +130,7 @@ func TestBatchRanges(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cidrs := spread(tc.add)
 			g := newGCP(t, true, allowlist(v1alpha1.AllowlistModeRules, nil, 1099))
-			g.r.pacer = pace.New(0, 0)
+			g.r.pacer = pace.New(0, 0, 0)
 			g.r.batch = newBatcher(tc.window)
 			clock := time.Unix(1_700_000_000, 0)
 			g.r.now = func() time.Time { return clock }

@@ -130,7 +130,7 @@ func TestNeverLiveWithoutAllows(t *testing.T) {
 				start = tc.from
 			}
 			g := newGCP(t, true, start)
-			g.r.pacer = pace.New(0, 0)
+			g.r.pacer = pace.New(0, 0, 0)
 			live := false
 			if tc.from != nil {
 				for range 4 {
