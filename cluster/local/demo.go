@@ -45,14 +45,18 @@ const (
 	// without a policy, that examples/features/attachment.yaml attaches
 	// office-allowlist to.
 	attachedBackend = "web-frontend"
-	readyTimeout    = 3 * time.Minute
+	// poolBackend is the backend service, made outside Kubernetes without a
+	// policy, that examples/allowlist/attached's IPAllowlist attaches its
+	// policy to.
+	poolBackend  = "web-pool"
+	readyTimeout = 3 * time.Minute
 )
 
 // The example folders `make run` applies, in order. examples/allowlist is
 // composed by Crossplane from the Nodes startDemo creates (through the
 // AddressSet the provider keeps from them); examples/allowlist/fleet and
 // instances read what prepareFleet makes.
-var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet", "allowlist/instances", "allowlist/nat",
+var demoExamples = []string{"providerconfig", "securitypolicy", "securitypolicyrule", "regional", "import", "allowlist", "allowlist/fleet", "allowlist/instances", "allowlist/nat", "allowlist/attached",
 	"features/network-edge-security-service.yaml", "features/project-tier.yaml", "features/organization-policy.yaml",
 	"features/organization-policy-rule.yaml", "features/attachment.yaml"}
 
@@ -181,9 +185,10 @@ func startDemo(ctx context.Context, t demoTarget, in *stack.Installed, root stri
 
 // seed creates, straight in GCP (the emulator), the policy examples/import
 // observes and a backend service that uses it, as a load balancer made
-// outside Kubernetes would: the policy's status lists it (usedBy); and a
-// backend service without a policy, which examples/features/attachment.yaml
-// attaches one to; and a Cloud Router with a NAT (seedRouter).
+// outside Kubernetes would: the policy's status lists it (usedBy); two
+// backend services without a policy, which examples/features/attachment.yaml
+// and examples/allowlist/attached attach one to; and a Cloud Router with a
+// NAT (seedRouter).
 func seed(ctx context.Context, emulator string) error {
 	svc, err := compute.NewService(ctx, option.WithEndpoint("http://"+emulator+"/compute/v1/"), option.WithoutAuthentication())
 	if err != nil {
@@ -209,10 +214,14 @@ func seed(ctx context.Context, emulator string) error {
 		SecurityPolicy: "projects/" + demoProject + "/global/securityPolicies/" + importedPolicy}).Context(ctx).Do(); err != nil {
 		return err
 	}
-	_, err = svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: attachedBackend, LoadBalancingScheme: "EXTERNAL_MANAGED",
-		Description: "made with gcloud; examples/features/attachment.yaml attaches a policy"}).Context(ctx).Do()
-	if err != nil {
-		return err
+	for name, description := range map[string]string{
+		attachedBackend: "made with gcloud; examples/features/attachment.yaml attaches a policy",
+		poolBackend:     "made with gcloud; the IPAllowlist web-pool (examples/allowlist/attached) attaches its policy",
+	} {
+		if _, err := svc.BackendServices.Insert(demoProject, &compute.BackendService{Name: name, LoadBalancingScheme: "EXTERNAL_MANAGED",
+			Description: description}).Context(ctx).Do(); err != nil {
+			return err
+		}
 	}
 	return seedRouter(ctx, svc, emulator)
 }
@@ -295,6 +304,9 @@ func (d *demo) waitReady(ctx context.Context, logf func(string, ...any)) error {
 				}
 				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/"+importedPolicy && !strings.Contains(usedBy(o), legacyBackend) {
 					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s yet", o.GetNamespace(), o.GetName(), legacyBackend))
+				}
+				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/web-pool-allowlist" && !strings.Contains(usedBy(o), poolBackend) {
+					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s the IPAllowlist web-pool attaches it to yet", o.GetNamespace(), o.GetName(), poolBackend))
 				}
 				if o.GetKind() == "SecurityPolicy" && gcpPolicyOf(o) == "global/office-allowlist" && !strings.Contains(usedBy(o), attachedBackend) {
 					pending = append(pending, fmt.Sprintf("SecurityPolicy %s/%s: status.atProvider.usedBy does not list the backend service %s its attachment set yet", o.GetNamespace(), o.GetName(), attachedBackend))
@@ -537,12 +549,17 @@ Try next (in another terminal, as root):
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   kubectl get securitypolicyrule api-edge-office -w    # watch it converge
 
-  # Add a node to the pool the IPAllowlist "web" follows, and watch the policy follow:
+  # Send a request through backend service web-pool (its policy kept by the IPAllowlist web-pool, which
+  # allows the Nodes of pool web) on the emulator's data plane, as client 34.118.10.4: 403, no such Node.
+  curl -si -H 'Host: web-pool.demo-project.backend.local' -H 'X-Emulator-Client-IP: 34.118.10.4' http://%[5]s/
+  # Add a node with that address to the pool, and watch the policies follow:
   kubectl create -f - <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"gke-web-d","labels":{"cloud.google.com/gke-nodepool":"web"}},"spec":{"unschedulable":true}}'
   kubectl patch node gke-web-d --subresource=status --type=merge -p '{"status":{"addresses":[{"type":"ExternalIP","address":"34.118.10.4"}]}}'
   kubectl get ipallowlist web -n default -w            # IPS goes from 6 to 7
   curl -s http://%[2]s/compute/v1/projects/demo-project/global/securityPolicies/web-allowlist | grep -o '"srcIpRanges":[^]]*]'
-  kubectl delete node gke-web-a                        # and back
+  # A few seconds after the Node joined, the same curl answers 200, from the echo backend.
+  curl -si -H 'Host: web-pool.demo-project.backend.local' -H 'X-Emulator-Client-IP: 34.118.10.4' http://%[5]s/
+  kubectl delete node gke-web-d                        # and back: 403 again
 
   # Send a request through backend service web-frontend (policy office-allowlist) on the emulator's data plane,
   # as client 198.51.100.77: 403, not an office.

@@ -3,6 +3,7 @@ package platformsuite
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/armorplane/provider-cloudarmor/internal/clients/gcp"
+	"github.com/armorplane/provider-cloudarmor/internal/emulator/dataplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/controlplane"
 	"github.com/armorplane/provider-cloudarmor/test/framework/wait"
 )
@@ -45,6 +47,57 @@ func TestAttachTo(t *testing.T) {
 		e.waitAttached(ctx, t, "True", "Attached")
 		e.waitXRReady(ctx, t, len(offices))
 		t.Logf("backend service %s names %s, the IPAllowlist Attached and Ready, %.1fs after it was applied", attachBackend, policyName, time.Since(begin).Seconds())
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("NodeJoinsOnTheDataPlane", func(t *testing.T) {
+		// A request through the backend service, evaluated by the emulator's
+		// data plane against the policy the backend names at that moment,
+		// from the address a Node about to join the pool will have: denied
+		// until the Node joins, allowed once the allowlist has it in GCP,
+		// denied again once it leaves.
+		dp, err := dataplane.Listen("127.0.0.1:0", e.emu, dataplane.Options{TrustClientIPHeader: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = dp.Close() }()
+		c := newCluster(e)
+		joining := newIP(1)
+		status := func() (int, string) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+dp.Addr()+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = attachBackend + "." + project + ".backend.local"
+			req.Header.Set(dataplane.ClientIPHeader, joining)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = res.Body.Close()
+			return res.StatusCode, res.Header.Get(dataplane.VerdictHeader)
+		}
+		waitStatus := func(want int, what string) time.Duration {
+			t.Helper()
+			begin := time.Now()
+			wait.Eventually(t, converge, fmt.Sprintf("a request from %s to be answered %d %s", joining, want, what), func() error {
+				if got, verdict := status(); got != want {
+					return fmt.Errorf("answered %d: %s", got, verdict)
+				}
+				return nil
+			})
+			return time.Since(begin)
+		}
+		if got, verdict := status(); got != http.StatusForbidden {
+			t.Fatalf("before the Node joins, a request from %s was answered %d (%s), want 403", joining, got, verdict)
+		}
+		c.addNode(ctx, t, pool)
+		joined := waitStatus(http.StatusOK, "once its Node joins the pool")
+		c.deleteNode(ctx, t)
+		left := waitStatus(http.StatusForbidden, "once its Node leaves")
+		t.Logf("data plane: a request from the Node's address answered 200 %.1fs after the Node joined, 403 %.1fs after it left", joined.Seconds(), left.Seconds())
 	})
 	if t.Failed() {
 		return
