@@ -1,8 +1,6 @@
 package emulator
 
 import (
-	"net/http"
-
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/backends"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
@@ -14,21 +12,7 @@ func init() { addMethods(backends.Permissions, backends.ResponseTypes) }
 // mountBackends serves the routes of backend services, backend buckets and
 // network edge security services through serve.
 func (s *Server) mountBackends() {
-	s.backends.Mount(func(verb, pattern, name string, h backends.Handler) {
-		s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
-			h(w, r, backendCall{apiCall{s: s, w: w, r: r, c: c}})
-		})
-	})
-}
-
-// backendCall is a call of the backend API.
-type backendCall struct{ apiCall }
-
-func (bc backendCall) Mutate(opType, path string, change func() (backends.Plan, error)) {
-	bc.write(bc.s.mutation(bc.r, bc.c, opType, path), path, func() (plan, error) {
-		p, err := change()
-		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
-	})
+	s.backends.Mount(s.mount)
 }
 
 // backendsHost is what the server gives the backend API.

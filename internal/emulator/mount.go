@@ -39,3 +39,22 @@ func (ac apiCall) write(m mutation, what string, change func() (plan, error)) {
 	op, err := ac.s.store.mutateObject(m, change)
 	ac.s.answer(ac.w, ac.c, m.validateOnly, what, op, err)
 }
+
+// mount serves a route of a compute API (routers, addresses, backends)
+// through serve: its calls are computeCalls.
+func (s *Server) mount(verb, pattern, name string, h core.Handler) {
+	s.route(verb, pattern, name, func(w http.ResponseWriter, r *http.Request, c *call) {
+		h(w, r, computeCall{apiCall{s: s, w: w, r: r, c: c}})
+	})
+}
+
+// computeCall is a call of a compute API (core.Call): its writes are
+// operations of the store on one object each.
+type computeCall struct{ apiCall }
+
+func (cc computeCall) Mutate(opType, path string, change func() (core.Plan, error)) {
+	cc.write(cc.s.mutation(cc.r, cc.c, opType, path), path, func() (plan, error) {
+		p, err := change()
+		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
+	})
+}

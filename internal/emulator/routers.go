@@ -1,8 +1,6 @@
 package emulator
 
 import (
-	"net/http"
-
 	compute "google.golang.org/api/compute/v1"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
@@ -16,26 +14,10 @@ func init() { addMethods(routers.Permissions, routers.ResponseTypes) }
 // mountRouters serves the routers API's routes through serve, and its
 // debug endpoints (no auth) beside the server's.
 func (s *Server) mountRouters() {
-	for _, rt := range s.routers.Routes() {
-		h := rt.Handle
-		s.route(rt.Verb, rt.Pattern, rt.Name, func(w http.ResponseWriter, r *http.Request, c *call) {
-			h(w, r, routerCall{apiCall{s: s, w: w, r: r, c: c}})
-		})
-	}
+	s.routers.Mount(s.mount)
 	for _, d := range s.routers.Debug() {
 		s.mux.HandleFunc(d.Pattern, d.Handle)
 	}
-}
-
-// routerCall is a call of the routers API: its writes are regional
-// operations of the store.
-type routerCall struct{ apiCall }
-
-func (rc routerCall) Mutate(opType, path string, change func() (routers.Plan, error)) {
-	rc.write(rc.s.mutation(rc.r, rc.c, opType, path), path, func() (plan, error) {
-		p, err := change()
-		return plan{link: p.Link, id: p.ID, commit: p.Commit}, err
-	})
 }
 
 // routersHost is what the server gives the routers API: the static

@@ -41,6 +41,22 @@ func Start(tb TB, opts Options) *Running {
 	return r
 }
 
+// StartService runs an emulator as Start does and returns it with an
+// official compute client for it (NewService), failing the test if there is
+// none.
+func StartService(tb TB, opts Options) (*compute.Service, *Running) {
+	tb.Helper()
+	r := Start(tb, opts)
+	if r == nil {
+		return nil, nil
+	}
+	svc, err := r.NewService(context.Background())
+	if err != nil {
+		tb.Fatalf("cannot make a compute client for the emulator: %v", err)
+	}
+	return svc, r
+}
+
 // Listen starts an emulator on addr ("127.0.0.1:0" for a random port).
 func Listen(addr string, opts Options) (*Running, error) {
 	s, err := New(opts)

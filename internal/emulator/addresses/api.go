@@ -4,10 +4,10 @@
 // error format, with the IPs an emulator pool hands out. Which addresses
 // are in use is the routers' to say (Host.Users): an address records no
 // users of its own, so that it cannot disagree with the NATs. The server in
-// package emulator mounts it (Routes), runs every call through its
-// pipeline (auth, grants, faults) and carries out its writes (Call.Mutate)
-// as regional compute operations; this package imports neither the server
-// nor the other APIs.
+// package emulator mounts it (Mount), runs every call through its
+// pipeline (auth, grants, faults) and carries out its writes
+// (core.Call.Mutate) as regional compute operations; this package imports
+// neither the server nor the other APIs.
 package addresses
 
 import (
@@ -29,24 +29,6 @@ type Host interface {
 	// Users maps the path of every address something uses to the full
 	// URLs of its users, sorted. The host's lock must be held.
 	Users() map[string][]string
-}
-
-// A Call is the call a handler serves, as the server's pipeline passes it.
-type Call interface {
-	Scope() core.Scope
-	// Mutate carries out a write on the address at path as a compute
-	// operation of opType and answers the call: under the host's lock,
-	// change validates and plans (its error fails the call), and the plan's
-	// commit runs unless the operation fails.
-	Mutate(opType, path string, change func() (Plan, error))
-}
-
-// A Plan is what a write decided: its operation's target and the commit
-// that makes the change.
-type Plan struct {
-	Link   string // targetLink
-	ID     uint64 // targetId
-	Commit func()
 }
 
 // An API serves the regional addresses of every project. Its state is
@@ -83,30 +65,19 @@ func (a *API) LookupLocked(path string) (ip, addressType string, ok bool) {
 	return ad.IP, ad.Type, true
 }
 
-// A Handler serves one method.
-type Handler func(w http.ResponseWriter, r *http.Request, c Call)
-
-// A Route is one method on one path pattern (with {project}, {region} and
-// {address} values), named as IAM and the emulator's counters name it.
-type Route struct {
-	Verb    string // HTTP method
-	Pattern string
-	Name    string // e.g. addresses.insert
-	Handle  Handler
-}
-
-// Routes are the API's routes, relative to the compute root. Their
-// operations are the server's regional operations.
-func (a *API) Routes() []Route {
+// Mount gives add every route of the API: a method on a path pattern
+// (relative to the compute root, with {project}, {region} and {address}
+// values), named as IAM and the emulator's counters name it (e.g.
+// addresses.insert). Their operations are the server's regional
+// operations.
+func (a *API) Mount(add func(verb, pattern, name string, h core.Handler)) {
 	const as = "/projects/{project}/regions/{region}/addresses"
 	const one = as + "/{address}"
-	return []Route{
-		{"POST", as, "addresses.insert", a.insert},
-		{"GET", as, "addresses.list", a.list},
-		{"GET", one, "addresses.get", a.get},
-		{"DELETE", one, "addresses.delete", a.delete},
-		{"GET", "/projects/{project}/aggregated/addresses", "addresses.aggregatedList", a.aggregatedList},
-	}
+	add("POST", as, "addresses.insert", a.insert)
+	add("GET", as, "addresses.list", a.list)
+	add("GET", one, "addresses.get", a.get)
+	add("DELETE", one, "addresses.delete", a.delete)
+	add("GET", "/projects/{project}/aggregated/addresses", "addresses.aggregatedList", a.aggregatedList)
 }
 
 // ResponseTypes are the response types of every method, for fields=.

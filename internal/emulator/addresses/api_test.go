@@ -35,7 +35,7 @@ func scoped(l *compute.AddressAggregatedList) (got []string, empty int) {
 }
 
 func TestListAndAggregatedList(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	for _, name := range []string{"b", "a", "c"} {
 		reserve(t, svc, &compute.Address{Name: name})
 	}
@@ -116,7 +116,7 @@ func nat(addresses []string, drain ...string) *compute.RouterNat {
 // router's NAT, and is RESERVED again once no NAT names it: the address
 // left out by a patch, the NATs removed, the router deleted.
 func TestUsedByNAT(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	ips := map[string]string{}
 	for _, name := range []string{"a", "b"} {
 		ips[name] = reserve(t, svc, &compute.Address{Name: name}).Address
@@ -241,7 +241,7 @@ func TestGrantsAndWriteParameters(t *testing.T) {
 // TestBusyWhileRunning: an address whose insert runs refuses a delete, as
 // every compute object does.
 func TestBusyWhileRunning(t *testing.T) {
-	svc, _ := start(t, emulator.Options{OpLatency: 10 * time.Second})
+	svc, _ := emulator.StartService(t, emulator.Options{OpLatency: 10 * time.Second})
 	reserve(t, svc, &compute.Address{Name: "a"})
 	_, err := svc.Addresses.Delete(project, region, "a").Do()
 	if diff := cmp.Diff([]any{400, "resourceNotReady", "The resource 'projects/p/regions/us-central1/addresses/a' is not ready"}, apiError(t, err)); diff != "" {

@@ -1,7 +1,6 @@
 package addresses_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -19,16 +18,6 @@ const (
 	root      = "https://www.googleapis.com/compute/v1/"
 	regionURL = root + "projects/p/regions/us-central1"
 )
-
-func start(t *testing.T, o emulator.Options) (*compute.Service, *emulator.Running) {
-	t.Helper()
-	em := emulator.Start(t, o)
-	svc, err := em.NewService(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, em
-}
 
 func path(name string) string { return "projects/p/regions/us-central1/addresses/" + name }
 
@@ -77,7 +66,7 @@ func stable(t *testing.T, a *compute.Address) *compute.Address {
 }
 
 func TestInsertGetDelete(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	op, err := svc.Addresses.Insert(project, region, &compute.Address{Name: "nat-1", Description: "egress"}).Do()
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +119,7 @@ func TestInsertGetDelete(t *testing.T) {
 }
 
 func TestInsertRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	reserve(t, svc, &compute.Address{Name: "taken", Address: "203.0.113.7"})
 	cases := map[string]struct {
 		region string
@@ -172,7 +161,7 @@ func TestInsertRefused(t *testing.T) {
 }
 
 func TestReadsRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	notFound := []any{404, "notFound", "The resource 'projects/p/regions/us-central1/addresses/a' was not found"}
 	unknownRegion := []any{400, "invalid", "Invalid value for field 'region': 'mars-north1'. Unknown region."}
 	cases := map[string]struct {
@@ -202,7 +191,7 @@ func TestReadsRefused(t *testing.T) {
 // address holds it, then the next free one; a deleted address frees its
 // IP, and Reset frees them all.
 func TestPool(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	preferred := addresses.PreferredIP(path("b"))
 	reserve(t, svc, &compute.Address{Name: "a", Address: preferred})
 	b := reserve(t, svc, &compute.Address{Name: "b"})

@@ -26,7 +26,7 @@ func errRequired(field string) *core.Error {
 
 // insert reserves an address of the request's region: the IP sent, or
 // one from the pool.
-func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) insert(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.Address
 	raw, err := core.Decode(w, r, a.host.MaxBodyBytes(), &in, "address")
 	if err == nil {
@@ -48,21 +48,21 @@ func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
 	if ad.Tier == "" && ad.Type == external {
 		ad.Tier = premium
 	}
-	c.Mutate("insert", ad.path(), func() (Plan, error) {
+	c.Mutate("insert", ad.path(), func() (core.Plan, error) {
 		if _, ok := a.addresses[ad.path()]; ok {
-			return Plan{}, core.ErrAlreadyExists(ad.path())
+			return core.Plan{}, core.ErrAlreadyExists(ad.path())
 		}
 		ip := ad.IP
 		if ip == "" {
 			var err error
 			if ip, err = a.allocate(ad.path()); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		} else if _, taken := a.ips[ip]; taken {
-			return Plan{}, &core.Error{Code: 409, Reason: "conflict",
+			return core.Plan{}, &core.Error{Code: 409, Reason: "conflict",
 				Message: fmt.Sprintf("IP_IN_USE_BY_ANOTHER_RESOURCE - IP '%s' is already being used by another resource.", ip)}
 		}
-		return Plan{Link: core.ComputeRoot + ad.path(), ID: ad.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + ad.path(), ID: ad.ID, Commit: func() {
 			ad.IP = ip
 			a.addresses[ad.path()] = ad
 			a.ips[ip] = ad.path()
@@ -110,7 +110,7 @@ func extra(raw map[string]any) map[string]any {
 
 // find returns the address of the request's path. The host's lock must be
 // held.
-func (a *API) find(c Call, r *http.Request) (*address, error) {
+func (a *API) find(c core.Call, r *http.Request) (*address, error) {
 	if err := core.CheckKnownRegion(c.Scope()); err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (a *API) find(c Call, r *http.Request) (*address, error) {
 	return ad, nil
 }
 
-func (a *API) get(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) get(w http.ResponseWriter, r *http.Request, c core.Call) {
 	a.host.Lock()
 	ad, err := a.find(c, r)
 	var m map[string]any
@@ -139,21 +139,21 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, c Call) {
 
 // delete releases the address and its IP, unless something uses it: GCP
 // will not take an address away from the NAT that holds it.
-func (a *API) delete(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) delete(w http.ResponseWriter, r *http.Request, c core.Call) {
 	if err := core.CheckKnownRegion(c.Scope()); err != nil {
 		core.WriteError(w, err)
 		return
 	}
 	path := addressPath(c.Scope(), r.PathValue("address"))
-	c.Mutate("delete", path, func() (Plan, error) {
+	c.Mutate("delete", path, func() (core.Plan, error) {
 		ad, ok := a.addresses[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
 		if users := a.host.Users()[path]; len(users) > 0 {
-			return Plan{}, core.ErrInUse("address", path, userPath(users[0]))
+			return core.Plan{}, core.ErrInUse("address", path, userPath(users[0]))
 		}
-		return Plan{Link: core.ComputeRoot + path, ID: ad.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + path, ID: ad.ID, Commit: func() {
 			delete(a.addresses, path)
 			delete(a.ips, ad.IP)
 		}}, nil

@@ -31,7 +31,7 @@ func (a *API) rendered(project, region string) []map[string]any {
 }
 
 // list answers addresses.list for one region.
-func (a *API) list(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) list(w http.ResponseWriter, r *http.Request, c core.Call) {
 	if err := core.CheckKnownRegion(c.Scope()); err != nil {
 		core.WriteError(w, err)
 		return
@@ -43,7 +43,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, c Call) {
 // aggregatedList answers addresses.aggregatedList: every region, and the
 // global scope where GCP keeps global addresses (the emulator has none),
 // each its addresses of the page or the NO_RESULTS_ON_PAGE warning.
-func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request, c core.Call) {
 	project := c.Scope().Project
 	core.WriteRegionalAggregated(w, r, project, "compute#addressAggregatedList", "addresses", "addresses", true,
 		a.rendered(project, ""))

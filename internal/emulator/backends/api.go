@@ -3,9 +3,10 @@
 // which take CLOUD_ARMOR and CLOUD_ARMOR_EDGE policies, and network edge
 // security services, which take CLOUD_ARMOR_NETWORK ones. The server in
 // package emulator mounts it (Mount), runs every call through its
-// pipeline (auth, grants, faults) and carries out its writes (Call.Mutate)
-// as compute operations; it resolves the policies the objects name
-// (Host). This package imports neither the server nor the other APIs.
+// pipeline (auth, grants, faults) and carries out its writes
+// (core.Call.Mutate) as compute operations; it resolves the policies the
+// objects name (Host). This package imports neither the server nor the
+// other APIs.
 package backends
 
 import (
@@ -35,26 +36,6 @@ type Host interface {
 	// edge security service in sc and returns its selfLink. The lock must
 	// be held.
 	ResolveNetworkPolicyLocked(sc core.Scope, ref string) (string, error)
-}
-
-// A Call is the call a handler serves, as the server's pipeline passes it.
-type Call interface {
-	Method() string // e.g. "backendServices.insert"
-	Scope() core.Scope
-	// Mutate carries out a write on the object at path as a compute
-	// operation of opType and answers the call: under the host's lock,
-	// change validates and plans (its error fails the call), and the
-	// plan's commit runs unless the call is a dry run or its operation
-	// fails.
-	Mutate(opType, path string, change func() (Plan, error))
-}
-
-// A Plan is what a write decided: its operation's target and the commit
-// that makes the change.
-type Plan struct {
-	Link   string // targetLink
-	ID     uint64 // targetId
-	Commit func()
 }
 
 // State is the objects, by path. The server's store holds it, under the
@@ -146,13 +127,10 @@ type API struct {
 // New returns the API over st.
 func New(host Host, st *State) *API { return &API{host: host, st: st} }
 
-// A Handler serves one method.
-type Handler func(w http.ResponseWriter, r *http.Request, c Call)
-
 // Mount gives add every route of the API: a method on a path pattern
 // (relative to the compute root), named as IAM and the emulator's counters
 // name it (e.g. backendServices.setSecurityPolicy).
-func (a *API) Mount(add func(verb, pattern, name string, h Handler)) {
+func (a *API) Mount(add func(verb, pattern, name string, h core.Handler)) {
 	services, buckets, edges := a.services, a.buckets, a.edges
 	for _, b := range []struct{ prefix, path string }{
 		{"backendServices.", "/projects/{project}/global/backendServices"},
@@ -237,15 +215,15 @@ func sorted[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m))
 // deleteObject serves the delete of the object of collection that the
 // path value param names, in the map that objects returns (read under the
 // host's lock): 404 when it is not there.
-func deleteObject[T any](collection, param string, objects func() map[string]T, id func(T) uint64) Handler {
-	return func(w http.ResponseWriter, r *http.Request, c Call) {
+func deleteObject[T any](collection, param string, objects func() map[string]T, id func(T) uint64) core.Handler {
+	return func(w http.ResponseWriter, r *http.Request, c core.Call) {
 		path := c.Scope().ObjectPath(collection, r.PathValue(param))
-		c.Mutate("delete", path, func() (Plan, error) {
+		c.Mutate("delete", path, func() (core.Plan, error) {
 			o, ok := objects()[path]
 			if !ok {
-				return Plan{}, core.ErrNotFound(path)
+				return core.Plan{}, core.ErrNotFound(path)
 			}
-			return Plan{Link: core.ComputeRoot + path, ID: id(o), Commit: func() { delete(objects(), path) }}, nil
+			return core.Plan{Link: core.ComputeRoot + path, ID: id(o), Commit: func() { delete(objects(), path) }}, nil
 		})
 	}
 }
@@ -253,8 +231,8 @@ func deleteObject[T any](collection, param string, objects func() map[string]T, 
 // getObject serves the get of the object of collection that the path value
 // param names, in the map that objects returns, rendered under the host's
 // lock: 404 when it is not there.
-func getObject[T any](a *API, collection, param string, objects func() map[string]T, render func(T) map[string]any) Handler {
-	return func(w http.ResponseWriter, r *http.Request, c Call) {
+func getObject[T any](a *API, collection, param string, objects func() map[string]T, render func(T) map[string]any) core.Handler {
+	return func(w http.ResponseWriter, r *http.Request, c core.Call) {
 		path := c.Scope().ObjectPath(collection, r.PathValue(param))
 		a.host.Lock()
 		o, ok := objects()[path]

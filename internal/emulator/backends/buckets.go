@@ -56,7 +56,7 @@ func renderBucket(b *Bucket) map[string]any {
 	return m
 }
 
-func (a *API) insertBucket(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) insertBucket(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.BackendBucket
 	raw, err := a.decode(w, r, &in, "backend_bucket")
 	if err != nil {
@@ -74,21 +74,21 @@ func (a *API) insertBucket(w http.ResponseWriter, r *http.Request, c Call) {
 		}
 	}
 	b := &Bucket{Project: c.Scope().Project, Name: in.Name, ID: a.host.Gen().ID(), Created: a.host.Now(), Fields: fields}
-	c.Mutate("insert", b.path(), func() (Plan, error) {
+	c.Mutate("insert", b.path(), func() (core.Plan, error) {
 		if _, ok := a.st.Buckets[b.path()]; ok {
-			return Plan{}, core.ErrAlreadyExists(b.path())
+			return core.Plan{}, core.ErrAlreadyExists(b.path())
 		}
 		if in.EdgeSecurityPolicy != "" {
 			var err error
 			if b.EdgeSecurityPolicy, err = a.host.ResolvePolicyLocked("backend bucket", b.scope(), "edgeSecurityPolicy", in.EdgeSecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
-		return Plan{Link: core.ComputeRoot + b.path(), ID: b.ID, Commit: func() { a.st.Buckets[b.path()] = b }}, nil
+		return core.Plan{Link: core.ComputeRoot + b.path(), ID: b.ID, Commit: func() { a.st.Buckets[b.path()] = b }}, nil
 	})
 }
 
-func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var items []map[string]any
 	a.host.Lock()
 	for _, k := range sorted(a.st.Buckets) {
@@ -103,27 +103,27 @@ func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, c Call) {
 // setBucketEdgePolicy serves backendBuckets.setEdgeSecurityPolicy: the
 // policy must be a global CLOUD_ARMOR_EDGE policy; an empty securityPolicy
 // detaches it.
-func (a *API) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) setBucketEdgePolicy(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.SecurityPolicyReference
 	if _, err := a.decode(w, r, &in, "security_policy_reference"); err != nil {
 		core.WriteError(w, err)
 		return
 	}
 	path := c.Scope().ObjectPath("backendBuckets", r.PathValue("backendBucket"))
-	c.Mutate("setEdgeSecurityPolicy", path, func() (Plan, error) {
+	c.Mutate("setEdgeSecurityPolicy", path, func() (core.Plan, error) {
 		b, ok := a.st.Buckets[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
 		link := ""
 		if in.SecurityPolicy != "" {
 			var err error
 			if link, err = a.host.ResolvePolicyLocked("backend bucket", b.scope(), "edgeSecurityPolicy", in.SecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
 		next := b.clone()
 		next.EdgeSecurityPolicy = link
-		return Plan{Link: core.ComputeRoot + path, ID: b.ID, Commit: func() { a.st.Buckets[path] = next }}, nil
+		return core.Plan{Link: core.ComputeRoot + path, ID: b.ID, Commit: func() { a.st.Buckets[path] = next }}, nil
 	})
 }

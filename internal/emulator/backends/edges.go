@@ -48,7 +48,7 @@ func renderEdge(e *EdgeService) map[string]any {
 	return m
 }
 
-func (a *API) insertEdge(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) insertEdge(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.NetworkEdgeSecurityService
 	_, err := a.decode(w, r, &in, "network_edge_security_service")
 	if err == nil {
@@ -59,17 +59,17 @@ func (a *API) insertEdge(w http.ResponseWriter, r *http.Request, c Call) {
 		return
 	}
 	e := &EdgeService{Scope: c.Scope(), Name: in.Name, ID: a.host.Gen().ID(), Created: a.host.Now(), Description: in.Description}
-	c.Mutate("insert", e.path(), func() (Plan, error) {
+	c.Mutate("insert", e.path(), func() (core.Plan, error) {
 		if _, ok := a.st.Edges[e.path()]; ok {
-			return Plan{}, core.ErrAlreadyExists(e.path())
+			return core.Plan{}, core.ErrAlreadyExists(e.path())
 		}
 		if in.SecurityPolicy != "" {
 			var err error
 			if e.SecurityPolicy, err = a.host.ResolveNetworkPolicyLocked(c.Scope(), in.SecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
-		return Plan{Link: core.ComputeRoot + e.path(), ID: e.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + e.path(), ID: e.ID, Commit: func() {
 			e.Fingerprint = a.host.Gen().Fingerprint()
 			a.st.Edges[e.path()] = e
 		}}, nil
@@ -79,7 +79,7 @@ func (a *API) insertEdge(w http.ResponseWriter, r *http.Request, c Call) {
 // patchEdge changes description and securityPolicy. With an updateMask (or
 // the older paths parameter) only the named fields change, cleared when the
 // body leaves them empty; without one, the fields the body sends change.
-func (a *API) patchEdge(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) patchEdge(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.NetworkEdgeSecurityService
 	raw, err := a.decode(w, r, &in, "network_edge_security_service")
 	if err != nil {
@@ -110,19 +110,19 @@ func (a *API) patchEdge(w http.ResponseWriter, r *http.Request, c Call) {
 		}
 	}
 	path := c.Scope().ObjectPath("networkEdgeSecurityServices", r.PathValue("edgeService"))
-	c.Mutate("patch", path, func() (Plan, error) {
+	c.Mutate("patch", path, func() (core.Plan, error) {
 		cur, ok := a.st.Edges[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
 		if in.Fingerprint != "" && in.Fingerprint != cur.Fingerprint {
-			return Plan{}, core.ErrFingerprint()
+			return core.Plan{}, core.ErrFingerprint()
 		}
 		if in.Name != "" && in.Name != cur.Name {
-			return Plan{}, core.ErrInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
+			return core.Plan{}, core.ErrInvalidField("resource.name", in.Name, "The name of a network edge security service cannot be changed.")
 		}
 		if err := core.CheckRegion(cur.Scope, in.Region); err != nil {
-			return Plan{}, err
+			return core.Plan{}, err
 		}
 		next := *cur
 		if change["description"] {
@@ -133,12 +133,12 @@ func (a *API) patchEdge(w http.ResponseWriter, r *http.Request, c Call) {
 			if in.SecurityPolicy != "" {
 				link, err := a.host.ResolveNetworkPolicyLocked(c.Scope(), in.SecurityPolicy)
 				if err != nil {
-					return Plan{}, err
+					return core.Plan{}, err
 				}
 				next.SecurityPolicy = link
 			}
 		}
-		return Plan{Link: core.ComputeRoot + path, ID: cur.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + path, ID: cur.ID, Commit: func() {
 			next.Fingerprint = a.host.Gen().Fingerprint()
 			a.st.Edges[path] = &next
 		}}, nil
@@ -147,7 +147,7 @@ func (a *API) patchEdge(w http.ResponseWriter, r *http.Request, c Call) {
 
 // aggregatedEdges lists a project's network edge security services by
 // region; there is no global scope.
-func (a *API) aggregatedEdges(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) aggregatedEdges(w http.ResponseWriter, r *http.Request, c core.Call) {
 	byScope := map[string][]map[string]any{}
 	a.host.Lock()
 	for _, k := range sorted(a.st.Edges) {

@@ -69,7 +69,7 @@ func renderBackend(b *Service) map[string]any {
 	return m
 }
 
-func (a *API) insertBackend(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) insertBackend(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.BackendService
 	raw, err := a.decode(w, r, &in, "backend_service")
 	if err == nil {
@@ -95,22 +95,22 @@ func (a *API) insertBackend(w http.ResponseWriter, r *http.Request, c Call) {
 		}
 	}
 	b := &Service{Scope: c.Scope(), Name: in.Name, ID: a.host.Gen().ID(), Created: a.host.Now(), Fields: fields}
-	c.Mutate("insert", b.path(), func() (Plan, error) {
+	c.Mutate("insert", b.path(), func() (core.Plan, error) {
 		if _, ok := a.st.Services[b.path()]; ok {
-			return Plan{}, core.ErrAlreadyExists(b.path())
+			return core.Plan{}, core.ErrAlreadyExists(b.path())
 		}
 		var err error
 		if in.SecurityPolicy != "" {
 			if b.SecurityPolicy, err = a.host.ResolvePolicyLocked("backend service", c.Scope(), "securityPolicy", in.SecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
 		if in.EdgeSecurityPolicy != "" {
 			if b.EdgeSecurityPolicy, err = a.host.ResolvePolicyLocked("backend service", c.Scope(), "edgeSecurityPolicy", in.EdgeSecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
-		return Plan{Link: core.ComputeRoot + b.path(), ID: b.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + b.path(), ID: b.ID, Commit: func() {
 			b.Fingerprint = a.host.Gen().Fingerprint()
 			a.st.Services[b.path()] = b
 		}}, nil
@@ -132,7 +132,7 @@ func (a *API) servicesOf(sc core.Scope, all bool) []*Service {
 	return out
 }
 
-func (a *API) listBackends(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) listBackends(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var items []map[string]any
 	for _, b := range a.servicesOf(c.Scope(), false) {
 		items = append(items, renderBackend(b))
@@ -142,7 +142,7 @@ func (a *API) listBackends(w http.ResponseWriter, r *http.Request, c Call) {
 
 // aggregatedBackends lists the global and regional backend services of a
 // project in one answer, with their securityPolicy and edgeSecurityPolicy.
-func (a *API) aggregatedBackends(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) aggregatedBackends(w http.ResponseWriter, r *http.Request, c core.Call) {
 	byScope := map[string][]map[string]any{}
 	for _, b := range a.servicesOf(c.Scope(), true) {
 		k := b.Scope.AggregatedKey()
@@ -154,7 +154,7 @@ func (a *API) aggregatedBackends(w http.ResponseWriter, r *http.Request, c Call)
 // setBackendPolicy serves setSecurityPolicy and setEdgeSecurityPolicy: the
 // policy must exist and be of the right type and scope; an empty
 // securityPolicy detaches the policy.
-func (a *API) setBackendPolicy(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) setBackendPolicy(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.SecurityPolicyReference
 	if _, err := a.decode(w, r, &in, "security_policy_reference"); err != nil {
 		core.WriteError(w, err)
@@ -165,16 +165,16 @@ func (a *API) setBackendPolicy(w http.ResponseWriter, r *http.Request, c Call) {
 		field, opType = "edgeSecurityPolicy", "setEdgeSecurityPolicy"
 	}
 	path := c.Scope().ObjectPath("backendServices", r.PathValue("backendService"))
-	c.Mutate(opType, path, func() (Plan, error) {
+	c.Mutate(opType, path, func() (core.Plan, error) {
 		b, ok := a.st.Services[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
 		link := ""
 		if in.SecurityPolicy != "" {
 			var err error
 			if link, err = a.host.ResolvePolicyLocked("backend service", c.Scope(), field, in.SecurityPolicy); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
 		next := b.clone()
@@ -183,7 +183,7 @@ func (a *API) setBackendPolicy(w http.ResponseWriter, r *http.Request, c Call) {
 		} else {
 			next.SecurityPolicy = link
 		}
-		return Plan{Link: core.ComputeRoot + path, ID: b.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + path, ID: b.ID, Commit: func() {
 			next.Fingerprint = a.host.Gen().Fingerprint()
 			a.st.Services[path] = next
 		}}, nil

@@ -17,16 +17,6 @@ import (
 
 const project = "p"
 
-func start(t *testing.T, o emulator.Options) (*compute.Service, *emulator.Running) {
-	t.Helper()
-	em := emulator.Start(t, o)
-	svc, err := em.NewService(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, em
-}
-
 // vm is an insert body: one interface with an ephemeral external address.
 func vm(name string, labels map[string]string) *compute.Instance {
 	return &compute.Instance{Name: name, MachineType: "zones/us-central1-a/machineTypes/e2-small", Labels: labels,
@@ -57,7 +47,7 @@ func apiError(t *testing.T, err error) (int, string, string) {
 }
 
 func TestInsertGetDelete(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	op := insert(t, svc, "us-central1-a", vm("node-1", map[string]string{"pool": "a"}))
 	if op.Kind != "compute#operation" || op.OperationType != "insert" || !strings.HasSuffix(op.Zone, "/projects/p/zones/us-central1-a") ||
 		!strings.HasSuffix(op.TargetLink, "/projects/p/zones/us-central1-a/instances/node-1") {
@@ -89,7 +79,7 @@ func TestInsertGetDelete(t *testing.T) {
 }
 
 func TestInsertRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-central1-a", vm("taken", nil))
 	noMachine := vm("m", nil)
 	noMachine.MachineType = ""
@@ -118,7 +108,7 @@ func TestInsertRefused(t *testing.T) {
 }
 
 func TestSetLabelsFingerprint(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-east1-b", vm("n", map[string]string{"pool": "a"}))
 	before, _ := svc.Instances.Get(project, "us-east1-b", "n").Do()
 
@@ -142,7 +132,7 @@ func TestSetLabelsFingerprint(t *testing.T) {
 }
 
 func TestStopStart(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-central1-a", vm("n", nil))
 	first, _ := svc.Instances.Get(project, "us-central1-a", "n").Do()
 	if _, err := svc.Instances.Stop(project, "us-central1-a", "n").Do(); err != nil {
@@ -181,7 +171,7 @@ func names(l *compute.InstanceAggregatedList) (got []string, empty int) {
 }
 
 func TestAggregatedList(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-central1-a", vm("a1", map[string]string{"pool": "a", "env": "prod"}))
 	insert(t, svc, "us-central1-b", vm("a2", map[string]string{"pool": "a", "env": "dev"}))
 	insert(t, svc, "europe-west1-b", vm("b1", map[string]string{"pool": "b", "env": "prod"}))
@@ -230,7 +220,7 @@ func TestAggregatedList(t *testing.T) {
 }
 
 func TestAggregatedListPages(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		insert(t, svc, "us-central1-a", vm(n, map[string]string{"pool": "a"}))
 	}
@@ -254,7 +244,7 @@ func TestAggregatedListPages(t *testing.T) {
 }
 
 func TestListRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	cases := map[string]struct {
 		call func() error
 		want []any
@@ -289,7 +279,7 @@ func TestListRefused(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-central1-a", vm("a", nil))
 	insert(t, svc, "us-central1-b", vm("b", nil))
 	l, err := svc.Instances.List(project, "us-central1-a").Do()
@@ -336,7 +326,7 @@ func TestGrantsAndFaults(t *testing.T) {
 // read is named in unreachables and its instances are left out; without it
 // the whole list fails.
 func TestUnreachableZones(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, "us-central1-a", vm("a", nil))
 	insert(t, svc, "us-central1-b", vm("b", nil))
 	em.SetUnreachableZones("us-central1-a")

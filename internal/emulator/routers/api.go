@@ -4,8 +4,8 @@
 // NAT addresses GCP would hand out (an emulator pool), the static
 // addresses a MANUAL_ONLY NAT names looked up through its Host, and the
 // knobs a test turns where GCP would act on its own (Debug). The server in package
-// emulator mounts it (Routes), runs every call through its pipeline (auth,
-// grants, faults) and carries out its writes (Call.Mutate) as regional
+// emulator mounts it (Mount), runs every call through its pipeline (auth,
+// grants, faults) and carries out its writes (core.Call.Mutate) as regional
 // compute operations; this package imports neither the server nor the
 // other APIs.
 package routers
@@ -38,24 +38,6 @@ type StaticAddress struct {
 	Type string // addressType: EXTERNAL or INTERNAL
 }
 
-// A Call is the call a handler serves, as the server's pipeline passes it.
-type Call interface {
-	Scope() core.Scope
-	// Mutate carries out a write on the router at path as a compute
-	// operation of opType and answers the call: under the host's lock,
-	// change validates and plans (its error fails the call), and the plan's
-	// commit runs unless the operation fails.
-	Mutate(opType, path string, change func() (Plan, error))
-}
-
-// A Plan is what a write decided: its operation's target and the commit
-// that makes the change.
-type Plan struct {
-	Link   string // targetLink
-	ID     uint64 // targetId
-	Commit func()
-}
-
 // An API serves the routers of every project. Its state is under the
 // host's lock and is not saved, nor are the addresses its NATs name.
 type API struct {
@@ -78,33 +60,22 @@ func (a *API) ResetLocked() {
 	a.pool = pool{}
 }
 
-// A Handler serves one method.
-type Handler func(w http.ResponseWriter, r *http.Request, c Call)
-
-// A Route is one method on one path pattern (with {project}, {region} and
-// {router} values), named as IAM and the emulator's counters name it.
-type Route struct {
-	Verb    string // HTTP method
-	Pattern string
-	Name    string // e.g. routers.getRouterStatus
-	Handle  Handler
-}
-
-// Routes are the API's routes, relative to the compute root. Their
-// operations are the server's regional operations.
-func (a *API) Routes() []Route {
+// Mount gives add every route of the API: a method on a path pattern
+// (relative to the compute root, with {project}, {region} and {router}
+// values), named as IAM and the emulator's counters name it (e.g.
+// routers.getRouterStatus). Their operations are the server's regional
+// operations.
+func (a *API) Mount(add func(verb, pattern, name string, h core.Handler)) {
 	const rs = "/projects/{project}/regions/{region}/routers"
 	const one = rs + "/{router}"
-	return []Route{
-		{"POST", rs, "routers.insert", a.insert},
-		{"GET", rs, "routers.list", a.list},
-		{"GET", one, "routers.get", a.get},
-		{"PATCH", one, "routers.patch", a.patch},
-		{"DELETE", one, "routers.delete", a.delete},
-		{"GET", one + "/getRouterStatus", "routers.getRouterStatus", a.getRouterStatus},
-		{"GET", one + "/getNatIpInfo", "routers.getNatIpInfo", a.getNatIPInfo},
-		{"GET", "/projects/{project}/aggregated/routers", "routers.aggregatedList", a.aggregatedList},
-	}
+	add("POST", rs, "routers.insert", a.insert)
+	add("GET", rs, "routers.list", a.list)
+	add("GET", one, "routers.get", a.get)
+	add("PATCH", one, "routers.patch", a.patch)
+	add("DELETE", one, "routers.delete", a.delete)
+	add("GET", one+"/getRouterStatus", "routers.getRouterStatus", a.getRouterStatus)
+	add("GET", one+"/getNatIpInfo", "routers.getNatIpInfo", a.getNatIPInfo)
+	add("GET", "/projects/{project}/aggregated/routers", "routers.aggregatedList", a.aggregatedList)
 }
 
 // Permissions are the IAM permissions of the methods whose verb the

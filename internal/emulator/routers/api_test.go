@@ -37,7 +37,7 @@ func scoped(l *compute.RouterAggregatedList) (got []string, empty int) {
 }
 
 func TestListAndAggregatedList(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	for _, name := range []string{"b", "a", "c"} {
 		insert(t, svc, rtr(name))
 	}
@@ -88,7 +88,7 @@ func TestListAndAggregatedList(t *testing.T) {
 // TestFields: fields= selects parts of a router, its status and its NAT
 // addresses, and refuses a field their types do not have.
 func TestFields(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, rtr("egress", autoNAT("nat")))
 	r, err := svc.Routers.Get(project, region, "egress").Fields("name,nats(name)").Do()
 	if err != nil || r.Name != "egress" || r.Network != "" || len(r.Nats) != 1 || r.Nats[0].Name != "nat" || r.Nats[0].NatIpAllocateOption != "" {
@@ -164,7 +164,7 @@ func TestGrantsAndFaults(t *testing.T) {
 // TestBusyWhileRunning: a router whose operation runs refuses another
 // write, as every compute object does.
 func TestBusyWhileRunning(t *testing.T) {
-	svc, _ := start(t, emulator.Options{OpLatency: 10 * time.Second})
+	svc, _ := emulator.StartService(t, emulator.Options{OpLatency: 10 * time.Second})
 	insert(t, svc, rtr("egress"))
 	_, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Description: "x"}).Do()
 	if diff := cmp.Diff([]any{400, "resourceNotReady", "The resource 'projects/p/regions/us-central1/routers/egress' is not ready"}, apiError(t, err)); diff != "" {
@@ -186,7 +186,7 @@ func post(t *testing.T, url, body string) (int, string) {
 // TestDebugEndpoints: the knobs as make run and shell scripts use them,
 // and Reset, which forgets routers and restarts the pool.
 func TestDebugEndpoints(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	base := em.URL() + "/_emulator/routers"
 	code, body := post(t, base, `{"project":"p","region":"us-central1","needs":{"nat":2},
 		"router":{"name":"egress","network":"global/networks/default","nats":[{"name":"nat","natIpAllocateOption":"AUTO_ONLY"}]}}`)
@@ -224,7 +224,7 @@ func TestDebugEndpoints(t *testing.T) {
 }
 
 func TestReadsRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	cases := map[string]struct {
 		call func() error
 		want []any
@@ -256,7 +256,7 @@ func TestReadsRefused(t *testing.T) {
 // operation; validateOnly, which no router method has, is refused rather
 // than ignored, so no client believing in a dry run gets a write.
 func TestWriteParameters(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	first, err := svc.Routers.Insert(project, region, rtr("egress")).RequestId("req-1").Do()
 	if err != nil {
 		t.Fatal(err)

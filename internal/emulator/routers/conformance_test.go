@@ -1,7 +1,6 @@
 package routers_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -21,16 +20,6 @@ const (
 	root    = "https://www.googleapis.com/compute/v1/"
 	network = root + "projects/p/global/networks/default"
 )
-
-func start(t *testing.T, o emulator.Options) (*compute.Service, *emulator.Running) {
-	t.Helper()
-	em := emulator.Start(t, o)
-	svc, err := em.NewService(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, em
-}
 
 // autoNAT and manualNAT are NAT bodies as a client sends them.
 func autoNAT(name string) *compute.RouterNat {
@@ -100,7 +89,7 @@ func apiError(t *testing.T, err error) []any {
 }
 
 func TestInsertGetDelete(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	op := insert(t, svc, rtr("egress", autoNAT("nat")))
 	want := []string{"insert", "RUNNING", root + "projects/p/regions/us-central1", root + "projects/p/regions/us-central1/routers/egress"}
 	if diff := cmp.Diff(want, []string{op.OperationType, op.Status, op.Region, op.TargetLink}); diff != "" {
@@ -132,7 +121,7 @@ func TestInsertGetDelete(t *testing.T) {
 }
 
 func TestInsertRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, rtr("taken"))
 	reserve(t, svc, "held")
 	insert(t, svc, &compute.Router{Name: "holder", Network: "global/networks/other", Nats: []*compute.RouterNat{manualNAT("n", "held")}})
@@ -202,7 +191,7 @@ func TestInsertRefused(t *testing.T) {
 }
 
 func TestPatch(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	r := rtr("egress", autoNAT("auto"))
 	r.Description = "first"
 	insert(t, svc, r)
@@ -251,7 +240,7 @@ func TestPatch(t *testing.T) {
 // TestAutoAllocation: an AUTO_ONLY NAT starts with one address from the
 // pool; a knob makes it take one more; a released one drains, then goes.
 func TestAutoAllocation(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, rtr("egress", autoNAT("nat")))
 	check := func(step string, want *compute.RouterStatusNatStatus) {
 		t.Helper()
@@ -297,7 +286,7 @@ func TestAutoAllocation(t *testing.T) {
 // TestAutoToManual: switching a NAT to MANUAL_ONLY gives its auto
 // addresses back at once, as GCP deletes them.
 func TestAutoToManual(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, rtr("egress", autoNAT("nat")))
 	ips := reserve(t, svc, "a")
 	if _, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Nats: []*compute.RouterNat{manualNAT("nat", "a")}}).Do(); err != nil {
@@ -313,7 +302,7 @@ func TestAutoToManual(t *testing.T) {
 // TestTierChange: a new autoNetworkTier gives an AUTO_ONLY NAT a new set
 // of addresses; a patch that leaves the NAT alone keeps its own.
 func TestTierChange(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	insert(t, svc, rtr("egress", autoNAT("nat")))
 	if _, err := svc.Routers.Patch(project, region, "egress", &compute.Router{Description: "kept"}).Do(); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func (a *API) decode(w http.ResponseWriter, r *http.Request, in *compute.Router)
 
 // insert creates a router of the request's region and network with its
 // NATs; each AUTO_ONLY NAT starts with the addresses its VMs need (one).
-func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) insert(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.Router
 	raw, err := a.decode(w, r, &in)
 	var network string
@@ -42,17 +42,17 @@ func (a *API) insert(w http.ResponseWriter, r *http.Request, c Call) {
 	}
 	rt := &router{Scope: c.Scope(), Name: in.Name, ID: a.host.Gen().ID(), Created: a.host.Now(),
 		Description: in.Description, Network: network, Extra: mergeExtra(nil, raw)}
-	c.Mutate("insert", rt.path(), func() (Plan, error) {
+	c.Mutate("insert", rt.path(), func() (core.Plan, error) {
 		if _, ok := a.routers[rt.path()]; ok {
-			return Plan{}, core.ErrAlreadyExists(rt.path())
+			return core.Plan{}, core.ErrAlreadyExists(rt.path())
 		}
 		if err := a.allRangesConflict(rt, in.Nats, nil); err != nil {
-			return Plan{}, err
+			return core.Plan{}, err
 		}
 		if err := a.checkAddresses(rt, refs); err != nil {
-			return Plan{}, err
+			return core.Plan{}, err
 		}
-		return Plan{Link: core.ComputeRoot + rt.path(), ID: rt.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + rt.path(), ID: rt.ID, Commit: func() {
 			rt.NATs = a.natsOf(in.Nats, nil, nil)
 			a.routers[rt.path()] = rt
 		}}, nil
@@ -150,7 +150,7 @@ func (a *API) allRangesConflict(rt *router, specs []*compute.RouterNat, prev *ro
 
 // find returns the router of the request's path. The host's lock must be
 // held.
-func (a *API) find(c Call, r *http.Request) (*router, error) {
+func (a *API) find(c core.Call, r *http.Request) (*router, error) {
 	if err := regionOf(c.Scope()); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (a *API) find(c Call, r *http.Request) (*router, error) {
 
 // read answers a read of the request's router with what body renders of
 // it, under the host's lock.
-func (a *API) read(w http.ResponseWriter, r *http.Request, c Call, body func(*router) map[string]any) {
+func (a *API) read(w http.ResponseWriter, r *http.Request, c core.Call, body func(*router) map[string]any) {
 	a.host.Lock()
 	rt, err := a.find(c, r)
 	var m map[string]any
@@ -179,23 +179,23 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, c Call, body func(*ro
 	core.WriteJSON(w, http.StatusOK, m)
 }
 
-func (a *API) get(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) get(w http.ResponseWriter, r *http.Request, c core.Call) {
 	a.read(w, r, c, (*router).render)
 }
 
 // delete removes the router and with it its NATs' auto addresses; the
 // static addresses its NATs named are free again.
-func (a *API) delete(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) delete(w http.ResponseWriter, r *http.Request, c core.Call) {
 	if err := regionOf(c.Scope()); err != nil {
 		core.WriteError(w, err)
 		return
 	}
 	path := routerPath(c.Scope(), r.PathValue("router"))
-	c.Mutate("delete", path, func() (Plan, error) {
+	c.Mutate("delete", path, func() (core.Plan, error) {
 		rt, ok := a.routers[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
-		return Plan{Link: core.ComputeRoot + path, ID: rt.ID, Commit: func() { delete(a.routers, path) }}, nil
+		return core.Plan{Link: core.ComputeRoot + path, ID: rt.ID, Commit: func() { delete(a.routers, path) }}, nil
 	})
 }

@@ -30,7 +30,7 @@ func (a *API) rendered(project, region string) []map[string]any {
 }
 
 // list answers routers.list for one region.
-func (a *API) list(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) list(w http.ResponseWriter, r *http.Request, c core.Call) {
 	if err := regionOf(c.Scope()); err != nil {
 		core.WriteError(w, err)
 		return
@@ -43,7 +43,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, c Call) {
 // project under "regions/<region>", the page's routers of it or, when it
 // has none on this page, the NO_RESULTS_ON_PAGE warning, as GCP answers.
 // maxResults counts routers, not regions.
-func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) aggregatedList(w http.ResponseWriter, r *http.Request, c core.Call) {
 	project := c.Scope().Project
 	core.WriteRegionalAggregated(w, r, project, "compute#routerAggregatedList", "routers", "routers", false,
 		a.rendered(project, ""))

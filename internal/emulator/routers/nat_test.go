@@ -16,7 +16,7 @@ func addr(name string) string { return root + "projects/p/regions/us-central1/ad
 // how many more it needs when its VMs need more, and its drainNatIps as
 // draining; getNatIpInfo tells used addresses from spare and drained ones.
 func TestManualNAT(t *testing.T) {
-	svc, em := start(t, emulator.Options{})
+	svc, em := emulator.StartService(t, emulator.Options{})
 	ips := reserve(t, svc, "a", "b", "c")
 	ip := func(name string) string { return ips[name] }
 	insert(t, svc, rtr("egress", manualNAT("nat", "a", "b")))
@@ -86,7 +86,7 @@ func checkInfo(t *testing.T, svc *compute.Service, natName string, want []string
 }
 
 func TestManualRefused(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	reserve(t, svc, "a", "b", "other")
 	insert(t, svc, rtr("egress", manualNAT("nat", "a", "b")))
 	insert(t, svc, &compute.Router{Name: "holder", Network: "global/networks/other", Nats: []*compute.RouterNat{manualNAT("nat", "other")}})
@@ -125,7 +125,7 @@ func TestManualRefused(t *testing.T) {
 // getNatIpInfo, the address field of the Address resources it names,
 // pooled or given; a refused write leaves the router as it was.
 func TestStaticAddresses(t *testing.T) {
-	svc, _ := start(t, emulator.Options{})
+	svc, _ := emulator.StartService(t, emulator.Options{})
 	if _, err := svc.Addresses.Insert(project, region, &compute.Address{Name: "given", Address: "203.0.113.7"}).Do(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // patch, so a field sent replaces the router's (nats as a whole list), a
 // null clears it and a field left out is kept. The network cannot change:
 // a router belongs to its network for good.
-func (a *API) patch(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) patch(w http.ResponseWriter, r *http.Request, c core.Call) {
 	var in compute.Router
 	raw, err := a.decode(w, r, &in)
 	if err == nil {
@@ -23,29 +23,29 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, c Call) {
 		return
 	}
 	path := routerPath(c.Scope(), r.PathValue("router"))
-	c.Mutate("patch", path, func() (Plan, error) {
+	c.Mutate("patch", path, func() (core.Plan, error) {
 		cur, ok := a.routers[path]
 		if !ok {
-			return Plan{}, core.ErrNotFound(path)
+			return core.Plan{}, core.ErrNotFound(path)
 		}
 		next, err := merged(cur, raw, &in)
 		if err != nil {
-			return Plan{}, err
+			return core.Plan{}, err
 		}
 		_, natsSent := raw["nats"]
 		if natsSent {
 			refs, err := validateNATs(cur.Scope, in.Nats, cur)
 			if err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 			if err := a.allRangesConflict(next, in.Nats, cur); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 			if err := a.checkAddresses(next, refs); err != nil {
-				return Plan{}, err
+				return core.Plan{}, err
 			}
 		}
-		return Plan{Link: core.ComputeRoot + path, ID: cur.ID, Commit: func() {
+		return core.Plan{Link: core.ComputeRoot + path, ID: cur.ID, Commit: func() {
 			if natsSent {
 				next.NATs = a.natsOf(in.Nats, cur, nil)
 			}

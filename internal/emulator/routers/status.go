@@ -9,7 +9,7 @@ import (
 // getRouterStatus answers the router's run-time state: its network and,
 // for each NAT, the addresses it holds and drains, the VMs it maps and
 // how many more addresses a MANUAL_ONLY NAT needs. BGP is not modelled.
-func (a *API) getRouterStatus(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) getRouterStatus(w http.ResponseWriter, r *http.Request, c core.Call) {
 	a.read(w, r, c, func(rt *router) map[string]any {
 		result := map[string]any{"network": rt.Network}
 		if len(rt.NATs) > 0 {
@@ -26,7 +26,7 @@ func (a *API) getRouterStatus(w http.ResponseWriter, r *http.Request, c Call) {
 // getNatIpInfo answers the addresses of the router's NATs, or of the one
 // natName names, with their mode and usage. A natName the router does not
 // have selects nothing (chosen: an empty answer, not an error).
-func (a *API) getNatIPInfo(w http.ResponseWriter, r *http.Request, c Call) {
+func (a *API) getNatIPInfo(w http.ResponseWriter, r *http.Request, c core.Call) {
 	q := r.URL.Query()
 	name := q.Get("natName")
 	if q.Has("natName") && !core.NamePattern.MatchString(name) {
