@@ -25,12 +25,31 @@ type Stream struct {
 	rate        map[string][]time.Duration // rule|key -> times counted against rateLimitThreshold
 	ban         map[string][]time.Duration // rule|key -> times counted against banThreshold
 	bannedUntil map[string]time.Duration   // rule|key -> end of its ban
+	// expires is when nothing of a rule|key counts any more: its last
+	// counted time plus its interval, or its ban's end. Keys are what
+	// clients send (addresses, header values), so the state of those that
+	// stopped counting is dropped (sweep), or a client changing its key on
+	// every request would grow it for ever.
+	expires map[string]time.Duration
+	// sweepAt is the number of keys at which the next sweep runs: twice
+	// the keys the last one left, so sweeping costs O(1) a request; and a
+	// sweep runs at least sweepEvery after the last, so keys that stopped
+	// counting do not wait for the stream to double.
+	sweepAt   int
+	lastSweep time.Duration
 }
+
+const (
+	// minSweep is the fewest keys a stream sweeps at.
+	minSweep = 1024
+	// sweepEvery is the longest a stream goes without a sweep.
+	sweepEvery = time.Minute
+)
 
 // NewStream returns a stream of requests to p, starting at time 0.
 func (e *Evaluator) NewStream(p Policy) *Stream {
 	return &Stream{e: e, p: p, rate: map[string][]time.Duration{}, ban: map[string][]time.Duration{},
-		bannedUntil: map[string]time.Duration{}}
+		bannedUntil: map[string]time.Duration{}, expires: map[string]time.Duration{}, sweepAt: minSweep}
 }
 
 // Evaluate evaluates r arriving at time at (since the stream's start). Times
@@ -44,6 +63,7 @@ func (s *Stream) Evaluate(at time.Duration, r Request) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("time %s is before the previous request's %s", at, s.last)
 	}
 	s.last = at
+	s.sweep(at)
 	v, err := s.e.Evaluate(s.p, r)
 	if err != nil || v.NotEvaluable != "" || v.RateLimit == nil {
 		return v, err
@@ -76,6 +96,7 @@ func (s *Stream) Evaluate(at time.Duration, r Request) (Verdict, error) {
 		// interval; a rate_based_ban counts every request of the key.
 		if !over || v.Action != v1beta1.ActionThrottle {
 			s.rate[id] = append(window, at)
+			s.keep(id, at+time.Duration(t.IntervalSec)*time.Second)
 		}
 	}
 	v.Effective = conform
@@ -94,17 +115,45 @@ func (s *Stream) Evaluate(at time.Duration, r Request) (Verdict, error) {
 		// Without banThreshold, exceeding the rate bans the key.
 		s.ban[id] = nil
 		s.bannedUntil[id] = at + banFor
+		s.keep(id, at+banFor)
 		v.Banned = banFor > 0
 	case b != nil:
 		window := append(s.window(s.ban, id, at, b.IntervalSec), at)
 		s.ban[id] = window
+		s.keep(id, at+time.Duration(b.IntervalSec)*time.Second)
 		if int64(len(window)) > b.Count {
 			s.ban[id] = nil
 			s.bannedUntil[id] = at + banFor
+			s.keep(id, at+banFor)
 			v.Effective, v.Banned = exceed, banFor > 0
 		}
 	}
 	return v, nil
+}
+
+// keep records that id counts until at least until.
+func (s *Stream) keep(id string, until time.Duration) {
+	if until > s.expires[id] {
+		s.expires[id] = until
+	}
+}
+
+// sweep drops the state of every key that no longer counts at at, once
+// there are sweepAt keys or sweepEvery has passed.
+func (s *Stream) sweep(at time.Duration) {
+	if len(s.expires) < s.sweepAt && at-s.lastSweep < sweepEvery {
+		return
+	}
+	s.lastSweep = at
+	for id, until := range s.expires {
+		if until <= at {
+			delete(s.rate, id)
+			delete(s.ban, id)
+			delete(s.bannedUntil, id)
+			delete(s.expires, id)
+		}
+	}
+	s.sweepAt = max(minSweep, 2*len(s.expires))
 }
 
 // window is the times of m[id] within intervalSec before at.

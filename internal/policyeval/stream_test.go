@@ -124,3 +124,51 @@ func TestStream(t *testing.T) {
 		t.Errorf("Stream.Evaluate(time before the last): want an error")
 	}
 }
+
+// TestStreamForgetsIdleKeys: a client that changes its key on every request
+// (an address, a header value) must not grow a stream's state for ever; the
+// state of a key that no longer counts is dropped, and one that still counts
+// is kept.
+func TestStreamForgetsIdleKeys(t *testing.T) {
+	p := Merge("p", v1beta1.SecurityPolicyParameters{
+		DefaultRule: &v1beta1.RuleParameters{Action: "allow"},
+		Rules: []v1beta1.PolicyRule{{Priority: 1000, RuleParameters: v1beta1.RuleParameters{
+			Action: "rate_based_ban", Match: &v1beta1.RuleMatcher{Expr: &v1beta1.Expr{Expression: "true"}},
+			RateLimitOptions: &v1beta1.RateLimitOptions{ExceedAction: ptr("deny(429)"), EnforceOnKey: ptr("IP"),
+				RateLimitThreshold: &v1beta1.RateLimitThreshold{Count: 1, IntervalSec: 10}, BanDurationSec: ptr(int64(600))}}}},
+	}, nil)
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewStream(p)
+	ip := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
+	// The banned client: over its rate at once, banned for 600 s.
+	for range 2 {
+		if _, err := s.Evaluate(0, Request{IP: "192.0.2.1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 20,000 clients, each with a key of its own, once each over 2 s.
+	for i := range 20000 {
+		if _, err := s.Evaluate(time.Duration(i)*100*time.Microsecond, Request{IP: ip(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 120 s on every one of them stopped counting; the ban still holds.
+	for i := range 2048 {
+		if _, err := s.Evaluate(120*time.Second+time.Duration(i)*time.Microsecond, Request{IP: ip(100000 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.rate) + len(s.ban) + len(s.bannedUntil); n > 4096 {
+		t.Errorf("the stream holds %d keys' state after 20,000 idle keys and 2,048 live ones; want at most 4,096", n)
+	}
+	v, err := s.Evaluate(121*time.Second, Request{IP: "192.0.2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("deny(429)", v.Effective); diff != "" || !v.Banned {
+		t.Errorf("the banned client 121 s into its 600 s ban: -want, +got effective action:\n%s (banned %t)", diff, v.Banned)
+	}
+}
