@@ -13,6 +13,7 @@ import (
 	"google.golang.org/api/compute/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,7 +87,17 @@ spec:
 // exercised.
 func TestPrivateSources(t *testing.T) {
 	begin := time.Now()
-	e := setup(t)
+	// Registered before setup's, so run after it, once the IPAllowlist is
+	// gone: the teams' objects go too, or the next test (or this one run
+	// again, -count=2) would find the second gateway Service of this run
+	// and compose its address.
+	var e *env
+	t.Cleanup(func() {
+		if e != nil {
+			e.deletePrivateObjects(t)
+		}
+	})
+	e = setup(t)
 	ctx := context.Background()
 	e.applyProviderConfig(ctx, t)
 	e.applyYAML(ctx, t, addressCRD)
@@ -272,6 +283,39 @@ func (e *env) gatewayService(ctx context.Context, t *testing.T, namespace, name,
 	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip, IPMode: &vip}}
 	if err := e.cp.Client.Status().Update(ctx, s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deletePrivateObjects deletes what TestPrivateSources made in the teams'
+// namespaces: the gateway Services, the egress-ranges ConfigMaps and the
+// Addresses. The namespaces stay; a namespace being deleted would refuse the
+// next run's objects until it is gone.
+func (e *env) deletePrivateObjects(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ns := range []string{teamA, teamB} {
+		var objects []client.Object
+		services := &corev1.ServiceList{}
+		if err := e.cp.Client.List(ctx, services, client.InNamespace(ns), client.MatchingLabels{"app": "egress-gateway"}); err != nil {
+			t.Errorf("cannot list the gateway Services of %s: %v", ns, err)
+		}
+		for i := range services.Items {
+			objects = append(objects, &services.Items[i])
+		}
+		objects = append(objects, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "egress-ranges"}})
+		addresses := &unstructured.UnstructuredList{}
+		addresses.SetGroupVersionKind(addressGVK.GroupVersion().WithKind(addressGVK.Kind + "List"))
+		if err := e.cp.Client.List(ctx, addresses, client.InNamespace(ns)); err != nil && !meta.IsNoMatchError(err) {
+			t.Errorf("cannot list the Addresses of %s: %v", ns, err)
+		}
+		for i := range addresses.Items {
+			objects = append(objects, &addresses.Items[i])
+		}
+		for _, o := range objects {
+			if err := e.cp.Client.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
+				t.Errorf("cannot delete %s %s/%s: %v", o.GetObjectKind().GroupVersionKind().Kind, ns, o.GetName(), err)
+			}
+		}
 	}
 }
 
