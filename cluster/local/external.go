@@ -93,12 +93,20 @@ func runExternal(ctx context.Context, cfg config, out io.Writer) (err error) {
 			logf("%s is taken; the emulator is at %s", emulatorHostAddr, emulator)
 		}
 		defer stopForward()
+		dataPlane, stopDataPlane, err := ext.PortForward(ctx, dataPlaneHostAddr, stack.EmulatorNamespace, "cloudarmor-emulator", stack.DataPlanePort)
+		if err != nil {
+			if dataPlane, stopDataPlane, err = ext.PortForward(ctx, "127.0.0.1:0", stack.EmulatorNamespace, "cloudarmor-emulator", stack.DataPlanePort); err != nil {
+				return err
+			}
+			logf("%s is taken; the data plane is at %s", dataPlaneHostAddr, dataPlane)
+		}
+		defer stopDataPlane()
 		hostname, err := ext.Kubectl(ctx, "get", "nodes", "-o", `jsonpath={.items[0].metadata.labels.kubernetes\.io/hostname}`)
 		if err != nil {
 			return err
 		}
 		var d *demo
-		d, applied, err = startDemo(ctx, demoTarget{cluster: ext, kubeconfig: cfg.kubeconfig, emulator: emulator, nodeName: hostname}, in, root, cfg, logf)
+		d, applied, err = startDemo(ctx, demoTarget{cluster: ext, kubeconfig: cfg.kubeconfig, emulator: emulator, dataPlane: dataPlane, nodeName: hostname}, in, root, cfg, logf)
 		if err != nil {
 			return err
 		}
@@ -114,8 +122,10 @@ Try next (in another terminal):
   kubectl get ipallowlists,addresssets,securitypolicies,securitypolicyrules -A
   kubectl edit securitypolicyrule api-edge-office      # change srcIpRanges or action
   curl -s http://%s/_emulator/stats | head -c 600      # what GCP (the emulator pod) holds and was asked
+  # A request through backend service web-frontend (policy office-allowlist) on the emulator's data plane: 403, not an office.
+  curl -si -H 'Host: web-frontend.demo-project.backend.local' -H 'X-Emulator-Client-IP: 198.51.100.77' http://%s/
 Press Ctrl-C to remove everything make run installed.
-`, cfg.kubeconfig, rbac.ProviderName, emulator)
+`, cfg.kubeconfig, rbac.ProviderName, emulator, dataPlane)
 	} else {
 		fmt.Fprintf(out, "\ninstalled %s after `make run` started; Ctrl-C removes it\n", time.Since(start).Round(100*time.Millisecond))
 	}

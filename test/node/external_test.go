@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,6 +77,7 @@ func TestExternalCluster(t *testing.T) {
 	if out, err := n.Kubectl(ctx, "get", "nodes", "-o", "name"); err != nil || strings.TrimSpace(out) != "node/"+node.Name {
 		t.Errorf("Nodes: %q (%v), want only node/%s: make run must not make Nodes in a cluster it did not boot", out, err, node.Name)
 	}
+	dataPlaneAnswers(ctx, t, log.String())
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	interrupted := log.Len()
@@ -125,4 +128,35 @@ func localBinary(t *testing.T) string {
 		t.Fatalf("go build ./cluster/local: %v\n%s", err, out)
 	}
 	return local
+}
+
+// dataPlaneAddr finds the data plane's host address in the curl of make
+// run's "Try next".
+var dataPlaneAddr = regexp.MustCompile(`backend\.local' .*http://(127\.0\.0\.1:[0-9]+)/`)
+
+// dataPlaneAnswers sends the request "Try next" shows through the data plane
+// make run forwarded from the host: a client outside office-allowlist's
+// ranges through web-frontend, which the examples attach it to, is denied.
+func dataPlaneAnswers(ctx context.Context, t *testing.T, output string) {
+	t.Helper()
+	m := dataPlaneAddr.FindStringSubmatch(output)
+	if m == nil {
+		t.Errorf("make run's Try next shows no curl through the data plane")
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m[1]+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "web-frontend.demo-project.backend.local"
+	req.Header.Set("X-Emulator-Client-IP", "198.51.100.77")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("the data plane make run forwarded to %s: %v", m[1], err)
+		return
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("a request from 198.51.100.77 through web-frontend on the data plane: %s (%s), want 403", res.Status, res.Header.Get("X-Emulator-Verdict"))
+	}
 }
