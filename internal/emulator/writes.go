@@ -4,10 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/armorplane/provider-cloudarmor/internal/emulator/addresses"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/instances"
-	"github.com/armorplane/provider-cloudarmor/internal/emulator/routers"
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/securitypolicies"
 )
 
@@ -82,9 +80,9 @@ func (s *Server) describe(r *http.Request, c *call) {
 	case strings.HasPrefix(c.method, "instances.") || strings.HasPrefix(c.method, "zoneOperations."):
 		c.resource = instances.Resource(r)
 	case strings.HasPrefix(c.method, "routers."):
-		c.resource = routers.Resource(r)
+		c.resource = core.RegionalResource(r, "routers", "router")
 	case strings.HasPrefix(c.method, "addresses."):
-		c.resource = addresses.Resource(r)
+		c.resource = core.RegionalResource(r, "addresses", "address")
 	case strings.HasPrefix(c.method, "organizationSecurityPolicies."):
 		id := securitypolicies.OrgPolicyID(r)
 		parent := r.URL.Query().Get("parentId")

@@ -11,7 +11,6 @@
 package addresses
 
 import (
-	"net/http"
 	"reflect"
 
 	compute "google.golang.org/api/compute/v1"
@@ -88,17 +87,4 @@ var ResponseTypes = map[string]reflect.Type{
 	"addresses.get":            reflect.TypeOf(compute.Address{}),
 	"addresses.list":           reflect.TypeOf(compute.AddressList{}),
 	"addresses.aggregatedList": reflect.TypeOf(compute.AddressAggregatedList{}),
-}
-
-// Resource is what a 403 of the request names: the address, else the
-// region or the project.
-func Resource(r *http.Request) string {
-	sc := core.Scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
-	switch {
-	case r.PathValue("address") != "":
-		return sc.ObjectPath("addresses", r.PathValue("address"))
-	case sc.Region != "":
-		return "projects/" + sc.Project + "/regions/" + sc.Region
-	}
-	return "projects/" + sc.Project
 }

@@ -2,8 +2,6 @@ package addresses
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
@@ -13,15 +11,7 @@ import (
 func (a *API) rendered(project, region string) []map[string]any {
 	a.host.Lock()
 	defer a.host.Unlock()
-	var in []*address
-	for _, ad := range a.addresses {
-		if ad.Scope.Project == project && (region == "" || ad.Scope.Region == region) {
-			in = append(in, ad)
-		}
-	}
-	slices.SortFunc(in, func(x, y *address) int {
-		return strings.Compare(x.Scope.Region+"/"+x.Name, y.Scope.Region+"/"+y.Name)
-	})
+	in := core.RegionalObjects(a.addresses, func(ad *address) (core.Scope, string) { return ad.Scope, ad.Name }, project, region)
 	users := a.host.Users()
 	out := make([]map[string]any, len(in))
 	for i, ad := range in {

@@ -52,6 +52,43 @@ func (s Scope) ObjectPath(collection, name string) string {
 	return s.Base() + "/" + collection + "/" + name
 }
 
+// RegionalResource is what a 403 of a request on a regional compute
+// collection names: the object the path parameter param names, else the
+// region, else the project.
+func RegionalResource(r *http.Request, collection, param string) string {
+	sc := Scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
+	switch {
+	case r.PathValue(param) != "":
+		return sc.ObjectPath(collection, r.PathValue(param))
+	case sc.Region != "":
+		return "projects/" + sc.Project + "/regions/" + sc.Region
+	}
+	return "projects/" + sc.Project
+}
+
+// RegionalObjects returns the objects of all in project (in region, if not
+// ""), by region then name: GCP's list order. where gives an object's scope
+// and name.
+func RegionalObjects[T any](all map[string]T, where func(T) (Scope, string), project, region string) []T {
+	type placed struct {
+		key string
+		obj T
+	}
+	var in []placed
+	for _, o := range all {
+		sc, name := where(o)
+		if sc.Project == project && (region == "" || sc.Region == region) {
+			in = append(in, placed{sc.Region + "/" + name, o})
+		}
+	}
+	slices.SortFunc(in, func(x, y placed) int { return strings.Compare(x.key, y.key) })
+	out := make([]T, len(in))
+	for i, p := range in {
+		out[i] = p.obj
+	}
+	return out
+}
+
 // CloneMap deep-copies decoded JSON.
 func CloneMap(m map[string]any) map[string]any {
 	if m == nil {

@@ -11,7 +11,6 @@
 package routers
 
 import (
-	"net/http"
 	"reflect"
 
 	compute "google.golang.org/api/compute/v1"
@@ -96,17 +95,4 @@ var ResponseTypes = map[string]reflect.Type{
 	"routers.aggregatedList":  reflect.TypeOf(compute.RouterAggregatedList{}),
 	"routers.getRouterStatus": reflect.TypeOf(compute.RouterStatusResponse{}),
 	"routers.getNatIpInfo":    reflect.TypeOf(compute.NatIpInfoResponse{}),
-}
-
-// Resource is what a 403 of the request names: the router, else the
-// region or the project.
-func Resource(r *http.Request) string {
-	sc := core.Scope{Project: r.PathValue("project"), Region: r.PathValue("region")}
-	switch {
-	case r.PathValue("router") != "":
-		return sc.ObjectPath("routers", r.PathValue("router"))
-	case sc.Region != "":
-		return "projects/" + sc.Project + "/regions/" + sc.Region
-	}
-	return "projects/" + sc.Project
 }

@@ -2,8 +2,6 @@ package routers
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/armorplane/provider-cloudarmor/internal/emulator/core"
 )
@@ -13,15 +11,7 @@ import (
 func (a *API) rendered(project, region string) []map[string]any {
 	a.host.Lock()
 	defer a.host.Unlock()
-	var in []*router
-	for _, rt := range a.routers {
-		if rt.Scope.Project == project && (region == "" || rt.Scope.Region == region) {
-			in = append(in, rt)
-		}
-	}
-	slices.SortFunc(in, func(x, y *router) int {
-		return strings.Compare(x.Scope.Region+"/"+x.Name, y.Scope.Region+"/"+y.Name)
-	})
+	in := core.RegionalObjects(a.routers, func(rt *router) (core.Scope, string) { return rt.Scope, rt.Name }, project, region)
 	out := make([]map[string]any, len(in))
 	for i, rt := range in {
 		out[i] = rt.render()
