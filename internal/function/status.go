@@ -153,7 +153,7 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 		// of a condition can echo a few times, each echo two writes, each write two of the
 		// tokens of its circuit breaker (100 at most, one refilled a second). Flipping to
 		// SourcesPending and back on each edit of the spec gave it two more changes to echo
-		// (TestGroupMode wrote the IPAllowlist 37 times in its first 8 s; 26 without the flip).
+		// (TestGroupMode wrote the IPAllowlist 36 times in its first 8 s; 26 without the flip).
 		if c := oxr.Resource.GetCondition(TypeCurrent); c.Status == corev1.ConditionTrue || c.Status == corev1.ConditionFalse {
 			r.current = c
 		}
