@@ -2,7 +2,6 @@ package function
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -54,7 +53,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		stale(rsp, ReasonInvalidSpec, err)
 		return rsp, nil
 	}
-	if err := RequireSources(rsp, spec, xrNamespace); err != nil {
+	if err := spec.inNamespace(xrNamespace); err != nil {
 		stale(rsp, ReasonInvalidSpec, err)
 		return rsp, nil
 	}
@@ -68,25 +67,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot get the desired composed resources"))
 		return rsp, nil
 	}
-	required, err := request.GetRequiredResources(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get the required resources"))
-		return rsp, nil
-	}
 
 	keepEarlierComposition(observed, desired)
-	r, err := composeAllowlist(rsp, req, oxr, spec, observed, desired, required)
+	r, err := composeAllowlist(rsp, req, oxr, spec, observed, desired)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 	composeAttachments(spec, observed, desired, r.attachable())
-	if r.held {
-		// An allowlist whose sources cannot be read must not look healthy.
-		for _, d := range desired {
-			d.Ready = resource.ReadyFalse
-		}
-	}
 	reportAttachments(rsp, oxr, spec, observed, desired)
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set the desired composed resources"))
@@ -94,40 +82,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// allowlistState is what composeAllowlist found: the allowlist's report on its current spec, or that
-// the allowlist is held.
-type allowlistState struct {
-	reported
-	held bool
-}
-
-// composeAllowlist composes the SecurityPolicyAllowlist from the spec and the private-cluster
-// sources Crossplane fetched (required), and reports its status on the IPAllowlist; while those
-// sources cannot be read it holds the allowlist exactly as observed.
+// composeAllowlist composes the SecurityPolicyAllowlist from the spec, and reports its status on
+// the IPAllowlist.
 func composeAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, spec Spec,
-	observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed,
-	required map[string][]resource.Required) (allowlistState, error) {
-	xrName, xrNamespace := oxr.Resource.GetName(), oxr.Resource.GetNamespace()
-	held := allowlistState{reported: unreported(), held: true}
-	read, fetching, missing := ReadSources(spec, xrNamespace, required)
-	switch {
-	case missing != nil:
-		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, missing)
-	case len(fetching) > 0:
-		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonSourcesPending,
-			errors.Errorf("waiting for Crossplane to fetch the objects of source(s) %s", strings.Join(fetching, ", ")))
-	}
-	names, cidrs, unmatched, warning, err := readRanges(spec, read)
-	if err != nil {
-		return held, holdAllowlist(rsp, req, oxr, observed, desired, ReasonCannotCompose, err)
-	}
-	allowlist := AllowlistResource(spec, xrNamespace, xrName, names, cidrs)
+	observed map[resource.Name]resource.ObservedComposed, desired map[resource.Name]*resource.DesiredComposed) (reported, error) {
+	allowlist := AllowlistResource(spec, oxr.Resource.GetNamespace(), oxr.Resource.GetName())
 	desired[allowlistResource] = &resource.DesiredComposed{Resource: allowlist}
-	r := readAllowlist(observed, allowlist, spec.readSourceNames())
+	r := readAllowlist(observed, allowlist)
 	if !r.settled() {
 		rsp.Meta.Ttl = durationpb.New(WaitingTTL)
 	}
-	return allowlistState{reported: r}, report(rsp, req, oxr, spec, r, unmatched, warning)
+	return r, report(rsp, req, oxr, spec, r)
 }
 
 // keepEarlierComposition keeps what an earlier version of this function composed (the policy,
@@ -142,25 +107,6 @@ func keepEarlierComposition(observed map[resource.Name]resource.ObservedComposed
 		}
 		desired[name] = &resource.DesiredComposed{Resource: unchanged(oc)}
 	}
-}
-
-// holdAllowlist keeps the allowlist exactly as observed and says why in the Current condition:
-// an allowlist whose sources cannot be read must not lose a rule. RunFunction marks every
-// composed resource not ready.
-func holdAllowlist(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, observed map[resource.Name]resource.ObservedComposed,
-	desired map[resource.Name]*resource.DesiredComposed, reason string, why error) error {
-	if oc, ok := observed[allowlistResource]; ok && oc.Resource != nil {
-		desired[allowlistResource] = &resource.DesiredComposed{Resource: unchanged(oc)}
-	}
-	rsp.Meta.Ttl = durationpb.New(WaitingTTL)
-	if err := setStatus(rsp, req, observedStatus(oxr)); err != nil {
-		return err
-	}
-	response.ConditionFalse(rsp, TypeCurrent, reason).WithMessage(why.Error()).TargetComposite()
-	if reason != ReasonSourcesPending {
-		response.Warning(rsp, why).TargetComposite()
-	}
-	return nil
 }
 
 // stale reports an error that leaves every composed resource as it is: a fatal result, which

@@ -19,9 +19,8 @@ const (
 )
 
 // AllowlistResource is the SecurityPolicyAllowlist that keeps the allowlist's ranges in GCP,
-// named as the IPAllowlist. read are the CIDRs of each private-cluster source that yields any,
-// by source name, in spec order (readNames).
-func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, read map[string][]string) *composed.Unstructured {
+// named as the IPAllowlist.
+func AllowlistResource(s Spec, xrNamespace, xrName string) *composed.Unstructured {
 	description := fmt.Sprintf("IPAllowlist %s/%s", xrNamespace, xrName)
 	if len(description) > maxRuleDescription {
 		description = description[:maxRuleDescription]
@@ -35,7 +34,7 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 		"priorityRange":   map[string]any{"first": s.PriorityRange.First, "last": s.PriorityRange.Last},
 		"ruleDescription": description,
 		"mode":            mode,
-		"sources":         allowlistSources(s, readNames, read),
+		"sources":         allowlistSources(s),
 	}
 	if s.Policy.Create {
 		// The allowlist keeps the policy, as it keeps the rules: its status changes with every
@@ -68,10 +67,10 @@ func AllowlistResource(s Spec, xrNamespace, xrName string, readNames []string, r
 	return u
 }
 
-// allowlistSources are the allowlist's sources: static, node, instance and nat sources as the spec
-// names them, then the private-cluster sources as the CIDRs read (readNames, read).
-func allowlistSources(s Spec, readNames []string, read map[string][]string) []any {
-	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(s.NATSources)+len(readNames))
+// allowlistSources are the allowlist's sources: static, node, instance and nat sources, then
+// service, object and ConfigMap sources, as the spec names them.
+func allowlistSources(s Spec) []any {
+	sources := make([]any, 0, len(s.StaticSources)+len(s.NodeSources)+len(s.InstanceSources)+len(s.NATSources)+len(s.readSources()))
 	for _, src := range s.StaticSources {
 		sources = append(sources, map[string]any{"name": src.Name, "cidrs": anys(src.CIDRs)})
 	}
@@ -84,18 +83,7 @@ func allowlistSources(s Spec, readNames []string, read map[string][]string) []an
 	for _, src := range s.NATSources {
 		sources = append(sources, natSource(src))
 	}
-	required := map[string]bool{}
-	for _, src := range s.readSources() {
-		required[src.name] = src.required
-	}
-	for _, name := range readNames {
-		out := map[string]any{"name": name, "cidrs": anys(read[name])}
-		if required[name] {
-			out["required"] = true
-		}
-		sources = append(sources, out)
-	}
-	return sources
+	return append(sources, s.namespaceSources()...)
 }
 
 // unchanged is a desired resource equal to what was composed before: its apiVersion, kind,

@@ -6,9 +6,9 @@
 // function composes, and wakes Crossplane only through the allowlist's status, which the provider
 // writes at a bounded rate.
 //
-// The function validates the spec, reads the private-cluster sources (LoadBalancer Services, a
-// field of other objects and ConfigMap keys of the XR's own namespace, through Crossplane's
-// required resources, sources.go) into CIDR lists for the allowlist, and reports the
+// The function validates the spec, composes every source as a source of the allowlist (the
+// private-cluster ones too: LoadBalancer Services, a field of other objects and ConfigMap keys
+// of the XR's own namespace, which the provider reads there, sources.go), and reports the
 // allowlist's status on the IPAllowlist (status.go). For each backend of spec.attachTo it
 // composes a SecurityPolicyAttachment naming the policy, and reports whether the backends name
 // it in the IPAllowlist's Attached condition (attach.go).
@@ -16,11 +16,6 @@ package function
 
 import (
 	"fmt"
-	"net/netip"
-	"sort"
-	"strings"
-
-	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
 // Spec is the part of an IPAllowlist's spec the function reads.
@@ -40,8 +35,8 @@ type Spec struct {
 	// rule); "" means ModeRules.
 	Mode         string     `json:"mode,omitempty"`
 	AddressGroup *GroupSpec `json:"addressGroup,omitempty"`
-	// ServiceSources, ObjectSources and ConfigMapSources are read from the IPAllowlist's own
-	// namespace through Crossplane's required resources (sources.go).
+	// ServiceSources, ObjectSources and ConfigMapSources are read by the provider from the
+	// IPAllowlist's own namespace (sources.go).
 	ServiceSources   []ServiceSource   `json:"serviceSources,omitempty"`
 	ObjectSources    []ObjectSource    `json:"objectSources,omitempty"`
 	ConfigMapSources []ConfigMapSource `json:"configMapSources,omitempty"`
@@ -233,16 +228,3 @@ func (s Spec) sourceNames() []string {
 
 // DefaultRulePriority is the priority of a policy's default rule, outside any reserved range.
 const DefaultRulePriority = 2147483647
-
-// ParseRange parses a CIDR or a bare IP address (made a /32 or /128) into its canonical form.
-// A CIDR with host bits set is refused rather than silently widened or narrowed.
-func ParseRange(s string) (netip.Prefix, error) { return iprange.Parse(s) }
-
-func labelString(l map[string]string) string {
-	kv := make([]string, 0, len(l))
-	for k, v := range l {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	return "{" + strings.Join(kv, ",") + "}"
-}

@@ -1,11 +1,9 @@
 package function
 
 import (
-	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestValidate(t *testing.T) {
@@ -118,18 +116,3 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
-
-func mustPrefixes(t *testing.T, ss ...string) []netip.Prefix {
-	t.Helper()
-	out := make([]netip.Prefix, 0, len(ss))
-	for _, s := range ss {
-		p, err := ParseRange(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-var cmpPrefix = cmpopts.EquateComparable(netip.Prefix{})

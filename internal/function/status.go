@@ -2,10 +2,7 @@ package function
 
 import (
 	"encoding/json"
-	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -68,20 +65,14 @@ func (r reported) settled() bool {
 // yet, whose spec is not the desired one yet (the reconcile that applies a change of the
 // IPAllowlist sees the allowlist as it was), or that has not reported on its current spec, is
 // SourcesPending: its status would describe another spec.
-//
-// A spec that differs only in the ranges of the sources the function reads itself (read, by
-// name) is not another spec: like a Node's address, a changed Service IP or ConfigMap line is
-// data, which the allowlist takes to GCP while its status still describes the ranges before.
-// Reporting SourcesPending for each such change flipped the IPAllowlist's Current and Ready
-// twice per edit, and a few edits in a row opened Crossplane's circuit breaker for it.
-func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured, read []string) reported {
+func readAllowlist(observed map[resource.Name]resource.ObservedComposed, desired *composed.Unstructured) reported {
 	r := unreported()
 	oc, ok := observed[allowlistResource]
 	if !ok || oc.Resource == nil {
 		return r
 	}
 	u := oc.Resource
-	if !sameJSON(withoutSources(u.Object["spec"], read), withoutSources(desired.Object["spec"], read)) {
+	if !sameJSON(u.Object["spec"], desired.Object["spec"]) {
 		return r
 	}
 	// GetValueInto, not GetInteger or GetGeneration: resources reach the function as protobuf
@@ -105,25 +96,6 @@ func unreported() reported {
 		Message: "waiting for the SecurityPolicyAllowlist to report on its spec"}}
 }
 
-// withoutSources is an allowlist spec without the sources named in names.
-func withoutSources(spec any, names []string) any {
-	m, ok := spec.(map[string]any)
-	if !ok || len(names) == 0 {
-		return spec
-	}
-	sources, _ := m["sources"].([]any)
-	kept := make([]any, 0, len(sources))
-	for _, src := range sources {
-		if sm, ok := src.(map[string]any); ok && slices.Contains(names, fmt.Sprint(sm["name"])) {
-			continue
-		}
-		kept = append(kept, src)
-	}
-	out := maps.Clone(m)
-	out["sources"] = kept
-	return out
-}
-
 // sameJSON reports whether a and b are equal as JSON: an observed object's numbers arrive as
 // float64, a desired one's as int64.
 func sameJSON(a, b any) bool {
@@ -139,10 +111,9 @@ func sameJSON(a, b any) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// report sets the IPAllowlist's status and Current condition from what its allowlist reported,
-// plus the unmatched sources and warnings of the sources the function read itself.
-func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, s Spec, r reported, unmatched, warnings []string) error {
-	for _, w := range append(warnings, r.Warnings...) {
+// report sets the IPAllowlist's status and Current condition from what its allowlist reported.
+func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *resource.Composite, s Spec, r reported) error {
+	for _, w := range r.Warnings {
 		response.Warning(rsp, errors.New(w)).TargetComposite()
 	}
 	if r.current.Status == corev1.ConditionUnknown {
@@ -160,8 +131,8 @@ func report(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, oxr *re
 		setCurrent(rsp, r.current)
 		return setStatus(rsp, req, observedStatus(oxr))
 	}
-	all := make([]any, 0, len(r.UnmatchedSources)+len(unmatched))
-	for _, n := range append(r.UnmatchedSources, unmatched...) {
+	all := make([]any, 0, len(r.UnmatchedSources))
+	for _, n := range r.UnmatchedSources {
 		all = append(all, n)
 	}
 	status := map[string]any{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"testing"
@@ -81,10 +82,11 @@ spec:
 
 // TestPrivateSources composes the IPAllowlist of a private cluster whose callers arrive through
 // a LoadBalancer egress gateway, a Cloud NAT Address (provider-gcp's kind) and a ConfigMap the
-// network team keeps, with Crossplane core fetching and watching them for the function, and
-// times how long GCP takes to follow a change to each. Core runs with the control plane's
-// admin credentials here: the Crossplane grants of examples/allowlist/rbac.yaml are not
-// exercised.
+// network team keeps. The provider reads them, with watches in the IPAllowlist's namespace only,
+// through an AddressSet each; the test times how long GCP takes to follow a change to each, and
+// checks that none of those changes reaches an object Crossplane composed. The provider runs
+// with the control plane's admin credentials here: the grants of examples/allowlist/rbac.yaml
+// are not exercised (an unreadable kind is, in internal/controller/addressset's tests).
 func TestPrivateSources(t *testing.T) {
 	begin := time.Now()
 	// Registered before setup's, so run after it, once the IPAllowlist is
@@ -149,6 +151,9 @@ func TestPrivateSources(t *testing.T) {
 				e.configMap(ctx, t, teamB, "egress-ranges", "192.0.2.0/25")
 			}, nil},
 		}
+		// The composed allowlist's spec names the sources, not what they hold: no change below
+		// may change it, or it would go through Crossplane's loop.
+		generation := e.allowlistGeneration(ctx, t)
 		var took []string
 		for _, ch := range changes {
 			if ch.want == nil {
@@ -167,6 +172,9 @@ func TestPrivateSources(t *testing.T) {
 			want = ch.want
 		}
 		t.Logf("changes followed: %v", took)
+		if g := e.allowlistGeneration(ctx, t); g != generation {
+			t.Errorf("the composed SecurityPolicyAllowlist's generation went from %d to %d: a change of a source's object went through Crossplane", generation, g)
+		}
 		e.wantResponsive(ctx, t)
 	})
 	if t.Failed() {
@@ -184,13 +192,14 @@ func TestPrivateSources(t *testing.T) {
 		if err := e.cp.Client.Delete(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		wantMsg := `object source "cloud-nat": Address team-a/cloud-nat-egress not found; the rules are left as they are`
+		// The provider holds the set's last addresses and says why, with the time the outage began.
+		wantMsg := regexp.MustCompile(`^object source "cloud-nat": AddressSet private-web-nodes-cloud-nat: cannot read Address team-a/cloud-nat-egress since [0-9TZ:-]+: .*not found`)
 		wait.Eventually(t, converge, "the IPAllowlist to hold its rules", func() error {
 			if err := e.plat.Err(); err != nil {
 				t.Fatal(err)
 			}
 			xr := e.privateXR(ctx, t)
-			if s, reason, msg := platform.ConditionOf(xr, "Current"); s != "False" || reason != "CannotCompose" || msg != wantMsg {
+			if s, reason, msg := platform.ConditionOf(xr, "Current"); s != "False" || reason != "SourceUnreadable" || !wantMsg.MatchString(msg) {
 				// Core's own conditions say whether it saw the deletion at all.
 				ss, sr, sm := platform.ConditionOf(xr, "Synced")
 				rs, rr, rm := platform.ConditionOf(xr, "Responsive")
@@ -211,6 +220,17 @@ func TestPrivateSources(t *testing.T) {
 		e.wantResponsive(ctx, t)
 	})
 	t.Logf("TestPrivateSources took %.1fs, platform start included", time.Since(begin).Seconds())
+}
+
+// allowlistGeneration is the generation of the private cluster's composed SecurityPolicyAllowlist.
+func (e *env) allowlistGeneration(ctx context.Context, t *testing.T) int64 {
+	t.Helper()
+	al := &unstructured.Unstructured{}
+	al.SetGroupVersionKind(schema.GroupVersionKind{Group: "cloudarmor.armorplane.io", Version: "v1alpha1", Kind: "SecurityPolicyAllowlist"})
+	if err := e.cp.Client.Get(ctx, types.NamespacedName{Namespace: teamA, Name: privateXRName}, al); err != nil {
+		t.Fatal(err)
+	}
+	return al.GetGeneration()
 }
 
 // wantResponsive fails the test if Crossplane's circuit breaker opened for the private

@@ -52,6 +52,10 @@
 //   - NATStaysInNamespace: a Cloud NAT source naming a project its
 //     ClusterProviderConfig may not name is refused before any GCP call, and
 //     holds none of that project's addresses.
+//   - NamespaceSourcesStayInNamespace: an AddressSet's services, object and
+//     configMap sources read their own namespace only (another tenant's
+//     ConfigMap of the same name is never read), Services only once the
+//     platform grants them, and never a Secret.
 //
 // "No GCP call at all" is measured by pointing the refused objects'
 // ClusterProviderConfigs at a counting reverse proxy in front of the

@@ -217,6 +217,7 @@ spec:
 		"RemoteEndlessList":                   s.testRemoteClusterEndlessList,
 		"InstancesStayInNamespace":            s.testInstancesStayInNamespace,
 		"NATStaysInNamespace":                 s.testNATStaysInNamespace,
+		"NamespaceSourcesStayInNamespace":     s.testNamespaceSourcesStayInNamespace,
 		"CredentialsStayOurs":                 s.testCredentialsStayOurs,
 		"EndpointNotGranted":                  s.testEndpointNotGranted,
 		"ProjectNotGranted":                   s.testProjectNotGranted,

@@ -12,8 +12,10 @@ import (
 
 // AddressSetSpec says which addresses the set holds: those of Kubernetes
 // Nodes (of the cluster the provider runs in, or of another cluster), those
-// of Compute Engine instances, or those of Cloud NAT gateways.
-// +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) == 1",message="an AddressSet has exactly one of nodes, instances and nat"
+// of Compute Engine instances, those of Cloud NAT gateways, or those objects
+// of the set's own namespace publish (LoadBalancer Services, a field of any
+// namespaced kind, a ConfigMap's list).
+// +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) + (has(self.services) ? 1 : 0) + (has(self.object) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="an AddressSet has exactly one of nodes, instances, nat, services, object and configMap"
 // +kubebuilder:validation:XValidation:rule="!has(self.instances) || has(self.providerConfigRef)",message="instances are listed with a ProviderConfig's credentials: set providerConfigRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.nat) || has(self.providerConfigRef)",message="Cloud NAT is read with a ProviderConfig's credentials: set providerConfigRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodes) || !has(self.nodes.cluster) || !has(self.nodes.cluster.identity) || self.nodes.cluster.identity != 'ProviderConfig' || has(self.providerConfigRef)",message="cluster identity ProviderConfig needs providerConfigRef"
@@ -32,6 +34,22 @@ type AddressSetSpec struct {
 	// and VMs without external addresses egress from.
 	// +optional
 	NAT *NATSelector `json:"nat,omitempty"`
+
+	// Services selects Services of type LoadBalancer of the set's own
+	// namespace by label: their load balancer IPs.
+	// +optional
+	Services *ServiceSelector `json:"services,omitempty"`
+
+	// Object reads one field of objects of one namespaced kind, in the
+	// set's own namespace: a provider-gcp Address's
+	// status.atProvider.address, a gateway's published addresses.
+	// +optional
+	Object *ObjectSelector `json:"object,omitempty"`
+
+	// ConfigMap reads the addresses listed in one key of a ConfigMap of the
+	// set's own namespace.
+	// +optional
+	ConfigMap *ConfigMapKeySelector `json:"configMap,omitempty"`
 
 	// ProviderConfigRef names the credentials that list instances or read
 	// Cloud NAT, or that
@@ -231,6 +249,76 @@ func (s NATSelector) Poll() time.Duration {
 	return InstanceSelector{PollSeconds: s.PollSeconds}.Poll()
 }
 
+// ServiceSelector selects Services of type LoadBalancer of the AddressSet's
+// namespace by label. The set holds their status.loadBalancer.ingress[].ip;
+// a host name there cannot be allowed and is named in a warning. The
+// provider must be granted list and watch on Services (Crossplane's RBAC
+// manager does not grant it).
+type ServiceSelector struct {
+	// MatchLabels are the labels of the Services; at least one.
+	// +kubebuilder:validation:MinProperties=1
+	MatchLabels map[string]string `json:"matchLabels"`
+}
+
+// ObjectSelector reads the IPs or CIDRs at one field of objects of one
+// namespaced kind in the AddressSet's namespace, selected by name or by
+// label. Secrets are never read. The provider must be granted list and
+// watch on the kind; what it reads is its own, so values of these objects
+// are never quoted in messages.
+// +kubebuilder:validation:XValidation:rule="has(self.objectName) != has(self.matchLabels)",message="set exactly one of objectName and matchLabels"
+// +kubebuilder:validation:XValidation:rule="!(self.apiVersion == 'v1' && self.kind == 'Secret')",message="an object source cannot read Secrets"
+type ObjectSelector struct {
+	// APIVersion of the objects, such as compute.gcp.m.upbound.io/v1beta1.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	APIVersion string `json:"apiVersion"`
+
+	// Kind of the objects, such as Address.
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]{0,62}$`
+	Kind string `json:"kind"`
+
+	// ObjectName is the one object to read. Its absence holds the set's
+	// last addresses (a name is explicit): it is not "no address".
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ObjectName string `json:"objectName,omitempty"`
+
+	// MatchLabels are the labels of the objects to read; at least one.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+
+	// FieldPath holds a string or a list of strings, each an IP or a CIDR;
+	// [*] reads one field of each element of a list
+	// (status.addresses[*].value).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	FieldPath string `json:"fieldPath"`
+}
+
+// ConfigMapKeySelector is one key of a ConfigMap of the AddressSet's
+// namespace, listing IPs or CIDRs separated by whitespace, commas or
+// newlines; '#' starts a comment. A missing ConfigMap or key holds the
+// set's last addresses.
+type ConfigMapKeySelector struct {
+	// Name of the ConfigMap.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// Key of the ConfigMap's data holding the list.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
+}
+
+// ReadsNamespace reports whether the set reads objects of its own namespace
+// (services, object or configMap).
+func (s AddressSetSpec) ReadsNamespace() bool {
+	return s.Services != nil || s.Object != nil || s.ConfigMap != nil
+}
+
 // SkippedNode is a selected Node whose addresses the set leaves out.
 type SkippedNode struct {
 	// Name of the Node.
@@ -261,8 +349,10 @@ type HeldShrink struct {
 type AddressSetStatus struct {
 	xpv2.ConditionedStatus `json:",inline"`
 
-	// Addresses are the selected Nodes' distinct addresses as canonical
-	// CIDRs (/32 or /128), sorted, IPv4 first.
+	// Addresses are the distinct addresses of what the set selects, as
+	// canonical CIDRs, sorted, IPv4 first: /32 or /128 for Nodes, instances
+	// and NATs; a ConfigMap's list or an object's field may hold wider
+	// ranges.
 	// +optional
 	Addresses []string `json:"addresses,omitempty"`
 
@@ -270,7 +360,8 @@ type AddressSetStatus struct {
 	// +optional
 	AddressCount int `json:"addressCount,omitempty"`
 
-	// NodeCount is how many Nodes the selector matches.
+	// NodeCount is how many Nodes the selector matches (instances, NATs,
+	// LoadBalancer Services or objects for those sources).
 	// +optional
 	NodeCount int `json:"nodeCount,omitempty"`
 

@@ -116,9 +116,10 @@ type AllowlistPriorityRange struct {
 	Last int64 `json:"last"`
 }
 
-// AllowlistSource is one named source of ranges: fixed CIDRs, or the
-// addresses of the Nodes a selector matches.
-// +kubebuilder:validation:XValidation:rule="(has(self.cidrs) ? 1 : 0) + (has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) == 1",message="a source has exactly one of cidrs, nodes, instances and nat"
+// AllowlistSource is one named source of ranges: fixed CIDRs, or what an
+// AddressSet the provider keeps for it reads (Nodes, instances, Cloud NAT,
+// or objects of the allowlist's namespace).
+// +kubebuilder:validation:XValidation:rule="(has(self.cidrs) ? 1 : 0) + (has(self.nodes) ? 1 : 0) + (has(self.instances) ? 1 : 0) + (has(self.nat) ? 1 : 0) + (has(self.services) ? 1 : 0) + (has(self.object) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="a source has exactly one of cidrs, nodes, instances, nat, services, object and configMap"
 type AllowlistSource struct {
 	// Name of the source, as status and messages call it.
 	// +kubebuilder:validation:MinLength=1
@@ -151,16 +152,38 @@ type AllowlistSource struct {
 	// +optional
 	NAT *AllowlistNAT `json:"nat,omitempty"`
 
+	// Services selects LoadBalancer Services of the allowlist's namespace,
+	// read by the provider through an AddressSet (<allowlist>-nodes-<source>)
+	// that applies every shrink at once.
+	// +optional
+	Services *ServiceSelector `json:"services,omitempty"`
+
+	// Object reads a field of objects of the allowlist's namespace, through
+	// an AddressSet as services.
+	// +optional
+	Object *ObjectSelector `json:"object,omitempty"`
+
+	// ConfigMap reads a list of addresses from a ConfigMap of the
+	// allowlist's namespace, through an AddressSet as services.
+	// +optional
+	ConfigMap *ConfigMapKeySelector `json:"configMap,omitempty"`
+
 	// Required holds the rules as they are when the source yields no
 	// address, instead of leaving it out with a warning.
 	// +optional
 	Required bool `json:"required,omitempty"`
 }
 
-// ReadBySet reports whether the source is read through an AddressSet: nodes,
-// instances or nat, not cidrs.
+// ReadBySet reports whether the source is read through an AddressSet:
+// every kind but cidrs.
 func (s AllowlistSource) ReadBySet() bool {
-	return s.Nodes != nil || s.Instances != nil || s.NAT != nil
+	return s.Nodes != nil || s.Instances != nil || s.NAT != nil || s.ReadsNamespace()
+}
+
+// ReadsNamespace reports whether the source reads objects of the
+// allowlist's namespace: services, object or configMap.
+func (s AllowlistSource) ReadsNamespace() bool {
+	return s.Services != nil || s.Object != nil || s.ConfigMap != nil
 }
 
 // AllowlistNodes selects Nodes, as an AddressSet does.

@@ -23,11 +23,14 @@ const MaxSkippedListed = 20
 // transient error.
 const MinShrinkGuarded = 4
 
-// Collected is what the selected Nodes hold.
+// Collected is what a set's source holds: the selected Nodes, instances,
+// Cloud NATs or objects of its namespace.
 type Collected struct {
-	// Addresses are distinct canonical host prefixes, sorted IPv4 first.
+	// Addresses are distinct canonical prefixes, sorted IPv4 first: hosts
+	// (/32, /128) of Nodes, instances and NATs, and wider ones too from a
+	// namespace source (a ConfigMap may list a /28).
 	Addresses []netip.Prefix
-	// Nodes is how many Nodes were selected.
+	// Nodes is how many Nodes (instances, NATs, objects) were selected.
 	Nodes int
 	// Skipped are the selected Nodes left out, sorted by name.
 	Skipped []v1alpha1.SkippedNode
@@ -123,7 +126,9 @@ type Decision struct {
 }
 
 // Decide returns what to publish, given what is published (published,
-// peak, held), what the Nodes hold now (current), the hold and the time.
+// peak, held), what the source holds now (current, prefixes of any
+// length), the hold and the time. A shrink counts prefixes, not the
+// addresses they cover.
 //
 // A shrink is measured against the peak: the most addresses published
 // within the last hold, so Nodes leaving a few at a time (a deletion of

@@ -1,8 +1,11 @@
-// Package addressset keeps each AddressSet's status equal to the addresses of
-// the Nodes it selects. It reads Nodes from an informer cache that holds only
-// their names, labels and addresses, and it writes an AddressSet only when its
-// addresses change, so the tens of Node status updates a second of a large
-// cluster cost a map lookup each and wake nothing downstream.
+// Package addressset keeps each AddressSet's status equal to the addresses its
+// source holds: the Nodes it selects (of the provider's cluster or another),
+// Compute Engine instances, Cloud NAT, or objects of its own namespace
+// (LoadBalancer Services, a field of any namespaced kind, a ConfigMap's
+// list). It reads Nodes from an informer cache that holds only their names,
+// labels and addresses, and it writes an AddressSet only when its addresses
+// change, so the tens of Node status updates a second of a large cluster
+// cost a map lookup each and wake nothing downstream.
 package addressset
 
 import (
@@ -82,6 +85,11 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bo
 	r.clusters = cl
 	r.instances = newInstances(cl.ctx, o.Connector, func(k types.NamespacedName) { cl.wakeSet(k) })
 	r.nats = newNATs(cl.ctx, o.Connector, func(k types.NamespacedName) { cl.wakeSet(k) })
+	ns, err := newNamespaceReader(cl.ctx, mgr.GetConfig(), mgr.GetRESTMapper(), cl.wakeSet, bounds)
+	if err != nil {
+		return err
+	}
+	r.namespaced = ns
 	if err := addRemote(mgr, o, r, cl); err != nil {
 		return err
 	}
@@ -119,8 +127,8 @@ func add(mgr ctrl.Manager, o setup.Options, canListNodes bool, reg *Registry, bo
 const RemoteWorkers = 4
 
 // addRemote adds the controller of the AddressSets that read another
-// cluster's Nodes, Compute Engine instances or Cloud NAT: r on workers of
-// their own.
+// cluster's Nodes, Compute Engine instances, Cloud NAT or objects of their
+// namespace: r on workers of their own.
 func addRemote(mgr ctrl.Manager, o setup.Options, r *Reconciler, cl *clusters) error {
 	name := "addressset-remote"
 	remote := *r
@@ -142,13 +150,15 @@ const (
 	pathAny path = iota
 	// pathLocal: the Nodes of the provider's own cluster.
 	pathLocal
-	// pathRemote: another cluster's Nodes, instances, or Cloud NAT.
+	// pathRemote: another cluster's Nodes, instances, Cloud NAT, or
+	// objects of the set's namespace, each read by an informer or a poll
+	// of its own.
 	pathRemote
 )
 
 // pathOf is the path of as.
 func pathOf(as *v1alpha1.AddressSet) path {
-	if as.Spec.Instances != nil || as.Spec.NAT != nil || (as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil) {
+	if as.Spec.Instances != nil || as.Spec.NAT != nil || (as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil) || as.Spec.ReadsNamespace() {
 		return pathRemote
 	}
 	return pathLocal
@@ -187,14 +197,17 @@ type Reconciler struct {
 	pacer    *pace.Pacer
 
 	// clusters reads the Nodes of other clusters, instances Compute
-	// Engine instances, nats Cloud NAT.
-	clusters  Reader
-	instances Reader
-	nats      Reader
+	// Engine instances, nats Cloud NAT, namespaced the objects of the
+	// set's own namespace. A Reconciler of a test may leave those it does
+	// not use nil.
+	clusters   Reader
+	instances  Reader
+	nats       Reader
+	namespaced Reader
 }
 
-// Reconcile publishes the addresses of the Nodes an AddressSet selects: to
-// the registry at once, to its status at a bounded rate.
+// Reconcile publishes the addresses of what an AddressSet selects: to the
+// registry at once, to its status at a bounded rate.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	as := &v1alpha1.AddressSet{}
 	if err := r.kube.Get(ctx, req.NamespacedName, as); err != nil {
@@ -282,7 +295,7 @@ func setDecided(want *v1alpha1.AddressSetStatus, generation int64, got Collected
 }
 
 // writePaced writes want as as's status: a new spec or condition at once,
-// addresses and counts that change with the Nodes at the pacer's rate.
+// addresses and counts that change with the source at the pacer's rate.
 func (r *Reconciler) writePaced(ctx context.Context, as *v1alpha1.AddressSet, want *v1alpha1.AddressSetStatus, result reconcile.Result) (reconcile.Result, error) {
 	key := client.ObjectKeyFromObject(as)
 	fp := fingerprint(want)
@@ -316,28 +329,27 @@ func readyCondition(as *v1alpha1.AddressSet, d Decision, warnings []string) xpv2
 }
 
 // read reads what as selects: the Nodes of the provider's own cluster from
-// the manager's cache, anything else from its Reader.
+// the manager's cache, anything else from its Reader. The readers it does
+// not use forget as: it may have read another source before.
 func (r *Reconciler) read(ctx context.Context, as *v1alpha1.AddressSet) (Collected, time.Duration, error) {
 	key := client.ObjectKeyFromObject(as)
 	switch {
+	case as.Spec.ReadsNamespace():
+		forgetIn(key, r.clusters, r.instances, r.nats)
+		return r.namespaced.Read(ctx, as)
 	case as.Spec.Instances != nil:
-		r.clusters.Forget(key)
-		r.nats.Forget(key)
+		forgetIn(key, r.clusters, r.nats, r.namespaced)
 		return r.instances.Read(ctx, as)
 	case as.Spec.NAT != nil:
-		r.clusters.Forget(key)
-		r.instances.Forget(key)
+		forgetIn(key, r.clusters, r.instances, r.namespaced)
 		return r.nats.Read(ctx, as)
 	case as.Spec.Nodes != nil && as.Spec.Nodes.Cluster != nil:
-		r.instances.Forget(key)
-		r.nats.Forget(key)
+		forgetIn(key, r.instances, r.nats, r.namespaced)
 		return r.clusters.Read(ctx, as)
 	}
-	r.clusters.Forget(key)
-	r.instances.Forget(key)
-	r.nats.Forget(key)
+	forgetIn(key, r.clusters, r.instances, r.nats, r.namespaced)
 	if as.Spec.Nodes == nil {
-		return Collected{}, 0, errors.New("the AddressSet selects none of nodes, instances and nat")
+		return Collected{}, 0, errors.New("the AddressSet selects none of nodes, instances, nat, services, object and configMap")
 	}
 	if !r.nodes {
 		return Collected{}, 0, errNodesUnreadable
@@ -417,15 +429,22 @@ func (r *Reconciler) previous(as *v1alpha1.AddressSet) Published {
 }
 
 func (r *Reconciler) forget(key types.NamespacedName) {
-	r.clusters.Forget(key)
-	r.instances.Forget(key)
-	r.nats.Forget(key)
+	forgetIn(key, r.clusters, r.instances, r.nats, r.namespaced)
 	r.registry.forget(key)
 	r.pacer.Forget(key)
 	r.held.readable(key)
 }
 
-// fingerprint identifies the status fields that change with the Nodes.
+// forgetIn makes each of readers forget key; a nil one has nothing to forget.
+func forgetIn(key types.NamespacedName, readers ...Reader) {
+	for _, rd := range readers {
+		if rd != nil {
+			rd.Forget(key)
+		}
+	}
+}
+
+// fingerprint identifies the status fields that change with the source.
 func fingerprint(s *v1alpha1.AddressSetStatus) string {
 	return fmt.Sprintf("%v|%d|%d|%v|%v|%v", s.Addresses, s.NodeCount, s.SkippedCount, s.Skipped, s.Peak, s.Warnings)
 }

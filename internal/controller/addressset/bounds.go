@@ -11,9 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Bounds are what one tenant's remote cluster may cost the provider: a
-// cluster beyond one is Unreadable, naming the bound, its AddressSets keep
-// their last addresses, and other tenants' clusters are read as before.
+// Bounds are what one tenant's source (a remote cluster, the objects of its
+// namespace) may cost the provider: a source beyond one is Unreadable,
+// naming the bound, its AddressSets keep their last addresses, and other
+// tenants' sources are read as before.
 type Bounds struct {
 	// ResponseBytes bounds one response of a remote API server: a list,
 	// or one watch stream (which then ends and is resumed).
@@ -26,6 +27,15 @@ type Bounds struct {
 	// ClustersPerNamespace bounds the distinct remote clusters (and
 	// credentials) the AddressSets of one namespace read.
 	ClustersPerNamespace int
+	// ObjectsPerSource bounds the objects one AddressSet reads of its own
+	// namespace (Services, objects of a kind).
+	ObjectsPerSource int
+	// ValuesPerSource bounds the values (and findings) those objects hold
+	// for one AddressSet: what its informer keeps of them.
+	ValuesPerSource int
+	// NamespaceSourcesPerNamespace bounds the AddressSets of one namespace
+	// that read its objects: each is a watch of the API server.
+	NamespaceSourcesPerNamespace int
 	// DropUnreadableAfter, when positive, is how long a source (a remote
 	// cluster, instances, Cloud NAT) may stay unreadable before its set's
 	// addresses are dropped; 0 holds them until it answers again.
@@ -34,9 +44,12 @@ type Bounds struct {
 
 // DefaultBounds fit a 5,000-Node GKE cluster (about 14 KB of JSON a Node, so
 // 70 MB a full list) with room, and hold a hostile server's endless answer
-// to a few hundred megabytes of the provider's memory at most.
+// to a few hundred megabytes of the provider's memory at most. A namespace
+// source is a handful of Services or objects, or one list: a thousand
+// objects and five thousand values leave it room.
 func DefaultBounds() Bounds {
-	return Bounds{ResponseBytes: 128 << 20, NodesPerCluster: 5000, LabelBytesPerNode: 16 << 10, ClustersPerNamespace: 20}
+	return Bounds{ResponseBytes: 128 << 20, NodesPerCluster: 5000, LabelBytesPerNode: 16 << 10, ClustersPerNamespace: 20,
+		ObjectsPerSource: 1000, ValuesPerSource: 5000, NamespaceSourcesPerNamespace: 100}
 }
 
 // The provider flags that set each bound, for messages that say what to raise.
@@ -45,6 +58,9 @@ const (
 	FlagNodesPerCluster      = "--max-remote-nodes"
 	FlagLabelBytesPerNode    = "--max-remote-node-label-bytes"
 	FlagClustersPerNamespace = "--max-remote-clusters-per-namespace"
+	FlagObjectsPerSource     = "--max-namespace-source-objects"
+	FlagValuesPerSource      = "--max-namespace-source-values"
+	FlagNamespaceSources     = "--max-namespace-sources-per-namespace"
 )
 
 // A BoundError is a source beyond one of the provider's Bounds.
@@ -71,6 +87,18 @@ func nodesBound(limit int) *BoundError {
 
 func labelsBound(node string, limit int) *BoundError {
 	return &BoundError{What: "the labels of Node " + node, Bound: "label bytes per remote Node", Limit: int64(limit), Flag: FlagLabelBytesPerNode}
+}
+
+func namespaceSourcesBound(namespace string, limit int) *BoundError {
+	return &BoundError{What: "the AddressSets of namespace " + namespace + " that read its objects", Bound: "namespace sources per namespace", Limit: int64(limit), Flag: FlagNamespaceSources}
+}
+
+func objectsBound(source string, limit int) *BoundError {
+	return &BoundError{What: source, Bound: "objects per namespace source", Limit: int64(limit), Flag: FlagObjectsPerSource}
+}
+
+func valuesBound(source string, limit int) *BoundError {
+	return &BoundError{What: "the values of " + source, Bound: "values per namespace source", Limit: int64(limit), Flag: FlagValuesPerSource}
 }
 
 func clustersBound(namespace string, limit int) *BoundError {

@@ -16,7 +16,8 @@ type Published struct {
 	// UID and Generation of the AddressSet the addresses follow.
 	UID        types.UID
 	Generation int64
-	// Addresses are canonical host prefixes, sorted, IPv4 first.
+	// Addresses are canonical prefixes, sorted, IPv4 first: hosts, or
+	// wider from a namespace source.
 	Addresses []string
 	// Nodes is how many Nodes the selector matches.
 	Nodes int

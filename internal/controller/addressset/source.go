@@ -10,8 +10,9 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1alpha1"
 )
 
-// A Reader reads what an AddressSet selects outside the cluster the provider
-// runs in: the Nodes of another cluster, or Compute Engine instances.
+// A Reader reads what an AddressSet selects besides the Nodes of the cluster
+// the provider runs in: the Nodes of another cluster, Compute Engine
+// instances, Cloud NAT, or objects of the set's own namespace.
 type Reader interface {
 	// Read returns what as selects now, and how soon to read again (0:
 	// when the reader wakes the set itself). A *Pending error puts the set

@@ -45,6 +45,7 @@ import (
 	"github.com/armorplane/provider-cloudarmor/apis/cloudarmor/v1beta1"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/addressset"
 	"github.com/armorplane/provider-cloudarmor/internal/controller/pace"
+	"github.com/armorplane/provider-cloudarmor/internal/iprange"
 )
 
 // finalizer holds an allowlist until the objects it keeps are gone, so that
@@ -227,9 +228,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		st.hold(v1alpha1.ReasonCannotCompose, err.Error())
 		p = hold(k.children)
 	case len(src.pending) > 0:
-		st.hold(v1alpha1.ReasonSourcesPending, fmt.Sprintf("node source(s) %s: the provider has not computed their addresses yet; the rules stay as they are", strings.Join(src.pending, ", ")))
+		st.hold(v1alpha1.ReasonSourcesPending, fmt.Sprintf("source(s) %s: the provider has not read their addresses yet; the rules stay as they are", strings.Join(src.pending, ", ")))
 		p = hold(k.children)
 	default:
+		if src.keepAllowed {
+			src.ranges = iprange.Minimal(append(src.ranges, k.children.allowed()...))
+		}
 		if al.Spec.Mode == v1alpha1.AllowlistModeAddressGroup {
 			p, err = planGroups(al.Spec, src.ranges, k.children)
 		} else {

@@ -437,14 +437,16 @@ func TestResolve(t *testing.T) {
 	remote := nodes(false)
 	remote.Nodes.Cluster = &v1alpha1.NodeCluster{KubeconfigSecretRef: v1alpha1.LocalSecretKey{Name: "eu-1-kubeconfig"}}
 	type want struct {
-		ranges     []string
-		unmatched  []string
-		warnings   []string
-		pending    []string
-		held       []string
-		unreadable bool
-		err        string
+		ranges      []string
+		unmatched   []string
+		warnings    []string
+		pending     []string
+		held        []string
+		unreadable  bool
+		keepAllowed bool
+		err         string
 	}
+	services := v1alpha1.AllowlistSource{Name: "pool", Services: &v1alpha1.ServiceSelector{MatchLabels: map[string]string{"app": "egress"}}}
 	cases := map[string]struct {
 		reason  string
 		sources []v1alpha1.AllowlistSource
@@ -534,6 +536,40 @@ func TestResolve(t *testing.T) {
 			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unmatched: []string{"pool"},
 				warnings: []string{`node source "pool": no address: 0 node(s) in the cluster of Secret eu-1-kubeconfig match labels {pool=web}`}},
 		},
+		"NeverReadUnreadableKeepsAllowed": {
+			reason: "A source that cannot be read and has no last addresses (new to an allowlist whose rules may allow what it " +
+				"reads, as after an upgrade) is neither unmatched nor pending: what the rules allow is kept.",
+			sources: []v1alpha1.AllowlistSource{office, services},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Held: "cannot read Services of namespace team-a", Unreadable: true}},
+			want: want{ranges: []string{"203.0.113.0/24", "2001:db8::/48"}, unreadable: true, keepAllowed: true,
+				held: []string{`service source "pool": AddressSet web-nodes-pool: cannot read Services of namespace team-a`}},
+		},
+		"ServicesNoAddress": {
+			reason:  "A service source without address says how many LoadBalancer Services match.",
+			sources: []v1alpha1.AllowlistSource{services},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Nodes: 2}},
+			want: want{unmatched: []string{"pool"}, ranges: []string{},
+				warnings: []string{`service source "pool": no address: 2 Service(s) of type LoadBalancer match labels {app=egress}`}},
+		},
+		"NamedObjectNoAddress": {
+			reason: "An object source naming its object says it has no address at the field.",
+			sources: []v1alpha1.AllowlistSource{{Name: "pool", Object: &v1alpha1.ObjectSelector{APIVersion: "compute.gcp.m.upbound.io/v1beta1",
+				Kind: "Address", ObjectName: "nat", FieldPath: "status.atProvider.address"}}},
+			have: map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:  fixedSets{key: {UID: "u1", Generation: 1, Nodes: 1}},
+			want: want{unmatched: []string{"pool"}, ranges: []string{},
+				warnings: []string{`object source "pool": no address: Address nat has none at status.atProvider.address`}},
+		},
+		"ConfigMapWarnings": {
+			reason:  "A configMap source's warnings (a malformed line) name the source; its addresses count.",
+			sources: []v1alpha1.AllowlistSource{{Name: "pool", ConfigMap: &v1alpha1.ConfigMapKeySelector{Name: "egress", Key: "cidrs"}}},
+			have:    map[string]*v1alpha1.AddressSet{"web-nodes-pool": set("u1", 1)},
+			pub:     fixedSets{key: {UID: "u1", Generation: 1, Nodes: 1, Addresses: []string{"198.51.100.0/28"}, Warnings: []string{"ConfigMap team-a/egress key cidrs line 2 left out"}}},
+			want: want{ranges: []string{"198.51.100.0/28"},
+				warnings: []string{`configMap source "pool": ConfigMap team-a/egress key cidrs line 2 left out`}},
+		},
 		"InvalidCIDR": {
 			reason:  "A CIDR with host bits set is refused, naming the source.",
 			sources: []v1alpha1.AllowlistSource{{Name: "office", CIDRs: []string{"203.0.113.7/24"}}},
@@ -554,7 +590,7 @@ func TestResolve(t *testing.T) {
 			for _, p := range got.ranges {
 				gotRanges = append(gotRanges, p.String())
 			}
-			w := want{ranges: gotRanges, unmatched: got.unmatched, warnings: got.warnings, pending: got.pending, held: got.held, unreadable: got.unreadable}
+			w := want{ranges: gotRanges, unmatched: got.unmatched, warnings: got.warnings, pending: got.pending, held: got.held, unreadable: got.unreadable, keepAllowed: got.keepAllowed}
 			if diff := cmp.Diff(tc.want, w, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nresolve(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -634,6 +670,17 @@ func TestSetSpec(t *testing.T) {
 			pc: pc,
 			want: v1alpha1.AddressSetSpec{ProviderConfigRef: pc, ShrinkHoldSeconds: ptr.To[int32](0),
 				NAT: &v1alpha1.NATSelector{Region: "us-central1", Router: "egress", NAT: "egress-nat", PollSeconds: ptr.To[int32](30)}},
+		},
+		"Services": {
+			reason: "Services of the allowlist's namespace: no ProviderConfig, every shrink at once, as when the function read them.",
+			src:    v1alpha1.AllowlistSource{Name: "gw", Services: &v1alpha1.ServiceSelector{MatchLabels: web}},
+			pc:     pc,
+			want:   v1alpha1.AddressSetSpec{Services: &v1alpha1.ServiceSelector{MatchLabels: web}, ShrinkHoldSeconds: ptr.To[int32](0)},
+		},
+		"ConfigMap": {
+			reason: "A ConfigMap's list: every shrink at once, an edit is meant.",
+			src:    v1alpha1.AllowlistSource{Name: "list", ConfigMap: &v1alpha1.ConfigMapKeySelector{Name: "egress", Key: "cidrs"}},
+			want:   v1alpha1.AddressSetSpec{ConfigMap: &v1alpha1.ConfigMapKeySelector{Name: "egress", Key: "cidrs"}, ShrinkHoldSeconds: ptr.To[int32](0)},
 		},
 	}
 	for name, tc := range cases {
@@ -723,5 +770,63 @@ func TestPlanKeeps(t *testing.T) {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// unreadableSets publishes, for every AddressSet the allowlist made, that its
+// source cannot be read and has no last addresses; with addresses set, that
+// it reads them.
+type unreadableSets struct {
+	kube      client.Client
+	addresses []string
+}
+
+func (u *unreadableSets) Get(k types.NamespacedName) (addressset.Published, bool) {
+	as := &v1alpha1.AddressSet{}
+	if err := u.kube.Get(context.Background(), k, as); err != nil {
+		return addressset.Published{}, false
+	}
+	p := addressset.Published{UID: as.GetUID(), Generation: as.GetGeneration(), Addresses: u.addresses, Nodes: len(u.addresses)}
+	if u.addresses == nil {
+		p.Held, p.Unreadable = "cannot read Services of namespace team-a: services is forbidden", true
+	}
+	return p, true
+}
+
+// TestMovedSourceKeepsAllowed: an upgrade turns a source whose ranges the
+// allowlist held as CIDRs (the IPAllowlist function read the Service itself)
+// into one the provider reads. Until the provider can read it (its
+// platform has not granted it Services yet), GCP keeps allowing what the
+// rules allowed: the Service's address is not dropped because of a missing
+// grant. Once readable, the source is followed.
+func TestMovedSourceKeepsAllowed(t *testing.T) {
+	al := allowlist(v1alpha1.AllowlistModeRules, nil, 1009, "203.0.113.0/24")
+	al.Spec.Sources = append(al.Spec.Sources, v1alpha1.AllowlistSource{Name: "gateway", CIDRs: []string{"34.120.0.10/32"}})
+	g := newGCP(t, true, al)
+	g.r.pacer = pace.New(0, 0, 0)
+	for range 3 {
+		g.step(al)
+	}
+	if diff := cmp.Diff([]string{"203.0.113.0/24", "34.120.0.10/32"}, g.allowed()); diff != "" {
+		t.Fatalf("GCP allows before the upgrade: -want, +got:\n%s", diff)
+	}
+	sets := &unreadableSets{kube: g.kube}
+	g.r.sets = sets
+	al.Spec.Sources[1] = v1alpha1.AllowlistSource{Name: "gateway", Services: &v1alpha1.ServiceSelector{MatchLabels: map[string]string{"app": "egress-gateway"}}}
+	for range 4 {
+		g.step(al)
+		if diff := cmp.Diff([]string{"203.0.113.0/24", "34.120.0.10/32"}, g.allowed()); diff != "" {
+			t.Fatalf("GCP allows while the moved source cannot be read: -want, +got:\n%s", diff)
+		}
+	}
+	if c := g.allowlist(al).Status.GetCondition(v1alpha1.TypeCurrent); c.Reason != v1alpha1.ReasonSourceUnreadable {
+		t.Errorf("Current while the source cannot be read: want reason %s, got %s %q", v1alpha1.ReasonSourceUnreadable, c.Reason, c.Message)
+	}
+	sets.addresses = []string{"34.120.0.11/32"}
+	for range 4 {
+		g.step(al)
+	}
+	if diff := cmp.Diff([]string{"203.0.113.0/24", "34.120.0.11/32"}, g.allowed()); diff != "" {
+		t.Errorf("GCP allows once the source is read: -want, +got:\n%s", diff)
 	}
 }

@@ -316,14 +316,14 @@ func policyParameters(al *v1alpha1.SecurityPolicyAllowlist, fp v1beta1.SecurityP
 	return fp
 }
 
-// addressSet is a new AddressSet of a node, instance or nat source.
+// addressSet is a new AddressSet of a source read by a set.
 func addressSet(al *v1alpha1.SecurityPolicyAllowlist, src v1alpha1.AllowlistSource) *v1alpha1.AddressSet {
 	as := &v1alpha1.AddressSet{ObjectMeta: objectMeta(al, SetName(al.GetName(), src.Name), RoleNodes)}
 	as.Spec = setSpec(src, al.Spec.ProviderConfigRef)
 	return as
 }
 
-// setSpec is the AddressSet spec of a node, instance or nat source, with
+// setSpec is the AddressSet spec of a source read by a set, with
 // the defaults the CRD would add written out, so that the spec read back
 // equals the spec wanted. Only a source that reads GCP (instances, nat, or a
 // cluster with identity ProviderConfig) gets the allowlist's ProviderConfig:
@@ -342,6 +342,12 @@ func setSpec(src v1alpha1.AllowlistSource, pc *xpv2.ProviderConfigReference) v1a
 		nat := *src.NAT.NATSelector.DeepCopy()
 		nat.PollSeconds = ptr.To(int32(nat.Poll().Seconds()))
 		return v1alpha1.AddressSetSpec{NAT: &nat, ShrinkHoldSeconds: src.NAT.ShrinkHoldSeconds, ProviderConfigRef: pc}
+	}
+	if src.ReadsNamespace() {
+		// Objects a team edits on purpose (a ConfigMap's list, a Service): a
+		// shrink is what they meant, and goes at once, as when the function
+		// read them itself.
+		return v1alpha1.AddressSetSpec{Services: src.Services.DeepCopy(), Object: src.Object.DeepCopy(), ConfigMap: src.ConfigMap.DeepCopy(), ShrinkHoldSeconds: ptr.To(int32(0))}
 	}
 	nodes := src.Nodes.NodeSelector
 	spec := v1alpha1.AddressSetSpec{Nodes: &nodes, ShrinkHoldSeconds: src.Nodes.ShrinkHoldSeconds}

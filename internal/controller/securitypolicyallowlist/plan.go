@@ -39,6 +39,18 @@ func (c children) held() map[int64][]netip.Prefix {
 	return out
 }
 
+// allowed are the ranges the range rules and address groups ask for now.
+func (c children) allowed() []netip.Prefix {
+	var out []netip.Prefix
+	for _, r := range c.ranges {
+		out = append(out, ruleRanges(r)...)
+	}
+	for _, g := range c.groups {
+		out = append(out, prefixes(g.Spec.ForProvider.Items)...)
+	}
+	return out
+}
+
 // groupRulePriorities are the priorities the group rules hold.
 func (c children) groupRulePriorities() map[int64]bool {
 	out := map[int64]bool{}

@@ -32,6 +32,12 @@ type resolved struct {
 	// unreadable says whether a held source is held because it cannot be
 	// read, rather than by its shrink hold.
 	unreadable bool
+	// keepAllowed says a source cannot be read and has no last addresses
+	// to hold: a set new to an allowlist whose rules may already allow what
+	// it reads (an upgrade that moves a source to the provider, before the
+	// platform granted the provider its kind). What the rules allow stays
+	// until the source answers; additions go at once.
+	keepAllowed bool
 }
 
 // sets is what the AddressSets publish, by name.
@@ -93,6 +99,10 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 		if found > 0 {
 			continue
 		}
+		if p.Unreadable {
+			out.keepAllowed = true
+			continue
+		}
 		msg := noAddress(src, p.Nodes)
 		if src.Required {
 			return resolved{}, fmt.Errorf("%s, and the source is required; the rules are left as they are", msg)
@@ -104,19 +114,36 @@ func resolve(al *v1alpha1.SecurityPolicyAllowlist, have map[string]*v1alpha1.Add
 	return out, nil
 }
 
-// sourceKind is "node", "instance" or "nat", as messages call a source.
+// sourceKind is "node", "instance", "nat", "service", "object" or
+// "configMap", as messages call a source.
 func sourceKind(src v1alpha1.AllowlistSource) string {
 	switch {
 	case src.Instances != nil:
 		return "instance"
 	case src.NAT != nil:
 		return "nat"
+	case src.Services != nil:
+		return "service"
+	case src.Object != nil:
+		return "object"
+	case src.ConfigMap != nil:
+		return "configMap"
 	}
 	return "node"
 }
 
-// noAddress says why src, a node or instance source, yields no address.
+// noAddress says why src, a source read by a set, yields no address.
 func noAddress(src v1alpha1.AllowlistSource, matched int) string {
+	switch {
+	case src.Services != nil:
+		return fmt.Sprintf("service source %q: no address: %d Service(s) of type LoadBalancer match labels %s", src.Name, matched, labelString(src.Services.MatchLabels))
+	case src.Object != nil && src.Object.ObjectName != "":
+		return fmt.Sprintf("object source %q: no address: %s %s has none at %s", src.Name, src.Object.Kind, src.Object.ObjectName, src.Object.FieldPath)
+	case src.Object != nil:
+		return fmt.Sprintf("object source %q: no address: %d %s object(s) match labels %s, none with an address at %s", src.Name, matched, src.Object.Kind, labelString(src.Object.MatchLabels), src.Object.FieldPath)
+	case src.ConfigMap != nil:
+		return fmt.Sprintf("configMap source %q: no address: ConfigMap %s key %q lists none", src.Name, src.ConfigMap.Name, src.ConfigMap.Key)
+	}
 	if src.Instances != nil {
 		return fmt.Sprintf("instance source %q: no address: %d instance(s) match labels %s", src.Name, matched, labelString(src.Instances.MatchLabels))
 	}
