@@ -81,7 +81,7 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.endpoint = "http://" + exposed + "/compute/v1/"
-	// Core reads the objects of serviceSources, objectSources and
+	// The provider reads the objects of serviceSources, objectSources and
 	// configMapSources with its own ServiceAccount: the grant a user applies.
 	if _, err := e.cp.Apply(context.Background(), repo.Path("examples", "allowlist", "rbac.yaml")); err != nil {
 		t.Fatal(err)
