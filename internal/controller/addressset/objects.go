@@ -153,7 +153,7 @@ func (n *namespaceReader) follow(key types.NamespacedName, sel *selection) (*set
 		if si.unmappedSince.IsZero() {
 			si.unmappedSince = n.now()
 		}
-		return nil, &Unreadable{Source: sel.source, Since: si.unmappedSince, Err: unmapped.err, After: RemoteRetry}
+		return nil, &Unreadable{Source: sel.source, Since: si.unmappedSince, Err: unmapped.err, After: UnmappedRetry}
 	case err != nil:
 		delete(n.sets, key)
 		return nil, err
@@ -173,6 +173,11 @@ func (n *namespaceReader) inNamespaceLocked(namespace string) int {
 	}
 	return count
 }
+
+// UnmappedRetry is how soon a set whose kind the API server does not serve
+// looks again. Each look on a miss is a discovery call of the API server,
+// which a namespace could otherwise ask for every few seconds per set.
+const UnmappedRetry = 30 * time.Second
 
 // unmappedKind is a kind the RESTMapper cannot map (yet): no such CRD, or
 // discovery failing.

@@ -311,7 +311,7 @@ func TestNamespaceReaderRead(t *testing.T) {
 			reason: "A kind the API server does not serve (its CRD is not installed) holds the set's addresses and is retried.",
 			as: nsSet(v1alpha1.AddressSetSpec{Object: &v1alpha1.ObjectSelector{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway",
 				ObjectName: "egress", FieldPath: "status.addresses[*].value"}}),
-			wantErr: &Unreadable{Source: "Gateway team-a/egress", Since: readerStart, After: RemoteRetry,
+			wantErr: &Unreadable{Source: "Gateway team-a/egress", Since: readerStart, After: UnmappedRetry,
 				Err: errors.New(`the API server serves no kind Gateway of gateway.networking.k8s.io/v1: no matches for kind "Gateway" in version "gateway.networking.k8s.io/v1"`)},
 		},
 		"Forbidden": {
@@ -352,9 +352,9 @@ func TestNamespaceReaderRead(t *testing.T) {
 			if diff := cmp.Diff(tc.wantErr, err, cmpErrorText); diff != "" {
 				t.Errorf("%s\nRead(...): -want error, +got error:\n%s", tc.reason, diff)
 			}
-			var u *Unreadable
-			if errors.As(err, &u) && u.After != RemoteRetry {
-				t.Errorf("%s\nRead(...): Unreadable after %s, want %s", tc.reason, u.After, RemoteRetry)
+			var u, wantU *Unreadable
+			if errors.As(err, &u) && errors.As(tc.wantErr, &wantU) && u.After != wantU.After {
+				t.Errorf("%s\nRead(...): Unreadable after %s, want %s", tc.reason, u.After, wantU.After)
 			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
 				t.Errorf("%s\nRead(...): -want, +got:\n%s", tc.reason, diff)
