@@ -54,7 +54,7 @@ func TestFleetSourceAdmission(t *testing.T) {
 		"AddressSetBoth": {
 			reason:   "An AddressSet reads Nodes or instances, not both.",
 			manifest: addressSetWith(`{nodes: {}, instances: {matchLabels: {pool: web}}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
-			wantErr:  "an AddressSet has exactly one of nodes, instances and nat",
+			wantErr:  "an AddressSet has exactly one of nodes, instances, nat, services, object and configMap",
 		},
 		"NATRouter": {
 			reason:   "A nat source of one NAT of one router.",
@@ -116,7 +116,7 @@ func TestFleetSourceAdmission(t *testing.T) {
 		"AddressSetNATAndInstances": {
 			reason:   "An AddressSet reads one kind of source.",
 			manifest: addressSetWith(`{nat: {region: us-central1, router: egress}, instances: {matchLabels: {pool: web}}, providerConfigRef: {kind: ClusterProviderConfig, name: default}}`),
-			wantErr:  "an AddressSet has exactly one of nodes, instances and nat",
+			wantErr:  "an AddressSet has exactly one of nodes, instances, nat, services, object and configMap",
 		},
 		"AddressSetInstancesWithoutConfig": {
 			reason:   "Instances are listed with a ProviderConfig's credentials.",
@@ -127,6 +127,39 @@ func TestFleetSourceAdmission(t *testing.T) {
 			reason:   "Identity ProviderConfig names the ProviderConfig.",
 			manifest: addressSetWith(`{nodes: {cluster: {kubeconfigSecretRef: {name: eu}, identity: ProviderConfig}}}`),
 			wantErr:  "cluster identity ProviderConfig needs providerConfigRef",
+		},
+		"AddressSetServices": {
+			reason:   "An AddressSet of the LoadBalancer Services of its namespace.",
+			manifest: addressSetWith(`{services: {matchLabels: {app: egress-gateway}}, shrinkHoldSeconds: 0}`),
+		},
+		"AddressSetServicesWithoutLabels": {
+			reason:   "Every Service of the namespace is refused rather than guessed at.",
+			manifest: addressSetWith(`{services: {matchLabels: {}}}`),
+			wantErr:  "spec.services.matchLabels in body should have at least 1 properties",
+		},
+		"AddressSetObject": {
+			reason:   "An AddressSet of one field of a named object of its namespace.",
+			manifest: addressSetWith(`{object: {apiVersion: compute.gcp.m.upbound.io/v1beta1, kind: Address, objectName: nat, fieldPath: status.atProvider.address}}`),
+		},
+		"AddressSetObjectSecret": {
+			reason:   "Secrets are never read: their values are credentials.",
+			manifest: addressSetWith(`{object: {apiVersion: v1, kind: Secret, objectName: creds, fieldPath: data.token}}`),
+			wantErr:  "an object source cannot read Secrets",
+		},
+		"AddressSetObjectNameAndLabels": {
+			reason:   "One object by name, or objects by label, not both.",
+			manifest: addressSetWith(`{object: {apiVersion: v1, kind: Service, objectName: a, matchLabels: {app: a}, fieldPath: spec.clusterIP}}`),
+			wantErr:  "set exactly one of objectName and matchLabels",
+		},
+		"AddressSetConfigMapBadKey": {
+			reason:   "A ConfigMap key is a ConfigMap key.",
+			manifest: addressSetWith(`{configMap: {name: egress, key: "a/b"}}`),
+			wantErr:  "spec.configMap.key: Invalid value",
+		},
+		"AddressSetConfigMapAndNodes": {
+			reason:   "An AddressSet reads one kind of source.",
+			manifest: addressSetWith(`{configMap: {name: egress, key: cidrs}, nodes: {}}`),
+			wantErr:  "an AddressSet has exactly one of nodes, instances, nat, services, object and configMap",
 		},
 		"AddressSetRemote": {
 			reason:   "An AddressSet of another cluster's Nodes.",
