@@ -111,7 +111,8 @@ func TestScale(t *testing.T) {
 		}
 	}
 	b.WriteString("\nBursts with Crossplane's defaults (from the first Node write of the burst until GCP allows exactly the wanted sources; " +
-		"the GCP floor is the burst's writes one operation at a time; composed-object events are what Crossplane's circuit breaker counts):\n\n")
+		"the GCP floor is what the change needs, not what we wrote: ceil(changed sources / 10) rule writes in mode rules, one call in mode addressGroup, " +
+		"one operation at a time, less what the burst's own time allowed; composed-object events are what Crossplane's circuit breaker counts):\n\n")
 	for _, tbl := range bursts {
 		b.WriteString(tbl)
 	}
