@@ -106,6 +106,35 @@ func TestFloorOf(t *testing.T) {
 	}
 }
 
+// TestWritesAllowed: the writes target of an addition in mode rules.
+func TestWritesAllowed(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		floor  int64
+		want   int64
+	}{
+		"SmallFloor": {
+			reason: "Twenty ranges may share a first write with the rule the earlier ones left partly filled: 3 writes for a floor of 2.",
+			floor:  2, want: 3,
+		},
+		"Floor20": {
+			reason: "200 ranges: 1.3 times the floor.",
+			floor:  20, want: 26,
+		},
+		"Floor50": {
+			reason: "500 ranges: 1.3 times the floor.",
+			floor:  50, want: 65,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, writesAllowed(tc.floor)); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
 func sources(n int) []string {
 	out := make([]string, n)
 	for i := range out {

@@ -322,7 +322,7 @@ func (m *meter) report(t *testing.T) {
 
 // targets fails every change measured that GCP followed later than
 // beyondFloor after its floor, or, for additions in mode rules (at once or
-// trickled), with more than writesOverFloor times the floor's writes.
+// trickled), with more writes than writesAllowed.
 // Removals in mode rules are not held to the writes target: Nodes removed in
 // an order the packing does not follow empty several rules at once, each
 // rewritten as it shrinks when the batch window ends first (200 trickled: 32
@@ -335,10 +335,20 @@ func (m *meter) targets(t *testing.T) {
 		if r.afterLast > r.floor+beyondFloor {
 			t.Errorf("%s: GCP right %.2fs after the last Node write; the floor is %.2fs, the target %s beyond it", r.kind, r.afterLast.Seconds(), r.floor.Seconds(), beyondFloor)
 		}
-		if r.rules && !r.removal && float64(r.writes) > writesOverFloor*float64(r.floorWrites) {
-			t.Errorf("%s: %d GCP writes; the floor is %d, the target at most %.1f times it", r.kind, r.writes, r.floorWrites, writesOverFloor)
+		if allowed := writesAllowed(r.floorWrites); r.rules && !r.removal && r.writes > allowed {
+			t.Errorf("%s: %d GCP writes; the floor is %d, the target at most %d (%.1f times it, or one more)", r.kind, r.writes, r.floorWrites, allowed, writesOverFloor)
 		}
 	}
+}
+
+// writesAllowed is the most rule writes an addition of floor rules' worth of
+// ranges may take: writesOverFloor times the floor, and never less than one
+// write beyond it. The packing keeps ranges in order, so a burst's first
+// ranges go into the rule the earlier ones left partly filled: one write more
+// than the floor, which assumes fresh rules, and half as much again for a
+// floor of 2 (1,000 Nodes, 20 added at once: 3 writes, measured 2026-12-06).
+func writesAllowed(floor int64) int64 {
+	return max(int64(writesOverFloor*float64(floor)), floor+1)
 }
 
 // table is the latency table of every change measured so far.
