@@ -114,8 +114,12 @@ func TestWritesAllowed(t *testing.T) {
 		want   int64
 	}{
 		"SmallFloor": {
-			reason: "Twenty ranges may share a first write with the rule the earlier ones left partly filled: 3 writes for a floor of 2.",
-			floor:  2, want: 3,
+			reason: "Twenty ranges may share a first write with the rule the earlier ones left partly filled, and write a rule still filling when the batch window ends: 4 writes for a floor of 2.",
+			floor:  2, want: 4,
+		},
+		"Floor10": {
+			reason: "100 ranges: 1.3 times the floor.",
+			floor:  10, want: 13,
 		},
 		"Floor20": {
 			reason: "200 ranges: 1.3 times the floor.",

@@ -336,19 +336,22 @@ func (m *meter) targets(t *testing.T) {
 			t.Errorf("%s: GCP right %.2fs after the last Node write; the floor is %.2fs, the target %s beyond it", r.kind, r.afterLast.Seconds(), r.floor.Seconds(), beyondFloor)
 		}
 		if allowed := writesAllowed(r.floorWrites); r.rules && !r.removal && r.writes > allowed {
-			t.Errorf("%s: %d GCP writes; the floor is %d, the target at most %d (%.1f times it, or one more)", r.kind, r.writes, r.floorWrites, allowed, writesOverFloor)
+			t.Errorf("%s: %d GCP writes; the floor is %d, the target at most %d (%.1f times it, or two more)", r.kind, r.writes, r.floorWrites, allowed, writesOverFloor)
 		}
 	}
 }
 
 // writesAllowed is the most rule writes an addition of floor rules' worth of
-// ranges may take: writesOverFloor times the floor, and never less than one
-// write beyond it. The packing keeps ranges in order, so a burst's first
-// ranges go into the rule the earlier ones left partly filled: one write more
-// than the floor, which assumes fresh rules, and half as much again for a
-// floor of 2 (1,000 Nodes, 20 added at once: 3 writes, measured 2026-12-06).
+// ranges may take: writesOverFloor times the floor, and never less than two
+// writes beyond it. The floor assumes fresh rules, and two writes are more
+// whatever the burst's size: the packing keeps ranges in order, so a burst's
+// first ranges go into the rule the earlier ones left partly filled, and a
+// trickle that outlasts the batch window (2 s) writes the rule still filling
+// when its window ends, then again when it is full. For a floor of 2 that is
+// twice the floor (1,000 Nodes, 20 added at once: 3 writes; trickled over 2 s:
+// 4, measured 2026-12-06).
 func writesAllowed(floor int64) int64 {
-	return max(int64(writesOverFloor*float64(floor)), floor+1)
+	return max(int64(writesOverFloor*float64(floor)), floor+2)
 }
 
 // table is the latency table of every change measured so far.

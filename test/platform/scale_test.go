@@ -397,8 +397,8 @@ func (c *cluster) burst(t *testing.T, count int, trickle bool, write func() erro
 // beyondFloor and writesOverFloor are the targets of a burst: GCP holds what
 // the Nodes call for at most beyondFloor after GCP's own floor (floorOf), and
 // Nodes added in mode rules, at once or trickled, cost at most
-// writesOverFloor times the floor's writes, or one write more than the floor
-// where that is more (writesAllowed). Removals are not held to it: a
+// writesOverFloor times the floor's writes, or two writes more than the
+// floor where that is more (writesAllowed). Removals are not held to it: a
 // removal waits at most the batch window (2 s) to share a rule's write, as a
 // departed Node's address must not stay allowed for long, so a trickle that
 // empties rules more slowly than that writes them more than once (200
