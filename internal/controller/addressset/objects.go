@@ -243,16 +243,9 @@ func (n *namespaceReader) seen(ctx context.Context, key types.NamespacedName, si
 	if ctx.Err() != nil {
 		return // stopping: not an outage
 	}
+	now := n.now()
 	si.mu.Lock()
-	turned := si.failSince.IsZero() != (err == nil)
-	switch {
-	case err == nil:
-		si.failSince, si.err = time.Time{}, nil
-	case si.failSince.IsZero():
-		si.failSince, si.err = n.now(), err
-	default:
-		si.err = err
-	}
+	turned := si.outage.record(err, now)
 	si.mu.Unlock()
 	if turned {
 		n.wake(key)
@@ -472,9 +465,9 @@ type setInformer struct {
 	// running are the informer's goroutines, done once it has stopped.
 	running sync.WaitGroup
 
-	mu        sync.Mutex
-	failSince time.Time // first failed list or watch of the current outage
-	err       error     // the API server's own error
+	mu sync.Mutex
+	// outage holds the API server's own error.
+	outage outage
 	// heldSince is when the objects read first made the source
 	// unreadable (a named object missing, a bound exceeded) in the current
 	// run of such reads.
@@ -484,7 +477,7 @@ type setInformer struct {
 func (si *setInformer) failing() bool {
 	si.mu.Lock()
 	defer si.mu.Unlock()
-	return !si.failSince.IsZero()
+	return si.outage.failing()
 }
 
 func (si *setInformer) stop() {
@@ -503,8 +496,8 @@ func (si *setInformer) read(now time.Time, firstSync time.Duration, b Bounds) (C
 	age := now.Sub(si.started)
 	src := si.sel.source
 	switch {
-	case !si.failSince.IsZero() && (synced || age >= firstSync):
-		return Collected{}, &Unreadable{Source: src, Since: si.failSince, Err: si.err, After: RemoteRetry}
+	case si.outage.failing() && (synced || age >= firstSync):
+		return Collected{}, &Unreadable{Source: src, Since: si.outage.since, Err: si.outage.err, After: RemoteRetry}
 	case !synced && age < firstSync:
 		return Collected{}, &Pending{After: min(remotePoll, firstSync-age)}
 	case !synced:

@@ -40,9 +40,10 @@ type remote struct {
 	// bounds are what its cluster may cost.
 	bounds Bounds
 
-	mu        sync.Mutex
-	failSince time.Time // first failed list or watch of the current outage
-	err       error     // what failed last: the call and its outcome, never the server's text
+	mu sync.Mutex
+	// outage holds what failed last: the call and its outcome, never the
+	// server's text.
+	outage outage
 }
 
 // startLocked starts the informer of t's cluster.
@@ -92,16 +93,9 @@ func (c *clusters) seen(ctx context.Context, r *remote, call string, err error) 
 		c.log.Debug("A call to a remote cluster failed", "source", r.source, "call", call, "error", err.Error())
 		err = describe(call, err)
 	}
+	now := c.now()
 	r.mu.Lock()
-	turned := r.failSince.IsZero() != (err == nil)
-	switch {
-	case err == nil:
-		r.failSince, r.err = time.Time{}, nil
-	case r.failSince.IsZero():
-		r.failSince, r.err = c.now(), err
-	default:
-		r.err = err
-	}
+	turned := r.outage.record(err, now)
 	r.mu.Unlock()
 	if turned {
 		c.wakeUsers(r.key)
@@ -142,7 +136,7 @@ func nodeMoved(o, n any) bool {
 // RemoteFirstSync), Unreadable while it cannot be listed or watched.
 func (r *remote) read(sel *v1alpha1.NodeSelector, now time.Time) (Collected, error) {
 	r.mu.Lock()
-	since, err := r.failSince, r.err
+	since, err := r.outage.since, r.outage.err
 	r.mu.Unlock()
 	synced := r.informer.HasSynced()
 	switch {

@@ -102,9 +102,9 @@ func TestRemoteRead(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := &remote{source: source, started: started, informer: informerOf(t, tc.synced, web, batch), failSince: tc.failSince}
+			r := &remote{source: source, started: started, informer: informerOf(t, tc.synced, web, batch)}
 			if !tc.failSince.IsZero() {
-				r.err = refused
+				r.outage = outage{since: tc.failSince, err: refused}
 			}
 			got, err := r.read(&v1alpha1.NodeSelector{MatchLabels: map[string]string{"pool": "web"}}, tc.now)
 			if diff := cmp.Diff(tc.wantErr, err, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
@@ -144,7 +144,7 @@ func TestSeen(t *testing.T) {
 	for _, s := range steps {
 		c.now = func() time.Time { return s.at }
 		c.seen(context.Background(), r, "list", s.err)
-		got := want{Wakes: len(c.wake), FailSince: r.failSince}
+		got := want{Wakes: len(c.wake), FailSince: r.outage.since}
 		for len(c.wake) > 0 {
 			<-c.wake
 		}
